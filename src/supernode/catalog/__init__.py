@@ -1,0 +1,76 @@
+"""Catalog of real hardware: accelerators, switches and whole-cluster presets.
+
+Figures live in data files under ``supernode/data`` with a ``source:`` for each entry;
+this module only reads them. Names are case-insensitive; an unknown name is an
+:class:`InputError` that suggests the nearest known one.
+"""
+
+from __future__ import annotations
+
+import difflib
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from supernode.errors import InputError
+from supernode.spec.hardware import AcceleratorSpec, SwitchSpec
+from supernode.spec.loader import parse_text, validate_document
+
+_DATA = resources.files("supernode") / "data"
+
+
+def _read(relative: str) -> Any:
+    return parse_text((_DATA / relative).read_text(encoding="utf-8"), source=relative)
+
+
+@lru_cache(maxsize=1)
+def accelerators() -> dict[str, AcceleratorSpec]:
+    """All catalog accelerators by name."""
+    entries = _read("catalog/accelerators.yaml")["accelerators"]
+    specs = [validate_document(e, AcceleratorSpec, source="catalog/accelerators.yaml")
+             for e in entries]
+    return _unique(specs, "accelerator")
+
+
+@lru_cache(maxsize=1)
+def switches() -> dict[str, SwitchSpec]:
+    """All catalog switches by name."""
+    entries = _read("catalog/switches.yaml")["switches"]
+    specs = [validate_document(e, SwitchSpec, source="catalog/switches.yaml") for e in entries]
+    return _unique(specs, "switch")
+
+
+def _unique(specs: list[Any], what: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for spec in specs:
+        key = spec.name.lower()
+        if key in out:
+            raise ValueError(f"duplicate {what} name in the catalog: {spec.name}")
+        out[key] = spec
+    return out
+
+
+def _find(table: dict[str, Any], name: str, what: str, path: str) -> Any:
+    key = name.lower()
+    if key in table:
+        return table[key]
+    close = difflib.get_close_matches(key, list(table), n=3, cutoff=0.4)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise InputError(path, f"unknown {what} {name!r}{hint} (see `supernode catalog list`)")
+
+
+def find_accelerator(name: str, path: str = "accelerator") -> AcceleratorSpec:
+    """Return the catalog accelerator called ``name`` or raise InputError at ``path``."""
+    return _find(accelerators(), name, "accelerator", path)
+
+
+def find_switch(name: str, path: str = "switch") -> SwitchSpec:
+    """Return the catalog switch called ``name`` or raise InputError at ``path``."""
+    return _find(switches(), name, "switch", path)
+
+
+def cluster_presets() -> dict[str, Path]:
+    """Bundled cluster presets: name -> path of the YAML file."""
+    folder = _DATA / "clusters"
+    return {Path(f.name).stem: Path(str(f)) for f in folder.iterdir() if f.name.endswith(".yaml")}

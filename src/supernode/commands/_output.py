@@ -1,0 +1,38 @@
+"""Shared plumbing for commands: JSON vs table output, and bad input -> exit code 2."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from supernode.errors import InputError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+stdout = Console(soft_wrap=True)
+stderr = Console(stderr=True, soft_wrap=True)
+
+
+def handles_input_errors(func: F) -> F:
+    """Decorate a command: an InputError prints ``error: path: message`` and exits 2."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except InputError as exc:
+            stderr.print(f"[bold red]error:[/] {exc.render()}", highlight=False, markup=True)
+            raise typer.Exit(code=2) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def print_json(data: Any) -> None:
+    """Write ``data`` as indented JSON to stdout, nothing else."""
+    sys.stdout.write(json.dumps(data, indent=2, sort_keys=False, allow_nan=False) + "\n")

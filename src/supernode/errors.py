@@ -1,0 +1,29 @@
+"""Errors the toolkit raises for bad input.
+
+Three kinds of failure, three behaviours (STYLE.md §9): malformed input raises
+:class:`InputError` at load, with the path of the offending field and what is
+allowed; an infeasible plan is a *result*, never an exception; a questionable
+design is a finding with a severity.
+"""
+
+from __future__ import annotations
+
+
+class InputError(ValueError):
+    """A user-supplied document or argument is invalid.
+
+    ``path`` is the dotted/indexed field path (``scale_out.tiers[1].oversubscription``)
+    or the empty string for whole-document problems; ``message`` says what is wrong and
+    what is allowed. The CLI prints ``path: message`` and exits with code 2.
+    """
+
+    def __init__(self, path: str, message: str, *, source: str | None = None) -> None:
+        self.path = path
+        self.message = message
+        self.source = source
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        """Return the one-line human message: ``[source: ]path: message``."""
+        where = f"{self.source}: " if self.source else ""
+        return f"{where}{self.path}: {self.message}" if self.path else f"{where}{self.message}"

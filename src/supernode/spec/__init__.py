@@ -1,0 +1,1 @@
+"""Schemas of the documents the toolkit reads: cluster, workload, plan."""

@@ -1,0 +1,38 @@
+"""Load a cluster from a file path or a bundled preset name, all the way to SI."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+from supernode.errors import InputError
+from supernode.spec.cluster import ClusterSpec
+from supernode.spec.loader import read_document, validate_document
+from supernode.spec.resolve import Cluster, resolve_cluster
+
+
+def load_cluster_spec(name_or_path: str | Path) -> ClusterSpec:
+    """Read and validate a cluster document (a preset name or a YAML/JSON path)."""
+    from supernode.catalog import cluster_presets
+
+    presets = cluster_presets()
+    path = Path(name_or_path)
+    if str(name_or_path) in presets and not path.exists():
+        path = presets[str(name_or_path)]
+    elif not path.exists():
+        close = difflib.get_close_matches(str(name_or_path), list(presets), n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise InputError(
+            "", f"no such file or preset{hint} (presets: {', '.join(sorted(presets))})",
+            source=str(name_or_path),
+        )
+    return validate_document(read_document(path), ClusterSpec, source=str(path))
+
+
+def load_cluster(name_or_path: str | Path) -> Cluster:
+    """Load, validate and resolve a cluster (preset name or file) into the SI model."""
+    spec = load_cluster_spec(name_or_path)
+    try:
+        return resolve_cluster(spec)
+    except InputError as exc:
+        raise InputError(exc.path, exc.message, source=str(name_or_path)) from None

@@ -1,0 +1,111 @@
+"""Schemas of hardware parts: accelerators, CPUs, NICs, switches, other compute units.
+
+These are the entries of the catalog (``supernode catalog``) and may also be written
+inline in a cluster file. Figures are per unit, in file units named in each field; the
+resolver converts them to SI once (see :mod:`supernode.spec.resolve`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from supernode.spec.base import Confidence, Precision, StrictModel
+
+UnitKind = Literal["gpu", "npu", "tpu", "asic", "cpu", "dpu", "matrix", "preprocessing"]
+
+
+class AcceleratorSpec(StrictModel):
+    """One accelerator chip (per GPU/NPU package), as the vendor publishes it."""
+
+    name: str = Field(min_length=1, description="Identifier used to reference this part.")
+    vendor: str | None = Field(None, description="Manufacturer.")
+    display_name: str | None = Field(None, description="Marketing name.")
+    kind: UnitKind = Field("gpu", description="Unit type; a supernode may mix kinds.")
+    peak_dense_tflops: dict[Precision, float] = Field(
+        description="Peak dense (no 2:4 sparsity) TFLOP/s per precision, e.g. {bf16: 989}."
+    )
+    memory_gbyte: float = Field(gt=0, description="Device memory (HBM) capacity in GB (1e9 B).")
+    memory_bandwidth_tbyte_per_s: float = Field(
+        gt=0, description="Device memory bandwidth in TB/s (1e12 B/s)."
+    )
+    scale_up_ports: int = Field(
+        ge=0, description="Scale-up (NVLink/xGMI/ICI/UB) links or ports per chip."
+    )
+    scale_up_port_bandwidth_gbyte_per_s: float = Field(
+        ge=0, description="Bandwidth of one scale-up port, per direction, in GB/s."
+    )
+    scale_up_latency_ns: float = Field(
+        500.0, ge=0, description="One-hop scale-up latency (port to port) in ns."
+    )
+    scale_up_name: str | None = Field(None, description="Name of the scale-up link (NVLink 4...).")
+    tdp_w: float | None = Field(None, gt=0, description="Maximum board power in W.")
+    source: list[str] = Field(default_factory=list, description="Where each figure comes from.")
+    confidence: Confidence | None = Field(None, description="How well the figures are sourced.")
+    notes: str | None = Field(None, description="Caveats (sparse vs dense, configurable TDP...).")
+
+    @field_validator("peak_dense_tflops")
+    @classmethod
+    def _positive_flops(cls, value: dict[str, float]) -> dict[str, float]:
+        if not value:
+            raise ValueError("needs at least one precision, e.g. {bf16: 989}")
+        for precision, tflops in value.items():
+            if not tflops > 0:
+                raise ValueError(f"{precision}: must be > 0 TFLOP/s, got {tflops}")
+        return value
+
+
+class CpuSpec(StrictModel):
+    """Host CPUs of one kind on a host or tray."""
+
+    model: str = Field(description="CPU model name.")
+    count: int = Field(1, ge=1, description="Sockets of this model per host.")
+    cores: int | None = Field(None, ge=1, description="Cores per socket.")
+    memory_gbyte: float | None = Field(None, gt=0, description="DRAM per socket in GB.")
+    tdp_w: float | None = Field(None, gt=0, description="Power per socket in W.")
+
+
+class NicSpec(StrictModel):
+    """Scale-out network adapters on a host (the compute fabric, one port each)."""
+
+    count: int = Field(ge=0, description="Compute-fabric NIC ports per host.")
+    speed_gbit_per_s: float = Field(gt=0, description="Line rate of one port in Gb/s (1e9 bit/s).")
+    model: str | None = Field(None, description="NIC model (ConnectX-7...).")
+    latency_ns: float = Field(1000.0, ge=0, description="NIC one-way latency in ns.")
+
+
+class PcieSpec(StrictModel):
+    """PCIe link between accelerators, NICs and CPUs."""
+
+    generation: int = Field(ge=1, le=7, description="PCIe generation.")
+    lanes: int = Field(16, ge=1, le=64, description="Lanes per device link.")
+
+
+class OtherUnitSpec(StrictModel):
+    """A non-accelerator compute unit on a host (matrix, preprocessing, DPU)."""
+
+    name: str = Field(description="Unit name.")
+    kind: UnitKind = Field(description="Unit type.")
+    count: int = Field(ge=1, description="Units per host.")
+    peak_dense_tflops: dict[Precision, float] = Field(
+        default_factory=dict, description="Peak dense TFLOP/s per precision."
+    )
+    memory_gbyte: float | None = Field(None, gt=0, description="Local memory in GB.")
+    tdp_w: float | None = Field(None, gt=0, description="Power per unit in W.")
+
+
+class SwitchSpec(StrictModel):
+    """A switch chip or box (NVSwitch, UB switch, InfiniBand/Ethernet switch)."""
+
+    name: str = Field(min_length=1, description="Identifier used to reference this switch.")
+    vendor: str | None = Field(None, description="Manufacturer.")
+    display_name: str | None = Field(None, description="Marketing name.")
+    radix_ports: int = Field(ge=2, description="Ports per switch at port_speed_gbit_per_s.")
+    port_speed_gbit_per_s: float = Field(gt=0, description="Speed of one port in Gb/s.")
+    latency_ns: float = Field(300.0, ge=0, description="Port-to-port latency in ns.")
+    in_network_reduction: bool = Field(False, description="SHARP/NVLS-style in-switch reduction.")
+    power_w: float | None = Field(None, gt=0, description="Switch power in W.")
+    source: list[str] = Field(default_factory=list, description="Where each figure comes from.")
+    confidence: Confidence | None = Field(None, description="How well the figures are sourced.")
+    notes: str | None = Field(None, description="Caveats.")

@@ -1,0 +1,267 @@
+"""Resolve a validated cluster document into the SI model every other package reads.
+
+Catalog names are looked up, defaults filled in from the chip, units converted once to
+SI (bytes, bytes/s, seconds, watts, FLOP/s), and cross-field consistency checked. The
+result, :class:`Cluster`, is immutable; searches return plans, they never mutate it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from supernode.errors import InputError
+from supernode.spec.cluster import ClusterSpec, HybridSpec
+from supernode.spec.hardware import AcceleratorSpec, SwitchSpec
+from supernode.units import GBIT_PER_S, GBYTE, GBYTE_PER_S, KW, NS, TBYTE_PER_S, TFLOPS
+
+#: Largest cluster the graph builders accept (accelerators); beyond it, refuse clearly.
+MAX_ACCELERATORS = 1_048_576
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """An accelerator chip in SI units."""
+
+    name: str
+    kind: str
+    peak_flops: dict[str, float]
+    memory_bytes: float
+    memory_bandwidth_bytes_per_s: float
+    scale_up_ports: int
+    scale_up_port_bandwidth_bytes_per_s: float
+    scale_up_latency_s: float
+    tdp_w: float | None
+    spec: AcceleratorSpec = field(repr=False)
+
+    def peak(self, precision: str = "bf16") -> float:
+        """Peak dense FLOP/s at ``precision``; falls back to fp16/bf16 twins if missing."""
+        twins = {"bf16": "fp16", "fp16": "bf16"}
+        if precision in self.peak_flops:
+            return self.peak_flops[precision]
+        if twins.get(precision) in self.peak_flops:
+            return self.peak_flops[twins[precision]]
+        raise InputError("precision", f"{self.name} publishes no {precision} peak; "
+                         f"known: {', '.join(sorted(self.peak_flops))}")
+
+
+@dataclass(frozen=True)
+class Switch:
+    """A switch chip or box in SI units."""
+
+    name: str
+    radix: int
+    port_bandwidth_bytes_per_s: float
+    latency_s: float
+    in_network_reduction: bool
+    power_w: float | None
+
+
+@dataclass(frozen=True)
+class Host:
+    """A host (server or tray) in SI units."""
+
+    name: str
+    accelerators_per_host: int
+    nic_count: int
+    nic_bandwidth_bytes_per_s: float
+    nic_latency_s: float
+    power_w: float | None
+
+
+@dataclass(frozen=True)
+class ScaleUp:
+    """The scale-up domain in SI units; bandwidths per direction."""
+
+    kind: str
+    size: int
+    links_per_accelerator: int
+    link_bandwidth_bytes_per_s: float
+    link_latency_s: float
+    medium: str
+    switch: Switch | None
+    switch_chips: int
+    switch_tiers: int
+    group_size: int
+    dims: tuple[int, ...]
+    wraparound: bool
+    dim_link_bandwidth_bytes_per_s: tuple[float, ...]
+    hybrid: HybridSpec | None
+
+    @property
+    def bandwidth_per_accelerator_bytes_per_s(self) -> float:
+        """Scale-up injection bandwidth of one accelerator, per direction (bytes/s)."""
+        return self.links_per_accelerator * self.link_bandwidth_bytes_per_s
+
+
+@dataclass(frozen=True)
+class ScaleOut:
+    """The scale-out fat tree in SI units."""
+
+    tiers: int
+    rail_optimized: bool
+    switch: Switch
+    oversubscription: tuple[float, ...]
+    link_latency_s: float
+    medium: str
+    in_network_reduction: bool
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A loaded, resolved cluster: the one container every model reads (SI units)."""
+
+    name: str
+    accelerator: Accelerator
+    host: Host
+    scale_up: ScaleUp
+    scale_out: ScaleOut | None
+    supernodes: int
+    spec: ClusterSpec = field(repr=False)
+
+    @property
+    def accelerators(self) -> int:
+        """Total accelerators in the cluster."""
+        return self.supernodes * self.scale_up.size
+
+    @property
+    def hosts(self) -> int:
+        """Total hosts (servers or trays)."""
+        return math.ceil(self.accelerators / self.host.accelerators_per_host)
+
+    @property
+    def nics_per_accelerator(self) -> float:
+        """Compute-fabric NIC ports per accelerator."""
+        return self.host.nic_count / self.host.accelerators_per_host
+
+    @property
+    def scale_out_bandwidth_per_accelerator_bytes_per_s(self) -> float:
+        """Scale-out injection bandwidth of one accelerator, per direction (bytes/s)."""
+        return self.nics_per_accelerator * self.host.nic_bandwidth_bytes_per_s
+
+
+def convert_accelerator(spec: AcceleratorSpec) -> Accelerator:
+    """Convert an accelerator document to SI (FLOP/s, bytes, bytes/s, seconds)."""
+    return Accelerator(
+        name=spec.name,
+        kind=spec.kind,
+        peak_flops={p: v * TFLOPS for p, v in spec.peak_dense_tflops.items()},
+        memory_bytes=spec.memory_gbyte * GBYTE,
+        memory_bandwidth_bytes_per_s=spec.memory_bandwidth_tbyte_per_s * TBYTE_PER_S,
+        scale_up_ports=spec.scale_up_ports,
+        scale_up_port_bandwidth_bytes_per_s=spec.scale_up_port_bandwidth_gbyte_per_s
+        * GBYTE_PER_S,
+        scale_up_latency_s=spec.scale_up_latency_ns * NS,
+        tdp_w=spec.tdp_w,
+        spec=spec,
+    )
+
+
+def convert_switch(spec: SwitchSpec) -> Switch:
+    """Convert a switch document to SI."""
+    return Switch(
+        name=spec.name,
+        radix=spec.radix_ports,
+        port_bandwidth_bytes_per_s=spec.port_speed_gbit_per_s * GBIT_PER_S,
+        latency_s=spec.latency_ns * NS,
+        in_network_reduction=spec.in_network_reduction,
+        power_w=spec.power_w,
+    )
+
+
+def _lookup_accelerator(spec: ClusterSpec) -> AcceleratorSpec:
+    from supernode.catalog import find_accelerator
+
+    ref = spec.host.accelerator
+    if isinstance(ref, AcceleratorSpec):
+        return ref
+    inline = {a.name: a for a in spec.accelerators}
+    return inline[ref] if ref in inline else find_accelerator(ref, path="host.accelerator")
+
+
+def _lookup_switch(spec: ClusterSpec, ref: str | SwitchSpec, path: str) -> SwitchSpec:
+    from supernode.catalog import find_switch
+
+    if isinstance(ref, SwitchSpec):
+        return ref
+    inline = {s.name: s for s in spec.switches}
+    return inline[ref] if ref in inline else find_switch(ref, path=path)
+
+
+def resolve_cluster(spec: ClusterSpec) -> Cluster:
+    """Resolve catalog references, fill defaults from the chip, convert to SI, check counts.
+
+    Raises :class:`InputError` (with the field path) for inconsistent documents.
+    """
+    from supernode.spec.consistency import check_cluster
+
+    chip = convert_accelerator(_lookup_accelerator(spec))
+    scale_up = _resolve_scale_up(spec, chip)
+    scale_out = _resolve_scale_out(spec)
+    nics = spec.host.nics
+    host = Host(
+        name=spec.host.name,
+        accelerators_per_host=spec.host.accelerators_per_host,
+        nic_count=nics.count if nics else 0,
+        nic_bandwidth_bytes_per_s=nics.speed_gbit_per_s * GBIT_PER_S if nics else 0.0,
+        nic_latency_s=nics.latency_ns * NS if nics else 0.0,
+        power_w=spec.host.power_kw * KW if spec.host.power_kw else None,
+    )
+    cluster = Cluster(spec.name, chip, host, scale_up, scale_out, spec.supernodes, spec)
+    check_cluster(cluster)
+    return cluster
+
+
+def _resolve_scale_up(spec: ClusterSpec, chip: Accelerator) -> ScaleUp:
+    up = spec.scale_up
+    links = up.links_per_accelerator or chip.scale_up_ports
+    if up.kind != "none" and links > chip.scale_up_ports > 0:
+        raise InputError(
+            "scale_up.links_per_accelerator",
+            f"{links} links but {chip.name} has {chip.scale_up_ports} scale-up ports",
+        )
+    link_bw = (
+        up.link_bandwidth_gbyte_per_s * GBYTE_PER_S
+        if up.link_bandwidth_gbyte_per_s is not None
+        else chip.scale_up_port_bandwidth_bytes_per_s
+    )
+    latency = up.link_latency_ns * NS if up.link_latency_ns is not None else chip.scale_up_latency_s
+    switch = (
+        convert_switch(_lookup_switch(spec, up.switch, "scale_up.switch")) if up.switch else None
+    )
+    dims = tuple(up.dims or ())
+    dim_bw = tuple(b * GBYTE_PER_S for b in up.dim_link_bandwidth_gbyte_per_s or ())
+    return ScaleUp(
+        kind=up.kind,
+        size=up.size,
+        links_per_accelerator=links if up.kind != "none" else 0,
+        link_bandwidth_bytes_per_s=link_bw,
+        link_latency_s=latency,
+        medium=up.medium,
+        switch=switch,
+        switch_chips=up.switch_chips or 0,
+        switch_tiers=up.switch_tiers,
+        group_size=up.group_size or up.size,
+        dims=dims,
+        wraparound=up.wraparound,
+        dim_link_bandwidth_bytes_per_s=dim_bw,
+        hybrid=up.hybrid,
+    )
+
+
+def _resolve_scale_out(spec: ClusterSpec) -> ScaleOut | None:
+    out = spec.scale_out
+    if out is None:
+        return None
+    switch = convert_switch(_lookup_switch(spec, out.switch, "scale_out.switch"))
+    ratios = tuple(out.oversubscription) + (1.0,) * (out.tiers - 1 - len(out.oversubscription))
+    sharp = out.in_network_reduction
+    return ScaleOut(
+        tiers=out.tiers,
+        rail_optimized=out.rail_optimized,
+        switch=switch,
+        oversubscription=ratios,
+        link_latency_s=out.link_latency_ns * NS,
+        medium=out.medium,
+        in_network_reduction=switch.in_network_reduction if sharp is None else sharp,
+    )

@@ -1,0 +1,188 @@
+"""Schema of a training workload: a decoder-only transformer, dense or mixture-of-experts.
+
+Sizes are counts (layers, heads, hidden width in elements, tokens); they carry no
+physical unit. Attention is multi-head (MHA), grouped-query (GQA, ``kv_heads < heads``),
+multi-query (``kv_heads: 1``) or DeepSeek's multi-head latent attention (``mla`` block).
+Cross-field rules (``heads % kv_heads == 0``, ``moe.top_k <= moe.experts`` ...) are checked
+here; an error carries the dotted path of the field to change (``moe.top_k``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
+
+from supernode.errors import InputError
+from supernode.spec.base import StrictModel
+from supernode.spec.loader import explain_validation_error, format_path
+
+CROSS_FIELD_ERROR = "supernode_cross_field"
+
+
+def _fail(path: str, message: str) -> PydanticCustomError:
+    """A validation error that remembers the field path relative to the model raising it."""
+    return PydanticCustomError(CROSS_FIELD_ERROR, "{path}: {message}",
+                               {"path": path, "message": message})
+
+
+class MoESpec(StrictModel):
+    """Mixture-of-experts MLP replacing the dense MLP in some layers."""
+
+    experts: int = Field(gt=0, description="Routed experts per MoE layer.")
+    top_k: int = Field(gt=0, description="Routed experts each token is sent to.")
+    shared_experts: int = Field(0, ge=0, description="Always-active shared experts per layer.")
+    expert_ffn_hidden: int | None = Field(
+        None, gt=0, description="Inner width of one expert MLP; null = the dense ffn_hidden.")
+    capacity_factor: float | None = Field(
+        None, gt=0, description="Token capacity per expert relative to even load; null = dropless.")
+    first_k_dense_layers: int = Field(
+        0, ge=0, description="Leading layers that keep a dense MLP (DeepSeek first_k_dense_replace).")
+    layer_frequency: int = Field(
+        1, ge=1, description="After the dense prefix, layer i is MoE when i % layer_frequency == 0.")
+
+    @model_validator(mode="after")
+    def _check(self) -> MoESpec:
+        if self.top_k > self.experts:
+            raise _fail("top_k", f"top_k ({self.top_k}) must be <= experts ({self.experts})")
+        return self
+
+
+class MLASpec(StrictModel):
+    """Multi-head latent attention (DeepSeek-V2/V3): low-rank Q and joint KV compression."""
+
+    q_lora_rank: int | None = Field(
+        None, gt=0, description="Rank of the query down-projection; null = full-rank query.")
+    kv_lora_rank: int = Field(gt=0, description="Rank of the joint key/value latent.")
+    qk_rope_head_dim: int = Field(ge=0, description="Per-head dims carrying rotary position.")
+    qk_nope_head_dim: int = Field(gt=0, description="Per-head query/key dims without rotary.")
+    v_head_dim: int = Field(gt=0, description="Per-head value dims.")
+
+
+class WorkloadSpec(StrictModel):
+    """A decoder-only transformer language model and its training sequence length."""
+
+    name: str = Field(min_length=1, description="Short identifier, e.g. llama3-70b.")
+    source: str | None = Field(None, description="Citation of the paper or config the sizes come from.")
+    layers: int = Field(gt=0, description="Transformer blocks.")
+    hidden: int = Field(gt=0, description="Model width h (elements per token).")
+    heads: int = Field(gt=0, description="Query attention heads a.")
+    kv_heads: int | None = Field(
+        None, gt=0, description="Key/value heads (GQA groups); null = heads (MHA), 1 = MQA.")
+    head_dim: int | None = Field(None, gt=0, description="Dims per head; null = hidden / heads.")
+    ffn_hidden: int = Field(gt=0, description="Inner width of the dense MLP.")
+    vocab: int = Field(gt=0, description="Vocabulary size V (tokens).")
+    seq_len: int = Field(gt=0, description="Training sequence length s (tokens).")
+    gated_mlp: bool = Field(False, description="Gated MLP (SwiGLU/GeGLU): three weight matrices.")
+    tied_embeddings: bool = Field(False, description="Output layer shares the input embedding.")
+    position_embedding: Literal["rotary", "learned", "none"] = Field(
+        "rotary", description="learned adds a seq_len x hidden table; rotary has no weights.")
+    norm: Literal["layernorm", "rmsnorm"] = Field(
+        "rmsnorm", description="layernorm has weight and bias (2h); rmsnorm weight only (h).")
+    linear_bias: bool = Field(False, description="Every linear layer has a bias (GPT-2/3).")
+    dropout: bool = Field(False, description="Dropout after attention/MLP (stores 1-byte masks).")
+    moe: MoESpec | None = Field(None, description="Mixture-of-experts block; null = dense model.")
+    mla: MLASpec | None = Field(None, description="Latent attention block; null = MHA/GQA.")
+
+    @model_validator(mode="after")
+    def _check(self) -> WorkloadSpec:
+        kv = self.kv_heads if self.kv_heads is not None else self.heads
+        if self.mla is not None and self.kv_heads is not None:
+            raise _fail("kv_heads", "latent attention (mla) has no kv_heads; leave it null")
+        if kv > self.heads or self.heads % kv:
+            raise _fail("kv_heads", f"heads ({self.heads}) must be a multiple of kv_heads ({kv})")
+        if self.head_dim is None and self.mla is None and self.hidden % self.heads:
+            raise _fail("head_dim", f"hidden ({self.hidden}) is not divisible by heads "
+                                    f"({self.heads}); give head_dim explicitly")
+        if self.moe is not None and self.moe.first_k_dense_layers >= self.layers:
+            raise _fail("moe.first_k_dense_layers",
+                        f"must be < layers ({self.layers}), or drop the moe block")
+        return self
+
+    # Resolved shapes: every reader uses these instead of re-deriving defaults.
+    @property
+    def n_kv_heads(self) -> int:
+        """Key/value heads (equals ``heads`` for MHA and for MLA after up-projection)."""
+        if self.mla is not None or self.kv_heads is None:
+            return self.heads
+        return self.kv_heads
+
+    @property
+    def qk_head_dim(self) -> int:
+        """Dims per head of queries and keys."""
+        if self.mla is not None:
+            return self.mla.qk_nope_head_dim + self.mla.qk_rope_head_dim
+        return self.head_dim if self.head_dim is not None else self.hidden // self.heads
+
+    @property
+    def v_head_dim(self) -> int:
+        """Dims per head of values (and of the attention output before projection)."""
+        if self.mla is not None:
+            return self.mla.v_head_dim
+        return self.qk_head_dim
+
+    @property
+    def expert_ffn_hidden(self) -> int:
+        """Inner width of one routed or shared expert (0 for a dense model)."""
+        if self.moe is None:
+            return 0
+        return self.moe.expert_ffn_hidden or self.ffn_hidden
+
+    @property
+    def moe_layers(self) -> int:
+        """Number of layers whose MLP is a mixture of experts."""
+        return moe_layers_in_range(self, 0, self.layers)
+
+    @property
+    def dense_layers(self) -> int:
+        """Number of layers with a dense MLP."""
+        return self.layers - self.moe_layers
+
+
+def moe_layers_in_range(spec: WorkloadSpec, start: Any, stop: Any) -> Any:
+    """Count MoE layers with index in ``[start, stop)``; numpy arrays broadcast.
+
+    Layer ``i`` is MoE when ``i >= first_k_dense_layers`` and ``i % layer_frequency == 0``
+    (the Hugging Face DeepSeek-V3 rule). Returns an int or an integer array.
+    """
+    if spec.moe is None:
+        return np.zeros_like(np.asarray(stop)) if np.ndim(stop) else 0
+    freq = spec.moe.layer_frequency
+    lo = np.maximum(start, spec.moe.first_k_dense_layers)
+    # multiples of freq in [lo, stop): floor((stop-1)/f) - floor((lo-1)/f)
+    count = np.floor_divide(np.asarray(stop) - 1, freq) - np.floor_divide(lo - 1, freq)
+    count = np.where(np.asarray(stop) > lo, count, 0)
+    return int(count) if np.ndim(count) == 0 else count
+
+
+def workload_from_data(data: Any, source: str | None = None) -> WorkloadSpec:
+    """Validate parsed YAML/JSON data as a :class:`WorkloadSpec`; raise :class:`InputError`."""
+    if not isinstance(data, dict):
+        raise InputError("", f"expected a mapping of workload fields, got {type(data).__name__}",
+                         source=source)
+    try:
+        return WorkloadSpec.model_validate(data)
+    except ValidationError as exc:
+        err = input_error_from_validation(exc, WorkloadSpec)
+        raise InputError(err.path, err.message, source=source) from None
+
+
+def input_error_from_validation(exc: ValidationError, model: type[StrictModel]) -> InputError:
+    """Turn the first pydantic error into an :class:`InputError` with a dotted field path.
+
+    Cross-field errors raised by this module's validators carry their own sub-path, joined
+    to the pydantic location (``moe`` + ``top_k`` -> ``moe.top_k``); other errors use the
+    shared loader's explanation (unknown fields get a difflib suggestion).
+    """
+    err = exc.errors()[0]
+    if err["type"] == CROSS_FIELD_ERROR:
+        ctx = err.get("ctx") or {}
+        base = format_path(tuple(err["loc"]))
+        path = f"{base}.{ctx['path']}" if base else ctx["path"]
+        return InputError(path, ctx["message"])
+    out = explain_validation_error(exc, model)
+    if err["type"] not in ("extra_forbidden", "missing", "literal_error") and "input" in err:
+        return InputError(out.path, f"{out.message} (got {err['input']!r})")
+    return out

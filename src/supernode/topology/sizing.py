@@ -1,0 +1,157 @@
+"""Closed-form sizing of a scale-out fat tree (leaf-spine, 1 to 3 tiers).
+
+Rules (one place, used by the loader's radix check, the graph builder and the metrics):
+
+* A switch of radix ``k`` below the top tier splits its ports ``d`` down and ``u`` up with
+  ``d/u`` the tier's oversubscription: ``u = ceil(k / (1 + o))``, ``d = k - u``.
+* Leaves: rail-optimised fabrics give every rail (NIC index inside a host) its own leaves,
+  ``ceil(hosts / d1)`` of them; otherwise ``ceil(endpoints / d1)``.
+* Two tiers: every leaf reaches every spine; the spine count is the smallest ``S >=
+  ceil(L*u1/k)`` that divides ``u1`` (equal links per leaf-spine pair). NVIDIA's DGX H100
+  SuperPOD reference architecture (RA-11333-001, Table 4) sizes 1/2/3/4 SUs as 8/16/24/32
+  leaves and 4/8/16/16 spines: the same rule. A two-tier tree holds at most ``k*d1``
+  endpoints (``k^2/2`` non-blocking).
+* Three tiers: pods of ``P = min(d2, L)`` leaves, ``A`` aggregation switches per pod (the
+  smallest ``A >= ceil(P*u1/d2)`` dividing ``u1``), and cores that take every aggregation
+  uplink. A k-ary fat tree (Al-Fares et al., SIGCOMM 2008) has ``k^3/4`` hosts and
+  ``5k^2/4`` switches; at most ``k*d2*d1`` endpoints.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+class RadixError(ValueError):
+    """A design needs more switch ports than the switch has."""
+
+    def __init__(self, message: str, needed_ports: int, radix: int) -> None:
+        super().__init__(message)
+        self.needed_ports = needed_ports
+        self.radix = radix
+
+
+@dataclass(frozen=True)
+class FatTreeSizing:
+    """Switch and link counts of one fat tree; tier 0 is the leaf tier."""
+
+    tiers: int
+    radix: int
+    endpoints: int
+    rails: int
+    down_ports: tuple[int, ...]
+    up_ports: tuple[int, ...]
+    switches: tuple[int, ...]
+    uplinks: tuple[int, ...]
+    pods: int
+    max_endpoints: int
+
+    @property
+    def endpoint_links(self) -> int:
+        """Links from endpoints (NIC ports) to leaves."""
+        return self.endpoints
+
+    @property
+    def links_per_tier(self) -> tuple[int, ...]:
+        """Links entering each tier from below: endpoint-leaf, leaf-spine, spine-core."""
+        return (self.endpoints, *self.uplinks[: self.tiers - 1])
+
+    @property
+    def free_ports(self) -> tuple[int, ...]:
+        """Unused ports per tier, left for growth."""
+        used = []
+        for tier in range(self.tiers):
+            below = self.links_per_tier[tier]
+            above = self.uplinks[tier] if tier < self.tiers - 1 else 0
+            used.append(self.switches[tier] * self.radix - below - above)
+        return tuple(used)
+
+    @property
+    def effective_oversubscription(self) -> tuple[float, ...]:
+        """Traffic entering each non-top tier from below divided by the capacity leaving up."""
+        return tuple(
+            self.links_per_tier[t] / self.uplinks[t] if self.uplinks[t] else math.inf
+            for t in range(self.tiers - 1)
+        )
+
+
+def split_ports(radix: int, oversubscription: float) -> tuple[int, int]:
+    """Return (down, up) ports of a switch of ``radix`` ports at ``oversubscription`` (d/u)."""
+    up = math.ceil(radix / (1.0 + oversubscription))
+    return radix - up, up
+
+
+def _smallest_even_divisor(minimum: int, total: int) -> int:
+    """Smallest s >= minimum that divides total (or total itself if none is smaller)."""
+    for s in range(max(1, minimum), total + 1):
+        if total % s == 0:
+            return s
+    return max(minimum, total)
+
+
+def max_endpoints(tiers: int, radix: int, oversubscription: tuple[float, ...]) -> int:
+    """Most endpoints (NIC ports) a fat tree of ``tiers`` and ``radix`` can hold."""
+    ratios = tuple(oversubscription) + (1.0,) * (tiers - 1 - len(oversubscription))
+    if tiers == 1:
+        return radix
+    d1, _ = split_ports(radix, ratios[0])
+    if tiers == 2:
+        return radix * d1
+    d2, _ = split_ports(radix, ratios[1])
+    return radix * d2 * d1
+
+
+def size_fat_tree(
+    hosts: int,
+    nics_per_host: int,
+    radix: int,
+    tiers: int,
+    oversubscription: tuple[float, ...] = (),
+    rail_optimized: bool = True,
+) -> FatTreeSizing:
+    """Size a fat tree for ``hosts`` hosts with ``nics_per_host`` fabric ports each.
+
+    Raises :class:`RadixError` when the endpoints do not fit ``tiers`` tiers of ``radix``
+    ports, saying how many ports would be needed.
+    """
+    ratios = tuple(oversubscription) + (1.0,) * (tiers - 1 - len(oversubscription))
+    endpoints = hosts * nics_per_host
+    rails = nics_per_host if rail_optimized else 1
+    limit = max_endpoints(tiers, radix, ratios)
+    if endpoints > limit:
+        needed = _radix_needed(endpoints, tiers, ratios)
+        raise RadixError(
+            f"{endpoints:,} fabric ports need {tiers}-tier switches of at least {needed} ports; "
+            f"{radix}-port switches hold at most {limit:,} (add a tier, oversubscribe, or "
+            f"use a higher-radix switch)",
+            needed,
+            radix,
+        )
+    if tiers == 1:
+        return FatTreeSizing(1, radix, endpoints, rails, (radix,), (0,), (rails,), (), 1, limit)
+    d1, u1 = split_ports(radix, ratios[0])
+    leaves = rails * math.ceil(hosts / d1) if rail_optimized else math.ceil(endpoints / d1)
+    if tiers == 2:
+        spines = _smallest_even_divisor(math.ceil(leaves * u1 / radix), u1)
+        return FatTreeSizing(
+            2, radix, endpoints, rails, (d1, radix), (u1, 0), (leaves, spines),
+            (leaves * u1,), 1, limit,
+        )
+    d2, u2 = split_ports(radix, ratios[1])
+    per_pod = min(d2, leaves)
+    pods = math.ceil(leaves / per_pod)
+    aggs_per_pod = _smallest_even_divisor(math.ceil(per_pod * u1 / d2), u1)
+    aggs = aggs_per_pod * pods
+    cores = math.ceil(aggs * u2 / radix)
+    return FatTreeSizing(
+        3, radix, endpoints, rails, (d1, d2, radix), (u1, u2, 0), (leaves, aggs, cores),
+        (leaves * u1, aggs * u2), pods, limit,
+    )
+
+
+def _radix_needed(endpoints: int, tiers: int, ratios: tuple[float, ...]) -> int:
+    radix = 2
+    while max_endpoints(tiers, radix, ratios) < endpoints:
+        radix += 2
+    return radix
