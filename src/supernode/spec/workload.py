@@ -9,6 +9,7 @@ here; an error carries the dotted path of the field to change (``moe.top_k``).
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, Literal
 
 import numpy as np
@@ -39,9 +40,9 @@ class MoESpec(StrictModel):
     capacity_factor: float | None = Field(
         None, gt=0, description="Token capacity per expert relative to even load; null = dropless.")
     first_k_dense_layers: int = Field(
-        0, ge=0, description="Leading layers that keep a dense MLP (DeepSeek first_k_dense_replace).")
+        0, ge=0, description="Leading layers with a dense MLP (DeepSeek first_k_dense_replace).")
     layer_frequency: int = Field(
-        1, ge=1, description="After the dense prefix, layer i is MoE when i % layer_frequency == 0.")
+        1, ge=1, description="After the dense prefix, layer i is MoE if i % layer_frequency == 0.")
 
     @model_validator(mode="after")
     def _check(self) -> MoESpec:
@@ -65,7 +66,7 @@ class WorkloadSpec(StrictModel):
     """A decoder-only transformer language model and its training sequence length."""
 
     name: str = Field(min_length=1, description="Short identifier, e.g. llama3-70b.")
-    source: str | None = Field(None, description="Citation of the paper or config the sizes come from.")
+    source: str | None = Field(None, description="Citation of the paper or config of the sizes.")
     layers: int = Field(gt=0, description="Transformer blocks.")
     hidden: int = Field(gt=0, description="Model width h (elements per token).")
     heads: int = Field(gt=0, description="Query attention heads a.")
@@ -170,19 +171,39 @@ def workload_from_data(data: Any, source: str | None = None) -> WorkloadSpec:
 
 
 def input_error_from_validation(exc: ValidationError, model: type[StrictModel]) -> InputError:
-    """Turn the first pydantic error into an :class:`InputError` with a dotted field path.
+    """Turn a pydantic error into an :class:`InputError` with a dotted field path.
 
-    Cross-field errors raised by this module's validators carry their own sub-path, joined
-    to the pydantic location (``moe`` + ``top_k`` -> ``moe.top_k``); other errors use the
-    shared loader's explanation (unknown fields get a difflib suggestion).
+    An unknown field is reported first (a misspelt name also makes the right one
+    "missing"), with the nearest valid name from difflib. Cross-field errors raised by
+    this module's validators carry their own sub-path, joined to the pydantic location
+    (``moe`` + ``top_k`` -> ``moe.top_k``); other errors use the shared loader's wording.
     """
-    err = exc.errors()[0]
+    errors = exc.errors()
+    err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    loc = tuple(err["loc"])
+    if err["type"] == "extra_forbidden":
+        known = _field_names(model, loc[:-1])
+        close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.5)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        return InputError(format_path(loc), f"unknown field; {hint}allowed: {', '.join(known)}")
     if err["type"] == CROSS_FIELD_ERROR:
         ctx = err.get("ctx") or {}
-        base = format_path(tuple(err["loc"]))
-        path = f"{base}.{ctx['path']}" if base else ctx["path"]
-        return InputError(path, ctx["message"])
+        base = format_path(loc)
+        return InputError(f"{base}.{ctx['path']}" if base else ctx["path"], ctx["message"])
     out = explain_validation_error(exc, model)
-    if err["type"] not in ("extra_forbidden", "missing", "literal_error") and "input" in err:
+    if err["type"] not in ("missing", "literal_error") and "input" in err:
         return InputError(out.path, f"{out.message} (got {err['input']!r})")
     return out
+
+
+def _field_names(model: type[StrictModel], loc: tuple[Any, ...]) -> list[str]:
+    """Field names of the (nested) model at ``loc``, for unknown-field suggestions."""
+    current: Any = model
+    for part in loc:
+        field = getattr(current, "model_fields", {}).get(part)
+        if field is None:
+            break
+        inner = [a for a in getattr(field.annotation, "__args__", (field.annotation,))
+                 if isinstance(a, type) and issubclass(a, StrictModel)]
+        current = inner[0] if inner else None
+    return list(getattr(current, "model_fields", {}))

@@ -1,0 +1,156 @@
+"""Communication one GPU issues per optimizer step, by parallel dimension.
+
+Each entry is a :class:`CollectiveCall`: which dimension's group it runs in, the
+collective kind, the message size, calls per step and the group size, ready for an
+alpha-beta cost model. ``message_bytes`` follows nccl-tests' ``size``: the whole
+(reduced or gathered) buffer for all_reduce / all_gather / reduce_scatter, the per-rank
+send buffer for all_to_all, the sent tensor for p2p. Counts are for one GPU of the
+busiest pipeline stage and broadcast over numpy arrays of plan fields; calls are 0
+where a dimension is 1.
+
+* **TP** (Megatron, Shoeybi et al. 2019; Korthikanti et al. 2023 §4.2.2): per layer and
+  micro-batch, 2 all-reduces of ``s b h`` forward and 2 backward; with sequence
+  parallelism the same bytes as 2 all-gathers + 2 reduce-scatters each way, plus 2
+  all-gathers in backward that re-gather inputs for the weight gradients. Full recompute
+  repeats the forward collectives. The input embedding adds one forward all-reduce.
+* **CP** (ring attention, Megatron context parallelism): per layer and micro-batch the
+  local K and V chunk goes ``cp - 1`` hops forward; backward moves K, V and their
+  gradients (2x).
+* **PP** (Narayanan et al. SC'21): one activation send forward and one gradient send
+  backward per micro-batch and virtual stage, ``s b h / (cp t_sp)`` each.
+* **DP**: gradients all-reduced once per step (ZeRO-0); reduce-scatter + parameter
+  all-gather with the distributed optimizer / ZeRO-1; ZeRO-2 reduce-scatters every
+  micro-batch; ZeRO-3 also all-gathers parameters before forward and backward of every
+  micro-batch (Rajbhandari et al. SC'20 §7). Split into buckets of ``bucket_params``.
+  Expert parameters sync over their own ``dp cp / ep`` group (``dp_expert``).
+* **EP** (GShard / Megatron MoE): per MoE layer and micro-batch an all-to-all dispatch
+  and combine of ``tokens * top_k * h`` forward, the same backward.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from supernode.spec.plan import ParallelPlan, PlanArrays, as_plan_arrays
+from supernode.spec.workload import WorkloadSpec
+from supernode.workload.activations import activation_element_bytes
+from supernode.workload.memory import params_per_gpu, state_bytes
+from supernode.workload.stages import layers_per_gpu_max, stage_layer_mix
+
+CollectiveKind = Literal["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "p2p"]
+DEFAULT_BUCKET_PARAMS = 40_000_000  # Megatron DDP default bucket (parameters)
+
+
+@dataclass(frozen=True)
+class CollectiveCall:
+    """One kind of collective a GPU issues: size, count per step, group (arrays broadcast)."""
+
+    dim: str
+    kind: CollectiveKind
+    message_bytes: Any
+    calls_per_step: Any
+    group_size: Any
+    phase: Literal["forward", "backward", "step"]
+
+    @property
+    def bytes_per_step(self) -> Any:
+        """``message_bytes * calls_per_step`` (bytes)."""
+        return np.asarray(self.message_bytes) * self.calls_per_step
+
+
+def _tp_calls(w: WorkloadSpec, a: PlanArrays, e: int) -> list[CollectiveCall]:
+    tokens = a.micro_batch * (w.seq_len / a.cp)
+    msg = tokens * e * w.hidden
+    layers = layers_per_gpu_max(w, a.pp, a.vpp)
+    on = (a.tp > 1) * a.microbatches
+    fwd = on * layers * np.where(a.recompute == 2, 4, 2) + on  # + input-embedding all-reduce
+    bwd = on * layers * 2
+    sp, nsp = a.sp, ~a.sp
+    return [
+        CollectiveCall("tp", "all_reduce", msg, nsp * fwd, a.tp, "forward"),
+        CollectiveCall("tp", "all_reduce", msg, nsp * bwd, a.tp, "backward"),
+        CollectiveCall("tp", "all_gather", msg, sp * fwd, a.tp, "forward"),
+        CollectiveCall("tp", "reduce_scatter", msg, sp * fwd, a.tp, "forward"),
+        CollectiveCall("tp", "all_gather", msg, sp * 2 * bwd, a.tp, "backward"),
+        CollectiveCall("tp", "reduce_scatter", msg, sp * bwd, a.tp, "backward"),
+    ]
+
+
+def _cp_pp_calls(w: WorkloadSpec, a: PlanArrays, e: int) -> list[CollectiveCall]:
+    tokens = a.micro_batch * (w.seq_len / a.cp)
+    layers = layers_per_gpu_max(w, a.pp, a.vpp)
+    kv = e * tokens * w.n_kv_heads * (w.qk_head_dim + w.v_head_dim) / a.tp
+    hops = (a.cp - 1) * layers * a.microbatches
+    cp_fwd = hops * np.where(a.recompute == 2, 2, 1)
+    sp_div = np.where(a.sp, a.tp, 1)
+    pp_msg = tokens * e * w.hidden / sp_div
+    sends = (a.pp > 1) * a.microbatches * a.vpp
+    return [
+        CollectiveCall("cp", "p2p", kv, cp_fwd, a.cp, "forward"),
+        CollectiveCall("cp", "p2p", 2 * kv, hops, a.cp, "backward"),
+        CollectiveCall("pp", "p2p", pp_msg, sends, 2, "forward"),
+        CollectiveCall("pp", "p2p", pp_msg, sends, 2, "backward"),
+    ]
+
+
+def _dp_calls(dim: str, params: Any, group: Any, a: PlanArrays,
+              bucket_params: float) -> list[CollectiveCall]:
+    wb, gb, _ = state_bytes(a.precision)
+    on = group > 1
+    buckets = np.maximum(np.ceil(params / bucket_params), 1)
+    z = np.maximum(a.zero_stage, np.where(a.distributed_optimizer, 1, 0))
+    m = a.microbatches
+    grad_msg, param_msg = params * gb / buckets, params * wb / buckets
+    return [
+        CollectiveCall(dim, "all_reduce", grad_msg, on * (z == 0) * buckets, group, "backward"),
+        CollectiveCall(dim, "reduce_scatter", grad_msg,
+                       on * buckets * np.where(z == 1, 1, np.where(z >= 2, m, 0)), group,
+                       "backward"),
+        CollectiveCall(dim, "all_gather", param_msg, on * (z == 1) * buckets, group, "step"),
+        CollectiveCall(dim, "all_gather", param_msg, on * (z == 3) * 2 * m * buckets, group,
+                       "forward"),
+    ]
+
+
+def _ep_calls(w: WorkloadSpec, a: PlanArrays, e: int) -> list[CollectiveCall]:
+    if w.moe is None:
+        return []
+    tokens = a.micro_batch * (w.seq_len / a.cp) / np.where(a.sp, a.tp, 1)
+    msg = tokens * w.moe.top_k * (w.moe.capacity_factor or 1.0) * e * w.hidden
+    _, n_moe = stage_layer_mix(w, a.pp, a.vpp, "last")
+    per_step = (a.ep > 1) * n_moe * a.microbatches * 2  # dispatch + combine
+    fwd = per_step * np.where(a.recompute == 2, 2, 1)
+    return [CollectiveCall("ep", "all_to_all", msg, fwd, a.ep, "forward"),
+            CollectiveCall("ep", "all_to_all", msg, per_step, a.ep, "backward")]
+
+
+def traffic_per_step(w: WorkloadSpec, plan: ParallelPlan | PlanArrays,
+                     bucket_params: float = DEFAULT_BUCKET_PARAMS) -> list[CollectiveCall]:
+    """Every collective one GPU of the busiest stage issues in one optimizer step.
+
+    Dimensions: tp, cp, pp, dp (non-expert parameters over ``dp * cp`` ranks),
+    dp_expert (routed experts over ``dp * cp / ep``), ep. Entries with zero calls are
+    kept so that arrays line up across plans.
+    """
+    a = as_plan_arrays(plan)
+    e = activation_element_bytes(a.precision)
+    first = params_per_gpu(w, a, "first")
+    last = params_per_gpu(w, a, "last")
+    dense = np.maximum(first["dense"], last["dense"])
+    expert = np.maximum(first["expert"], last["expert"])
+    calls = _tp_calls(w, a, e) + _cp_pp_calls(w, a, e)
+    calls += _dp_calls("dp", dense, a.dp * a.cp, a, bucket_params)
+    if w.moe is not None:
+        calls += _dp_calls("dp_expert", expert, a.dp * a.cp // a.ep, a, bucket_params)
+    return calls + _ep_calls(w, a, e)
+
+
+def bytes_per_step_by_dim(calls: list[CollectiveCall]) -> dict[str, Any]:
+    """Sum of ``message_bytes * calls_per_step`` per dimension (bytes per GPU per step)."""
+    out: dict[str, Any] = {}
+    for c in calls:
+        out[c.dim] = out.get(c.dim, 0.0) + c.bytes_per_step
+    return out

@@ -1,0 +1,77 @@
+"""Plan legality: scalar check_plan and the vectorised mask agree (tier c)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from supernode.errors import InputError
+from supernode.spec.plan import ParallelPlan, PlanArrays, check_plan, plan_legal_mask
+from supernode.workload import load_workload
+
+
+def _plan(**kw: object) -> ParallelPlan:
+    return ParallelPlan(**{"global_batch_sequences": 64, "micro_batch": 1, **kw})
+
+
+@pytest.mark.parametrize(("preset", "kw", "gpus", "path"), [
+    ("llama3-8b", {"tp": 3}, None, "plan.tp"),
+    ("llama3-8b", {"tp": 16}, None, "plan.tp"),  # 32 heads but only 8 kv heads
+    ("llama3-8b", {"pp": 40}, None, "plan.pp"),
+    ("llama3-8b", {"ep": 2, "dp": 2}, None, "plan.ep"),  # dense model
+    ("mixtral-8x7b", {"ep": 3, "dp": 3, "global_batch_sequences": 63}, None, "plan.ep"),
+    ("mixtral-8x7b", {"ep": 4, "dp": 2}, None, "plan.ep"),  # ep must divide dp * cp
+    ("llama3-8b", {"cp": 3}, None, "plan.cp"),
+    ("llama3-8b", {"dp": 3}, None, "plan.global_batch_sequences"),
+    ("llama3-8b", {"micro_batch": 3}, None, "plan.global_batch_sequences"),
+    ("llama3-8b", {"tp": 8, "dp": 4}, 64, "plan.dp"),
+    ("llama3-8b", {"pp": 2, "zero_stage": 2}, None, "plan.zero_stage"),
+])
+def test_illegal_plans(preset: str, kw: dict, gpus: int | None, path: str) -> None:
+    with pytest.raises(InputError) as info:
+        check_plan(load_workload(preset), _plan(**kw), gpus)
+    assert info.value.path == path
+
+
+def test_legal_plans() -> None:
+    check_plan(load_workload("llama3-405b"), _plan(tp=8, pp=16, dp=4, vpp=2), 512)  # uneven
+    check_plan(load_workload("mixtral-8x7b"), _plan(tp=2, dp=8, ep=8, cp=2), 32)
+    check_plan(load_workload("deepseek-v3"), _plan(pp=16, dp=64, ep=64), 1024)
+
+
+def test_mask_equals_scalar_check() -> None:
+    """Every plan of a grid: mask element is True exactly when check_plan does not raise."""
+    w = load_workload("mixtral-8x7b")
+    grid = list(itertools.product([1, 2, 3, 8], [1, 2, 5], [1, 2, 3, 4], [1, 2], [1, 2, 4],
+                                  [1, 3], [1, 2], [0, 1, 2]))
+    cols = np.array(grid).T
+    names = ["tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "zero_stage"]
+    arrays = PlanArrays.from_columns(global_batch_sequences=48, **dict(zip(names, cols,
+                                                                           strict=True)))
+    for gpus in (None, 16):
+        mask = plan_legal_mask(w, arrays, gpus)
+        assert mask.shape == (len(grid),)
+        assert 0 < mask.sum() < len(grid)
+        for row, ok in zip(grid, mask, strict=True):
+            kw = dict(zip(names, (int(x) for x in row), strict=True))
+            if kw["vpp"] > 1 and kw["pp"] == 1:
+                assert not ok  # not even a valid ParallelPlan document
+                continue
+            try:
+                check_plan(w, _plan(global_batch_sequences=48, **kw), gpus)
+                legal = True
+            except InputError:
+                legal = False
+            assert legal == bool(ok), kw
+
+
+def test_from_columns_errors_and_strings() -> None:
+    with pytest.raises(InputError, match="tp"):
+        PlanArrays.from_columns(global_batch_sequences=8, tensor=2)
+    with pytest.raises(InputError) as info:
+        PlanArrays.from_columns(global_batch_sequences=8, recompute=["none", "most"])
+    assert info.value.path == "recompute"
+    a = PlanArrays.from_columns(global_batch_sequences=8, recompute=["none", "full"], tp=[1, 2])
+    assert a.recompute.tolist() == [0, 2] and a.tp.tolist() == [1, 2]
