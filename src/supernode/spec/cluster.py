@@ -172,8 +172,8 @@ class RackSpec(StrictModel):
     switch_trays_per_rack: int = Field(0, ge=0, description="Scale-up switch trays per rack.")
     power_kw: float | None = Field(None, gt=0, description="Rack power budget in kW.")
     weight_kg: float | None = Field(None, gt=0, description="Loaded rack weight in kg.")
-    cooling: Literal["air", "liquid", "hybrid", "immersion"] = Field(
-        "air", description="How the rack is cooled."
+    cooling: Literal["air", "liquid", "hybrid", "immersion"] | None = Field(
+        None, description="How the rack is cooled (null = not stated)."
     )
 
 

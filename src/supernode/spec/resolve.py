@@ -90,7 +90,15 @@ class ScaleUp:
 
     @property
     def bandwidth_per_accelerator_bytes_per_s(self) -> float:
-        """Scale-up injection bandwidth of one accelerator, per direction (bytes/s)."""
+        """Scale-up injection bandwidth of one accelerator, per direction (bytes/s).
+
+        With per-dimension link bandwidths (torus/mesh), each dimension contributes its
+        ports (2 for a ring of more than 2, 1 for a pair) times its bandwidth.
+        """
+        if self.dim_link_bandwidth_bytes_per_s and self.dims:
+            ports = [2 if d > 2 else (1 if d == 2 else 0) for d in self.dims]
+            return sum(p * b for p, b in zip(ports, self.dim_link_bandwidth_bytes_per_s,
+                                              strict=True))
         return self.links_per_accelerator * self.link_bandwidth_bytes_per_s
 
 

@@ -1,0 +1,1 @@
+"""Analytic step-time model: compute, exposed communication, bubble, optimizer, MFU."""

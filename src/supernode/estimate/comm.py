@@ -1,0 +1,79 @@
+"""Cost of a plan's collectives on the fabric: which tiers each rank group spans.
+
+Ranks are laid out in Megatron-LM order, tensor-parallel innermost: ``tp, cp, dp, pp``
+(Megatron-Core's default ``tp-cp-ep-dp-pp``), experts carved out of ``dp * cp`` right
+after ``tp``. A group of ``n`` ranks at stride ``s`` puts ``min(n, G_j / s)`` members
+inside each tier-``j`` group of ``G_j`` consecutive ranks, so a TP group of 8 on 8-GPU
+domains stays on NVLink while a DP group at stride 8 crosses the scale-out fabric with
+one member (and one NIC) per domain. The group's own :class:`Fabric` is built from
+those counts and handed to :func:`supernode.collectives.collective_time_s`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from supernode.collectives import Fabric, collective_time_s
+from supernode.collectives.fabric import _with_group
+from supernode.spec.plan import PlanArrays
+from supernode.workload.traffic import CollectiveCall
+
+
+def group_stride(dim: str, a: PlanArrays) -> np.ndarray:
+    """Rank stride between consecutive members of a ``dim`` group (Megatron order)."""
+    strides = {
+        "tp": np.ones_like(a.tp),
+        "cp": a.tp,
+        "ep": a.tp,
+        "dp": a.tp,  # gradients reduce over the dp x cp ranks, cp inside dp
+        "dp_expert": a.tp * a.ep,
+        "pp": a.tp * a.cp * a.dp,
+    }
+    return strides[dim]
+
+
+@lru_cache(maxsize=4096)
+def group_fabric(fabric: Fabric, stride: int, size: int) -> Fabric:
+    """The fabric seen by ``size`` ranks spaced ``stride`` apart (members per tier)."""
+    tiers = []
+    previous = 1
+    for tier in fabric.tiers:
+        members = min(size, max(1, tier.group_size // stride)) if stride < tier.group_size \
+            else 1
+        if tier is fabric.tiers[-1]:
+            members = size
+        if members > previous and members % previous == 0:
+            tiers.append(_with_group(tier, members))
+            previous = members
+        if previous >= size:
+            break
+    if not tiers:  # a single rank: any tier, zero cost
+        tiers.append(_with_group(fabric.tiers[0], 1))
+    return Fabric(tuple(tiers))
+
+
+def call_time_s(call: CollectiveCall, a: PlanArrays, fabric: Fabric) -> tuple[Any, Any]:
+    """(seconds of one call, seconds per step) of a traffic entry, per plan (arrays)."""
+    stride = np.broadcast_to(group_stride(call.dim, a), np.shape(call.calls_per_step))
+    size = np.broadcast_to(np.asarray(call.group_size), stride.shape)
+    message = np.broadcast_to(np.asarray(call.message_bytes, dtype=float), stride.shape)
+    active = (np.asarray(call.calls_per_step) > 0) & (size > 1)
+    one = np.zeros(stride.shape)
+    pairs = np.stack([stride[active], size[active]], axis=-1) if active.any() else None
+    if pairs is not None:
+        unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
+        values = np.empty(len(pairs))
+        msgs = message[active]
+        op = "p2p" if call.kind == "p2p" else call.kind
+        for index, (s, n) in enumerate(unique):
+            chosen = inverse.ravel() == index
+            sub = group_fabric(fabric, int(s), int(n))
+            if op == "p2p":  # a ring or pipeline hop: bounded by the slowest tier it crosses
+                sub, n = Fabric((_with_group(sub.tiers[-1], 2),)), 2
+            t, _ = collective_time_s(op, msgs[chosen], int(n), sub)
+            values[chosen] = t
+        one[active] = values
+    return one, one * np.asarray(call.calls_per_step)

@@ -1,0 +1,163 @@
+"""The public estimate: one plan (unknown knobs chosen as a tuned run would) -> a result.
+
+Knobs a plan leaves ``null`` (micro-batch, recompute, sequence parallelism, interleaving,
+overlaps) are searched: every combination is evaluated at once with the vectorised model
+(:func:`supernode.estimate.step.step_arrays`), illegal ones masked, and the fastest plan
+that fits in memory wins (if none fits, the one needing the least memory is reported,
+marked as not fitting). What was chosen is part of the result.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from supernode.estimate.calibration import Calibration, default_calibration
+from supernode.estimate.step import BREAKDOWN_KEYS, Overlap, step_arrays
+from supernode.estimate.system import SystemModel
+from supernode.spec.plan import RECOMPUTE_CODES, ParallelPlan, PlanArrays, check_plan
+from supernode.spec.workload import WorkloadSpec
+from supernode.workload.flops import hardware_flops_per_step, model_flops_per_step
+from supernode.workload.memory import memory_bytes_per_gpu
+
+#: Seed 000 §5.2 / seed 001 §1.1: above this communication share efficiency collapses.
+COMM_SHARE_THRESHOLD = 0.20
+MICRO_BATCH_CHOICES = (1, 2, 4, 8)
+MAX_VPP = 16
+_RECOMPUTE_NAMES = {v: k for k, v in RECOMPUTE_CODES.items()}
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Step time, throughput, MFU and memory of one resolved plan (SI units)."""
+
+    step_time_s: float
+    tokens_per_s: float
+    mfu: float
+    hfu: float
+    breakdown_s: dict[str, float]
+    memory_per_gpu_bytes: dict[str, float]
+    memory_capacity_bytes: float
+    fits_in_memory: bool
+    comm_share_by_tier: dict[str, float]
+    chosen: dict[str, Any]
+    plan: dict[str, Any]
+    gpus: int
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def comm_share_over_threshold(self) -> bool:
+        """True when communication exceeds the seeds' 20% share on any tier."""
+        return sum(self.comm_share_by_tier.values()) > COMM_SHARE_THRESHOLD
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict with stable keys."""
+        return {
+            "step_time_s": self.step_time_s,
+            "tokens_per_s": self.tokens_per_s,
+            "mfu": self.mfu,
+            "hfu": self.hfu,
+            "breakdown_s": self.breakdown_s,
+            "memory_per_gpu_bytes": self.memory_per_gpu_bytes,
+            "memory_capacity_bytes": self.memory_capacity_bytes,
+            "fits_in_memory": self.fits_in_memory,
+            "comm_share_by_tier": self.comm_share_by_tier,
+            "comm_share_threshold": COMM_SHARE_THRESHOLD,
+            "comm_share_over_threshold": self.comm_share_over_threshold,
+            "chosen": self.chosen,
+            "plan": self.plan,
+            "gpus": self.gpus,
+            "notes": self.notes,
+        }
+
+
+def candidate_columns(w: WorkloadSpec, plan: ParallelPlan) -> dict[str, np.ndarray]:
+    """Every combination of the plan's unresolved knobs, as plan columns (arrays)."""
+    per_dp = plan.global_batch_sequences // plan.dp
+    mbs = [plan.micro_batch] if plan.micro_batch else \
+        [b for b in MICRO_BATCH_CHOICES if per_dp % b == 0] or [1]
+    recs = [plan.recompute] if plan.recompute else ["none", "selective", "full"]
+    sps = [plan.sequence_parallel] if plan.sequence_parallel is not None else [plan.tp > 1]
+    if plan.vpp is not None:
+        vpps = [plan.vpp]
+    elif plan.pp == 1:
+        vpps = [1]
+    else:
+        # uneven splits are legal (the busiest GPU then holds vpp * ceil(l / (pp vpp)))
+        vpps = [v for v in range(1, MAX_VPP + 1) if plan.pp * v <= w.layers] or [1]
+    combos = list(itertools.product(mbs, recs, sps, vpps))
+    columns: dict[str, Any] = {
+        "micro_batch": [c[0] for c in combos],
+        "recompute": [RECOMPUTE_CODES[c[1]] for c in combos],
+        "sequence_parallel": [bool(c[2]) for c in combos],
+        "vpp": [c[3] for c in combos],
+    }
+    return {k: np.asarray(v) for k, v in columns.items()}
+
+
+def _interleave_ok(a: PlanArrays) -> np.ndarray:
+    """Megatron's interleaved schedule needs micro-batches divisible by pp."""
+    return (a.vpp == 1) | (a.microbatches % a.pp == 0)
+
+
+def estimate_plan(w: WorkloadSpec, plan: ParallelPlan, system: SystemModel,
+                  cal: Calibration | None = None) -> Estimate:
+    """Estimate one plan on one system, choosing its unresolved knobs (see module doc)."""
+    cal = cal or default_calibration()
+    check_plan(w, plan, gpus=system.gpus)
+    cols = candidate_columns(w, plan)
+    a = PlanArrays.from_columns(
+        precision=plan.precision, tp=plan.tp, pp=plan.pp, dp=plan.dp, cp=plan.cp, ep=plan.ep,
+        global_batch_sequences=plan.global_batch_sequences, zero_stage=plan.zero_stage,
+        distributed_optimizer=plan.distributed_optimizer,
+        flash_attention=plan.flash_attention, **cols)
+    overlap = Overlap(tp=_on(plan.overlap_tp_comm), dp=_on(plan.overlap_dp_comm),
+                      pp=_on(plan.overlap_pp_comm))
+    steps = step_arrays(w, a, system, cal, overlap)
+    memory = memory_bytes_per_gpu(w, a)
+    time = np.where(_interleave_ok(a), steps.step_time_s, np.inf)
+    fits = memory["total"] <= system.memory_bytes
+    best = int(np.argmin(np.where(fits, time, np.inf))) if fits.any() else \
+        int(np.argmin(np.where(np.isfinite(time), memory["total"], np.inf)))
+    return _result(w, plan, system, a, steps, memory, best, bool(fits[best]))
+
+
+def _on(flag: bool | None) -> bool:
+    return True if flag is None else flag
+
+
+def _result(w: WorkloadSpec, plan: ParallelPlan, system: SystemModel, a: PlanArrays,
+            steps: Any, memory: dict[str, Any], i: int, fits: bool) -> Estimate:
+    step = float(steps.step_time_s[i])
+    breakdown = {k: float(steps.breakdown_s[k][i]) for k in BREAKDOWN_KEYS}
+    recompute = _RECOMPUTE_NAMES[int(a.recompute[i])]
+    gb = plan.global_batch_sequences
+    model = float(model_flops_per_step(w, gb))
+    hardware = float(hardware_flops_per_step(w, gb, recompute=recompute))
+    peak_total = step * system.gpus * system.peak_flops
+    comm_total = sum(float(v[i]) for v in steps.comm_total_by_tier_s.values())
+    denominator = breakdown["compute"] + comm_total
+    shares = {t: float(v[i]) / denominator for t, v in steps.comm_total_by_tier_s.items()}
+    chosen = {"micro_batch": int(a.micro_batch[i]), "recompute": recompute,
+              "sequence_parallel": bool(a.sequence_parallel[i]), "vpp": int(a.vpp[i])}
+    notes = [] if fits else [
+        f"does not fit: needs {memory['total'][i] / 1e9:.1f} GB per GPU, "
+        f"{system.memory_bytes / 1e9:.1f} GB available"]
+    return Estimate(
+        step_time_s=step,
+        tokens_per_s=gb * w.seq_len / step,
+        mfu=model / peak_total,
+        hfu=hardware / peak_total,
+        breakdown_s=breakdown,
+        memory_per_gpu_bytes={k: float(v[i]) for k, v in memory.items() if k != "peak_stage"},
+        memory_capacity_bytes=system.memory_bytes,
+        fits_in_memory=fits,
+        comm_share_by_tier=shares,
+        chosen=chosen,
+        plan={**plan.model_dump(), **chosen},
+        gpus=system.gpus,
+        notes=notes,
+    )

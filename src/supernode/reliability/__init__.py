@@ -1,0 +1,1 @@
+"""Failure models: component failure rates, interruptions, goodput."""

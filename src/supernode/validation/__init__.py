@@ -1,0 +1,1 @@
+"""Validation of the models against published measurements."""

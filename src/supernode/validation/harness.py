@@ -1,0 +1,134 @@
+"""Run a file of published measurements (``supernode-validation/1``) through the models.
+
+Each case is dispatched by ``kind`` to a predictor registered in
+:mod:`supernode.validation.predictors`; the harness compares the prediction with the
+measured figure and reports the relative error per case and the mean absolute
+percentage error (MAPE) per kind. A case whose inputs a predictor cannot handle is
+reported ``unsupported`` with the reason, never skipped silently. No predictor sees a
+case id: ids are only echoed back.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from supernode.errors import InputError
+from supernode.spec.loader import read_document
+
+SCHEMA = "supernode-validation/1"
+
+
+class UnsupportedCase(Exception):
+    """A predictor cannot handle this case's inputs; the message says why."""
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """What a predictor returns: the predicted figure and what it chose for unknown knobs."""
+
+    value: float
+    detail: str = ""
+
+
+Predictor = Callable[[dict[str, Any]], Prediction]
+
+#: kind -> (measured metric name, predictor)
+_PREDICTORS: dict[str, tuple[str, Predictor]] = {}
+
+
+def register_predictor(kind: str, metric: str, predictor: Predictor) -> None:
+    """Register the predictor of one case kind; duplicate kinds are refused."""
+    if kind in _PREDICTORS:
+        raise ValueError(f"a predictor for kind {kind!r} is already registered")
+    _PREDICTORS[kind] = (metric, predictor)
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One case's outcome, in the JSON shape of ``supernode validate --json``."""
+
+    id: str
+    kind: str
+    metric: str
+    measured: float | None
+    predicted: float | None
+    error_frac: float | None
+    status: str
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The case as a JSON-ready dict with the fixed keys."""
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "metric": self.metric,
+            "measured": self.measured,
+            "predicted": self.predicted,
+            "error_frac": self.error_frac,
+            "status": self.status,
+            "detail": self.detail,
+        }
+
+
+def load_cases(path: str | Path) -> list[dict[str, Any]]:
+    """Read a validation file and return its cases; the schema tag is checked."""
+    doc = read_document(path)
+    if not isinstance(doc, dict) or not isinstance(doc.get("cases"), list):
+        raise InputError("cases", "a validation file is a mapping with a list `cases`",
+                         source=str(path))
+    if doc.get("schema") not in (None, SCHEMA):
+        raise InputError("schema", f"expected {SCHEMA!r}, got {doc.get('schema')!r}",
+                         source=str(path))
+    for index, case in enumerate(doc["cases"]):
+        if not isinstance(case, dict) or "kind" not in case:
+            raise InputError(f"cases[{index}]", "each case is a mapping with a `kind`",
+                             source=str(path))
+    return doc["cases"]
+
+
+def run_case(case: dict[str, Any]) -> CaseResult:
+    """Predict one case and compare it with its measurement."""
+    from supernode.validation import predictors  # noqa: F401  (registers the predictors)
+
+    kind = str(case.get("kind"))
+    case_id = str(case.get("id", "?"))
+    if kind not in _PREDICTORS:
+        return CaseResult(case_id, kind, "", None, None, None, "unsupported",
+                          f"unsupported: no model for kind {kind!r}")
+    metric, predictor = _PREDICTORS[kind]
+    measured = _measured(case, metric)
+    try:
+        prediction = predictor(case)
+    except (UnsupportedCase, InputError, KeyError, TypeError, ValueError) as exc:
+        reason = exc.render() if isinstance(exc, InputError) else str(exc)
+        return CaseResult(case_id, kind, metric, measured, None, None, "unsupported",
+                          f"unsupported: {reason or exc.__class__.__name__}")
+    error = None
+    if measured not in (None, 0) and math.isfinite(prediction.value):
+        error = (prediction.value - measured) / measured
+    return CaseResult(case_id, kind, metric, measured, prediction.value, error, "ok",
+                      prediction.detail)
+
+
+def _measured(case: dict[str, Any], metric: str) -> float | None:
+    value = (case.get("measured") or {}).get(metric)
+    return float(value) if isinstance(value, int | float) else None
+
+
+def summarize(results: list[CaseResult]) -> dict[str, dict[str, float | int]]:
+    """MAPE per kind over the cases with a measured value and a prediction."""
+    out: dict[str, dict[str, float | int]] = {}
+    for kind in sorted({r.kind for r in results}):
+        errors = [abs(r.error_frac) for r in results if r.kind == kind and r.error_frac is not None]
+        out[kind] = {"n": len(errors), "mape": sum(errors) / len(errors) if errors else math.nan}
+    return out
+
+
+def validate_file(path: str | Path) -> tuple[list[CaseResult], dict[str, dict[str, float | int]]]:
+    """Run every case of a validation file; return per-case results and the per-kind summary."""
+    results = [run_case(case) for case in load_cases(path)]
+    return results, summarize(results)

@@ -1,0 +1,73 @@
+"""Predictors of each validation-case kind, registered with the harness.
+
+* ``training_step``: the step-time model on the case's system, model and plan;
+* ``collective``: the collective cost model (bus bandwidth, nccl-tests definition);
+* ``model_state_memory`` / ``activation_memory``: the workload memory model;
+* ``interruptions``: the default fleet failure rate (reliability.rates).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from supernode.errors import InputError
+from supernode.validation.harness import Prediction, UnsupportedCase, register_predictor
+
+
+def _training_step(case: dict[str, Any]) -> Prediction:
+    from supernode.estimate.model import estimate_plan
+    from supernode.estimate.system import system_from_validation
+    from supernode.validation.training_case import case_plan, case_workload
+
+    system = system_from_validation(case["system"])
+    workload = case_workload(case)
+    plan = case_plan(case)
+    result = estimate_plan(workload, plan, system)
+    chosen = ", ".join(f"{k}={v}" for k, v in result.chosen.items())
+    fit = "" if result.fits_in_memory else "; does not fit in memory"
+    return Prediction(result.step_time_s, f"chose {chosen}; mfu={result.mfu:.3f}{fit}")
+
+
+def _collective(case: dict[str, Any]) -> Prediction:
+    from supernode.collectives.validate import UnsupportedCase as CollectiveUnsupported
+    from supernode.collectives.validate import predict_collective_case
+
+    try:
+        out = predict_collective_case(case)
+    except CollectiveUnsupported as exc:
+        raise UnsupportedCase(str(exc)) from None
+    return Prediction(float(out["busbw_gigabytes_per_s"]),
+                      f"algorithm={out['algorithm']}; {out.get('detail', '')}".strip("; "))
+
+
+def _model_state(case: dict[str, Any]) -> Prediction:
+    from supernode.workload.memory import predict_model_state_memory
+
+    return Prediction(predict_model_state_memory(case), "model states (ZeRO formulas)")
+
+
+def _activation(case: dict[str, Any]) -> Prediction:
+    from supernode.workload.activations import predict_activation_memory
+
+    return Prediction(predict_activation_memory(case), "per layer (Korthikanti Table 2)")
+
+
+def _interruptions(case: dict[str, Any]) -> Prediction:
+    from supernode.reliability.rates import expected_interruptions
+
+    system = case.get("system") or {}
+    try:
+        gpus = int(system["gpus"])
+        days = float(case["duration_days"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError("system.gpus" if "gpus" in str(exc) else "duration_days",
+                         "required: GPU count and duration in days") from None
+    return Prediction(expected_interruptions(gpus, days * 86_400.0),
+                      "default rate: Llama 3 report, 419 in 54 days on 16,384 GPUs")
+
+
+register_predictor("training_step", "step_time_s", _training_step)
+register_predictor("collective", "busbw_gigabytes_per_s", _collective)
+register_predictor("model_state_memory", "bytes_per_gpu", _model_state)
+register_predictor("activation_memory", "bytes_per_layer", _activation)
+register_predictor("interruptions", "unexpected_interruptions", _interruptions)
