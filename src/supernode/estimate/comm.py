@@ -45,7 +45,9 @@ def group_fabric(fabric: Fabric, stride: int, size: int) -> Fabric:
             else 1
         if tier is fabric.tiers[-1]:
             members = size
-        if members > previous and members % previous == 0:
+        if members > previous:
+            if members % previous:  # uneven split: keep only the slower tier (conservative)
+                tiers = []
             tiers.append(_with_group(tier, members))
             previous = members
         if previous >= size:

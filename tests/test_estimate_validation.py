@@ -1,0 +1,110 @@
+"""Validation of the models against the published cases (asserted error bounds)."""
+
+from __future__ import annotations
+
+import json
+import math
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from supernode.commands import app, register_all
+from supernode.validation.harness import validate_file
+
+PUBLIC = Path(str(resources.files("supernode") / "data/validation/public.json"))
+
+
+@pytest.fixture(scope="module")
+def results():
+    return validate_file(PUBLIC)
+
+
+def _rounding_tolerance(measured: float) -> float:
+    """Half a unit in the last of the 2 significant digits a source may print, relative."""
+    exponent = math.floor(math.log10(abs(measured)))
+    return 0.5 * 10 ** (exponent - 1) / abs(measured)
+
+
+def test_no_case_is_unsupported(results):
+    cases, _ = results
+    assert [c.id for c in cases if c.status != "ok"] == []
+
+
+def test_training_step_mape_and_worst_case(results):
+    cases, summary = results
+    errors = {c.id: c.error_frac for c in cases if c.kind == "training_step"}
+    assert summary["training_step"]["n"] == len(errors) >= 9
+    assert summary["training_step"]["mape"] <= 0.05, errors
+    assert max(abs(e) for e in errors.values()) <= 0.10, errors
+
+
+def test_collective_mape(results):
+    _, summary = results
+    assert summary["collective"]["n"] >= 10
+    assert summary["collective"]["mape"] <= 0.10
+
+
+@pytest.mark.parametrize("kind", ["model_state_memory", "activation_memory"])
+def test_memory_cases_within_one_percent(results, kind):
+    cases, _ = results
+    checked = [c for c in cases if c.kind == kind]
+    assert checked
+    for case in checked:
+        bound = max(0.01, _rounding_tolerance(case.measured))
+        assert abs(case.error_frac) <= bound, (case.id, case.error_frac)
+
+
+def test_validate_json_has_exact_shape(tmp_path):
+    register_all()
+    result = CliRunner().invoke(app, ["validate", str(PUBLIC), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert set(data) == {"cases", "summary"}
+    keys = {"id", "kind", "metric", "measured", "predicted", "error_frac", "status", "detail"}
+    assert all(set(c) == keys for c in data["cases"])
+    assert all(set(s) == {"n", "mape"} for s in data["summary"].values())
+
+
+def test_unknown_kind_and_unknown_accelerator_are_reported_unsupported(tmp_path):
+    doc = json.loads(PUBLIC.read_text())
+    case = next(c for c in doc["cases"] if c["kind"] == "training_step")
+    odd = dict(case, id="x", system=dict(case["system"], accelerator="no-such-gpu"))
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps({"schema": doc["schema"],
+                                "cases": [odd, {"id": "y", "kind": "telepathy"}]}))
+    cases, _ = validate_file(path)
+    assert [c.status for c in cases] == ["unsupported", "unsupported"]
+    assert "no-such-gpu" in cases[0].detail
+    assert "telepathy" in cases[1].detail
+
+
+def test_interruptions_scale_with_gpus_and_days(tmp_path):
+    base = {"kind": "interruptions", "system": {"gpus": 16384}, "duration_days": 54,
+            "measured": {"unexpected_interruptions": 419}}
+    double = dict(base, id="b", system={"gpus": 32768})
+    path = tmp_path / "i.json"
+    path.write_text(json.dumps({"schema": "supernode-validation/1",
+                                "cases": [dict(base, id="a"), double]}))
+    cases, _ = validate_file(path)
+    assert cases[0].predicted == pytest.approx(419)
+    assert cases[1].predicted == pytest.approx(2 * cases[0].predicted)
+
+
+def test_held_out_style_case_generalises(tmp_path):
+    """A case not in the public file (other sizes) still gets a sane prediction."""
+    doc = json.loads(PUBLIC.read_text())
+    case = next(c for c in doc["cases"] if c["kind"] == "training_step")
+    other = json.loads(json.dumps(case))
+    other.update(id="held_out")
+    other["system"]["gpus"] = 64
+    other["parallelism"].update(tp=2, dp=32)
+    other["model"].update(layers=20, hidden=3072, heads=24, ffn_hidden=12288)
+    other["training"]["global_batch"] = 256
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps({"schema": doc["schema"], "cases": [other]}))
+    cases, _ = validate_file(path)
+    assert cases[0].status == "ok"
+    mfu = float(cases[0].detail.split("mfu=")[1].split(";")[0])
+    assert 0.2 < mfu < 0.7
