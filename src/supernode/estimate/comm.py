@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from supernode.collectives import Fabric, collective_time_s
-from supernode.collectives.fabric import _with_group
+from supernode.collectives.fabric import with_group_size as _with_group
 from supernode.spec.plan import PlanArrays
 from supernode.workload.traffic import CollectiveCall
 

@@ -1,0 +1,71 @@
+"""The algorithm registry refuses duplicates and resolves aliases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from supernode.collectives import (
+    DuplicateAlgorithmError,
+    Fabric,
+    FabricTier,
+    algorithm_names,
+    collective_time_s,
+    get_algorithm,
+    register_algorithm,
+)
+from supernode.errors import InputError
+
+FAB = Fabric((FabricTier("up", 8, 1e11, 1e-6, efficiency="ideal"),))
+
+
+def test_builtin_names():
+    expected = {"ring", "tree", "halving_doubling", "hierarchical", "nvls", "nvls_tree",
+                "direct", "hierarchical_a2a", "p2p"}
+    assert expected <= set(algorithm_names())
+    assert get_algorithm("in_switch").name == "nvls"
+
+
+def test_duplicates_are_refused():
+    with pytest.raises(DuplicateAlgorithmError):
+        register_algorithm("ring", lambda *a: 0.0)
+    with pytest.raises(DuplicateAlgorithmError):
+        register_algorithm("brand_new_name_xyz", lambda *a: 0.0, aliases=("in_switch",))
+    assert "brand_new_name_xyz" not in algorithm_names()
+
+
+def test_custom_algorithm_can_be_registered_and_named():
+    def constant_time_s(op, message_bytes, ranks, fabric, tables):
+        """A toy algorithm: one microsecond whatever the size."""
+        return np.full(np.broadcast(message_bytes, ranks).shape, 1e-6)
+
+    name = "toy_constant_test_only"
+    if name not in algorithm_names():
+        register_algorithm(name, constant_time_s, ops=("all_reduce",))
+    assert collective_time_s("all_reduce", 1e9, 8, FAB, name) == (1e-6, name)
+    assert collective_time_s("all_reduce", 1e9, 8, FAB)[1] != name  # not auto
+    assert get_algorithm(name).description.startswith("A toy algorithm")
+
+
+def test_bad_requests_are_input_errors():
+    with pytest.raises(InputError, match="unknown collective algorithm"):
+        collective_time_s("all_reduce", 1e6, 8, FAB, "warp_drive")
+    with pytest.raises(InputError, match="does not perform"):
+        collective_time_s("all_to_all", 1e6, 8, FAB, "ring")
+    with pytest.raises(InputError):
+        collective_time_s("all_reduce", -1.0, 8, FAB)
+    with pytest.raises(InputError):
+        collective_time_s("all_reduce", 1e6, 2.5, FAB)
+    with pytest.raises(InputError):
+        collective_time_s("all_reduce", 1e6, 9, FAB)
+    with pytest.raises(InputError):
+        collective_time_s("gossip", 1e6, 8, FAB)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from supernode.collectives import model
+
+    result = doctest.testmod(model)
+    assert result.attempted >= 1 and result.failed == 0
