@@ -57,25 +57,38 @@ def group_fabric(fabric: Fabric, stride: int, size: int) -> Fabric:
     return Fabric(tuple(tiers))
 
 
-def call_time_s(call: CollectiveCall, a: PlanArrays, fabric: Fabric) -> tuple[Any, Any]:
-    """(seconds of one call, seconds per step) of a traffic entry, per plan (arrays)."""
-    stride = np.broadcast_to(group_stride(call.dim, a), np.shape(call.calls_per_step))
-    size = np.broadcast_to(np.asarray(call.group_size), stride.shape)
-    message = np.broadcast_to(np.asarray(call.message_bytes, dtype=float), stride.shape)
-    active = (np.asarray(call.calls_per_step) > 0) & (size > 1)
-    one = np.zeros(stride.shape)
-    pairs = np.stack([stride[active], size[active]], axis=-1) if active.any() else None
-    if pairs is not None:
-        unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
-        values = np.empty(len(pairs))
-        msgs = message[active]
-        op = "p2p" if call.kind == "p2p" else call.kind
-        for index, (s, n) in enumerate(unique):
-            chosen = inverse.ravel() == index
-            sub = group_fabric(fabric, int(s), int(n))
-            if op == "p2p":  # a ring or pipeline hop: bounded by the slowest tier it crosses
-                sub, n = Fabric((_with_group(sub.tiers[-1], 2),)), 2
-            t, _ = collective_time_s(op, msgs[chosen], int(n), sub)
-            values[chosen] = t
-        one[active] = values
-    return one, one * np.asarray(call.calls_per_step)
+def _group_keys(stride: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Unique (stride, size) pairs and each plan's index into them (fast 1-D unique)."""
+    key = stride.astype(np.int64) * (1 << 32) + size.astype(np.int64)
+    unique, inverse = np.unique(key.ravel(), return_inverse=True)
+    return np.stack([unique >> 32, unique & ((1 << 32) - 1)], axis=-1), inverse
+
+
+def call_time_s(call: CollectiveCall, a: PlanArrays, fabric: Fabric
+                ) -> tuple[Any, Any, np.ndarray]:
+    """Seconds of one call and per step, and the index of the slowest tier crossed.
+
+    All three are arrays over plans; the tier index points into ``fabric.tiers``.
+    """
+    shape = np.broadcast(a.tp, np.asarray(call.calls_per_step)).shape
+    stride = np.broadcast_to(group_stride(call.dim, a), shape)
+    size = np.broadcast_to(np.asarray(call.group_size), shape)
+    message = np.broadcast_to(np.asarray(call.message_bytes, dtype=float), shape).ravel()
+    calls = np.broadcast_to(np.asarray(call.calls_per_step), shape)
+    names = [t.name for t in fabric.tiers]
+    pairs, inverse = _group_keys(stride, size)
+    one = np.zeros(message.shape)
+    tier = np.zeros(message.shape, dtype=np.int64)
+    active = ((calls > 0) & (size > 1)).ravel()
+    op = call.kind
+    for index, (s, n) in enumerate(pairs):
+        chosen = inverse == index
+        sub = group_fabric(fabric, int(s), int(max(n, 1)))
+        if op == "p2p":  # a ring or pipeline hop: bounded by the slowest tier it crosses
+            sub, n = Fabric((_with_group(sub.tiers[-1], 2),)), 2
+        tier[chosen] = names.index(sub.tiers[-1].name)
+        work = chosen & active
+        if work.any():
+            one[work], _ = collective_time_s(op, message[work], int(n), sub)
+    one = one.reshape(shape)
+    return one, one * calls, tier.reshape(shape)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from supernode.estimate.calibration import Calibration
-from supernode.estimate.comm import call_time_s, group_fabric, group_stride
+from supernode.estimate.comm import call_time_s
 from supernode.estimate.compute import MicrobatchCompute, microbatch_compute, optimizer_step_s
 from supernode.estimate.system import SystemModel
 from supernode.spec.plan import PlanArrays
@@ -60,23 +60,6 @@ class StepArrays:
         return sum(self.breakdown_s[k] for k in BREAKDOWN_KEYS)
 
 
-def _tier_of_call(call: CollectiveCall, a: PlanArrays, system: SystemModel) -> np.ndarray:
-    """Index (into the system fabric) of the slowest tier each plan's group crosses."""
-    names = [t.name for t in system.fabric.tiers]
-    stride = np.broadcast_to(group_stride(call.dim, a), np.shape(a.tp))
-    size = np.broadcast_to(np.asarray(call.group_size), stride.shape)
-    if call.kind == "p2p" and call.dim == "pp":
-        size = np.full(stride.shape, 2)
-    out = np.zeros(stride.shape, dtype=np.int64)
-    pairs = np.stack([stride.ravel(), size.ravel()], axis=-1)
-    unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
-    flat = out.ravel()
-    for index, (s, n) in enumerate(unique):
-        tier = group_fabric(system.fabric, int(s), int(max(n, 1))).tiers[-1].name
-        flat[inverse.ravel() == index] = names.index(tier)
-    return flat.reshape(stride.shape)
-
-
 def step_arrays(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibration,
                 overlap: Overlap | None = None) -> StepArrays:
     """Time breakdown of one step for every plan in ``a`` (arrays, seconds)."""
@@ -89,9 +72,9 @@ def step_arrays(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibr
     dp_exposed = np.zeros(shape)
     pp_one = np.zeros(shape)
     for call in traffic_per_step(w, a):
-        one, per_step = call_time_s(call, a, system.fabric)
+        one, per_step, tier = call_time_s(call, a, system.fabric)
         per_step = np.broadcast_to(per_step, shape)
-        tier = np.broadcast_to(_tier_of_call(call, a, system), shape)
+        tier = np.broadcast_to(tier, shape)
         for index, t in enumerate(system.fabric.tiers):
             by_tier[t.name] = by_tier[t.name] + np.where(tier == index, per_step, 0.0)
         dim = "dp" if call.dim.startswith("dp") else call.dim
