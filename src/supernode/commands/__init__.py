@@ -22,6 +22,11 @@ COMMAND_MODULES = (
     "supernode.commands.importer",
     "supernode.commands.estimate",
     "supernode.commands.validate",
+    "supernode.commands.plan",
+    "supernode.commands.size",
+    "supernode.commands.sweep",
+    "supernode.commands.fit",
+    "supernode.commands.simulate",
 )
 
 _registered = False
