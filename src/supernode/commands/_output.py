@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from supernode.errors import InputError
 
@@ -27,7 +28,8 @@ def handles_input_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except InputError as exc:
-            stderr.print(f"[bold red]error:[/] {exc.render()}", highlight=False, markup=True)
+            stderr.print(Text.assemble(("error:", "bold red"), " ", exc.render()),
+                         highlight=False)
             raise typer.Exit(code=2) from None
 
     return wrapper  # type: ignore[return-value]

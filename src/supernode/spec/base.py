@@ -15,7 +15,20 @@ Precision = Literal["fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "fp6", "fp4",
 Confidence = Literal["high", "medium", "low"]
 
 
+class FieldError(ValueError):
+    """A validator's error about one field of its model: the loader appends ``field`` to the path.
+
+    Model-level validators raise it so the error names ``scale_up.dims``, not ``scale_up``.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
 class StrictModel(BaseModel):
     """A document node: unknown fields are errors, values are validated on assignment."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False
+    )

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, PositiveFloat, PositiveInt, model_validator
 
-from supernode.spec.base import StrictModel
+from supernode.spec.base import FieldError, StrictModel
 from supernode.spec.hardware import (
     AcceleratorSpec,
     CpuSpec,
@@ -83,7 +83,9 @@ class HybridSpec(StrictModel):
 
     group_kind: GroupKind = Field("full_mesh", description="Topology inside a group.")
     group_size: int = Field(ge=2, description="Accelerators per group.")
-    group_dims: list[int] | None = Field(None, description="Mesh/torus dims inside a group.")
+    group_dims: list[PositiveInt] | None = Field(
+        None, min_length=1, description="Mesh/torus dims inside a group."
+    )
     group_links_per_accelerator: int = Field(
         ge=1, description="Ports per accelerator used inside its group."
     )
@@ -115,9 +117,11 @@ class ScaleUpSpec(StrictModel):
     group_size: int | None = Field(
         None, ge=1, description="Two-tier switched: accelerators per first-tier group."
     )
-    dims: list[int] | None = Field(None, description="Torus/mesh dimensions, e.g. [16, 16, 16].")
+    dims: list[PositiveInt] | None = Field(
+        None, min_length=1, description="Torus/mesh dimensions, e.g. [16, 16, 16]."
+    )
     wraparound: bool = Field(True, description="Torus: wrap-around links on every dimension.")
-    dim_link_bandwidth_gbyte_per_s: list[float] | None = Field(
+    dim_link_bandwidth_gbyte_per_s: list[PositiveFloat] | None = Field(
         None, description="Per-dimension link bandwidth per direction (torus/mesh) in GB/s."
     )
     hybrid: HybridSpec | None = Field(None, description="Hybrid kind: the group layout.")
@@ -125,11 +129,16 @@ class ScaleUpSpec(StrictModel):
     @model_validator(mode="after")
     def _kind_fields(self) -> ScaleUpSpec:
         if self.kind in ("torus", "mesh") and self.dims is None:
-            raise ValueError(f"kind {self.kind!r} needs dims, e.g. dims: [4, 4, 4]")
+            raise FieldError("dims", f"kind {self.kind!r} needs dims, e.g. dims: [4, 4, 4]")
         if self.kind == "hybrid" and self.hybrid is None:
-            raise ValueError("kind 'hybrid' needs a hybrid: {group_size, ...} block")
+            raise FieldError("hybrid", "kind 'hybrid' needs a hybrid: {group_size, ...} block")
         if self.kind == "none" and self.size != 1:
-            raise ValueError("kind 'none' means no scale-up domain: size must be 1")
+            raise FieldError("size", "kind 'none' means no scale-up domain: size must be 1")
+        per_dim = self.dim_link_bandwidth_gbyte_per_s
+        if per_dim is not None and len(per_dim) != len(self.dims or ()):
+            raise FieldError("dim_link_bandwidth_gbyte_per_s",
+                             f"needs dims and one value per dimension ({len(self.dims or ())}), "
+                             f"got {len(per_dim)}")
         return self
 
 
@@ -155,13 +164,16 @@ class ScaleOutSpec(StrictModel):
     @model_validator(mode="after")
     def _oversubscription(self) -> ScaleOutSpec:
         if len(self.oversubscription) > self.tiers - 1:
-            raise ValueError(
+            raise FieldError(
+                "oversubscription",
                 f"oversubscription has {len(self.oversubscription)} entries; a {self.tiers}-tier "
                 f"tree has {self.tiers - 1} tier(s) below the top"
             )
         for ratio in self.oversubscription:
             if not ratio >= 1:
-                raise ValueError(f"oversubscription ratios are down:up >= 1, got {ratio}")
+                raise FieldError(
+                    "oversubscription", f"ratios are down:up >= 1 (1 = none), got {ratio}"
+                )
         return self
 
 

@@ -33,7 +33,7 @@ def check_cluster(cluster: Cluster) -> None:
 def _check_size(cluster: Cluster) -> None:
     if cluster.accelerators > MAX_ACCELERATORS:
         raise InputError(
-            "supernodes",
+            "scale_up.size" if cluster.scale_up.size > MAX_ACCELERATORS else "supernodes",
             f"{cluster.supernodes:,} x {cluster.scale_up.size:,} = {cluster.accelerators:,} "
             f"accelerators is more than the {MAX_ACCELERATORS:,} the toolkit models; "
             "model a representative slice of the cluster instead",
@@ -90,11 +90,12 @@ def _check_full_mesh(cluster: Cluster) -> None:
 
 def _check_switched(cluster: Cluster) -> None:
     up = cluster.scale_up
-    if up.switch is None or up.switch_chips < 1:
-        raise InputError(
-            "scale_up.switch",
-            "kind 'nvswitch' needs a switch (catalog name or inline) and switch_chips >= 1",
-        )
+    if up.switch is None:
+        raise InputError("scale_up.switch", "kind 'nvswitch' needs a switch (catalog name or "
+                                            "inline), e.g. switch: nvswitch-gen3")
+    if up.switch_chips < 1:
+        raise InputError("scale_up.switch_chips", "kind 'nvswitch' needs switch_chips >= 1 "
+                                                  "(switch chips or planes per domain)")
     group = up.group_size if up.switch_tiers == 2 else up.size
     if up.size % group:
         raise InputError(

@@ -69,7 +69,7 @@ class CpuSpec(StrictModel):
 class NicSpec(StrictModel):
     """Scale-out network adapters on a host (the compute fabric, one port each)."""
 
-    count: int = Field(ge=0, description="Compute-fabric NIC ports per host.")
+    count: int = Field(ge=0, le=1024, description="Compute-fabric NIC ports per host.")
     speed_gbit_per_s: float = Field(gt=0, description="Line rate of one port in Gb/s (1e9 bit/s).")
     model: str | None = Field(None, description="NIC model (ConnectX-7...).")
     latency_ns: float = Field(1000.0, ge=0, description="NIC one-way latency in ns.")
@@ -101,7 +101,9 @@ class SwitchSpec(StrictModel):
     name: str = Field(min_length=1, description="Identifier used to reference this switch.")
     vendor: str | None = Field(None, description="Manufacturer.")
     display_name: str | None = Field(None, description="Marketing name.")
-    radix_ports: int = Field(ge=2, description="Ports per switch at port_speed_gbit_per_s.")
+    radix_ports: int = Field(
+        ge=2, le=4096, description="Ports per switch at port_speed_gbit_per_s."
+    )
     port_speed_gbit_per_s: float = Field(gt=0, description="Speed of one port in Gb/s.")
     latency_ns: float = Field(300.0, ge=0, description="Port-to-port latency in ns.")
     in_network_reduction: bool = Field(False, description="SHARP/NVLS-style in-switch reduction.")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import reprlib
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -18,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from supernode.errors import InputError
+from supernode.spec.base import FieldError, StrictModel
 
 MAX_DOCUMENT_BYTES = 16 * 2**20
 MAX_NODES = 200_000
@@ -25,19 +27,34 @@ MAX_NODES = 200_000
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-class _BoundedLoader(yaml.SafeLoader):
-    """SafeLoader that counts constructed nodes, so alias expansion cannot explode."""
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a key given twice in one mapping (YAML keeps the last)."""
 
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._nodes = 0
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else id(key_node)
+            if key in seen:
+                mark = key_node.start_mark
+                raise InputError("", f"{str(key)[:40]!r} is given twice in one mapping "
+                                     f"(line {mark.line + 1}); keep one")
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
-    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
-        self._nodes += 1 + (len(node.value) if isinstance(node.value, list) else 0)
-        if self._nodes > MAX_NODES:
-            raise InputError("", f"document expands to more than {MAX_NODES:,} YAML nodes "
-                                 "(alias bomb?); refusing it")
-        return super().construct_object(node, deep=deep)
+
+def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
+    """Nodes the document would have with every alias expanded (memoised, linear time)."""
+    key = id(node)
+    if key in memo:
+        return memo[key]
+    memo[key] = 1  # guards against recursive structures
+    size = 1
+    if isinstance(node, yaml.SequenceNode):
+        size += sum(_expanded_size(child, memo) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        size += sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+    memo[key] = min(size, MAX_NODES + 1)
+    return memo[key]
 
 
 def parse_text(text: str, source: str = "<input>") -> Any:
@@ -45,20 +62,33 @@ def parse_text(text: str, source: str = "<input>") -> Any:
     if len(text) > MAX_DOCUMENT_BYTES:
         raise InputError("", f"document is {len(text):,} bytes; the limit is "
                              f"{MAX_DOCUMENT_BYTES:,}", source=source)
-    loader = _BoundedLoader(text)
+    loader = None
     try:
-        return loader.get_single_data()
+        loader = _StrictLoader(text)
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded_size(node, {}) > MAX_NODES:
+            raise InputError("", f"document expands to more than {MAX_NODES:,} YAML nodes "
+                                 "through aliases (an alias bomb?); refusing it", source=source)
+        return loader.construct_document(node)
     except InputError as exc:
-        raise InputError(exc.path, exc.message, source=source) from None
+        raise InputError(exc.path, exc.message, source=exc.source or source) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        problem = getattr(exc, "problem", None) or getattr(exc, "reason", None) \
+            or str(exc).splitlines()[0]
+        if isinstance(exc, yaml.reader.ReaderError):
+            problem = f"unacceptable character #x{exc.character:04x} at position {exc.position}"
         raise InputError("", f"not valid YAML/JSON{where}: {problem}", source=source) from None
     except RecursionError:
         raise InputError("", "document nests too deeply", source=source) from None
+    except ValueError as exc:  # an impossible date (2001-13-45), a 5,000-digit integer
+        raise InputError("", f"cannot read a value: {exc}".split(";")[0], source=source) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def read_document(path: str | Path) -> Any:
@@ -80,20 +110,60 @@ def read_document(path: str | Path) -> Any:
         except json.JSONDecodeError as exc:
             raise InputError("", f"not valid JSON at line {exc.lineno}: {exc.msg}",
                              source=str(path)) from None
+        except RecursionError:
+            raise InputError("", "document nests too deeply", source=str(path)) from None
+        except ValueError as exc:  # an integer literal of more than 4,300 digits
+            raise InputError("", f"cannot read a value: {exc}".split(";")[0],
+                             source=str(path)) from None
     return parse_text(text, source=str(path))
 
 
-def format_path(loc: tuple[Any, ...]) -> str:
-    """Render a pydantic error location as ``a.b[2].c`` (dropping union branch tags)."""
+#: Union branch tags pydantic puts in error locations (``host.accelerator.str``).
+_BRANCH_TAGS = frozenset({"str", "int", "float", "bool", "none", "list", "dict"})
+
+
+def _model_names(cls: type = StrictModel) -> set[str]:
+    names = {cls.__name__}
+    for sub in cls.__subclasses__():
+        names |= _model_names(sub)
+    return names
+
+
+def _is_branch_tag(part: Any) -> bool:
+    return isinstance(part, str) and (
+        part in _BRANCH_TAGS or "[" in part or part.startswith("function-")
+        or part in _model_names()  # a model branch: 'AcceleratorSpec'
+    )
+
+
+def format_path(loc: tuple[Any, ...], keep_last: bool = False) -> str:
+    """Render a pydantic error location as ``a.b[2].c`` (dropping union branch tags).
+
+    ``keep_last`` keeps the final part whatever it is: the user's key of an unknown field.
+    """
     out = ""
-    for part in loc:
+    for index, part in enumerate(loc):
         if isinstance(part, int):
             out += f"[{part}]"
-        elif isinstance(part, str) and ("[" in part or part.startswith("function-")):
+        elif _is_branch_tag(part) and not (keep_last and index == len(loc) - 1):
             continue  # tagged-union branch names such as 'str' or 'AcceleratorSpec'
         else:
-            out += f".{part}" if out else str(part)
+            text = str(part) if len(str(part)) <= 60 else f"{str(part)[:57]}..."
+            out += f".{text}" if out else text
     return out
+
+
+def _pick_error(errors: list[Any]) -> Any:
+    """The error to report: an unknown field first (a misspelt required field is reported as
+    the typo, with its suggestion, not as 'missing'); for a mapping given to a ``name |
+    Model`` union, the model's error rather than 'should be a valid string'."""
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    loc = tuple(first["loc"])
+    if loc and loc[-1] == "str" and isinstance(first.get("input"), dict):
+        for err in errors[1:]:
+            if tuple(err["loc"])[: len(loc) - 1] == loc[:-1] and tuple(err["loc"]) != loc:
+                return err
+    return first
 
 
 def _field_names(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
@@ -122,18 +192,24 @@ def _inner_model(annotation: Any) -> Any:
 
 def explain_validation_error(exc: ValidationError, model: type[BaseModel]) -> InputError:
     """Convert the first pydantic error into an :class:`InputError` with path and fix."""
-    err = exc.errors()[0]
+    err = _pick_error(exc.errors())
     loc = tuple(err["loc"])
-    path = format_path(loc) or model.__name__
-    if err["type"] == "extra_forbidden":
+    cause = (err.get("ctx") or {}).get("error")
+    if isinstance(cause, FieldError):  # a model validator naming one of its fields
+        loc = (*loc, cause.field)
+    extra = err["type"] == "extra_forbidden"
+    path = format_path(loc, keep_last=extra) or model.__name__
+    if extra:
         name = str(loc[-1])
-        known = _field_names(model, loc[:-1])
+        known = _field_names(model, tuple(p for p in loc[:-1] if not _is_branch_tag(p)))
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
         hint = f"; did you mean {close[0]!r}?" if close else ""
-        return InputError(path, f"unknown field{hint} Allowed: {', '.join(known)}")
+        return InputError(path, f"unknown field{hint or '.'} Allowed: {', '.join(known)}")
     message = err["msg"]
+    if err["type"] == "value_error" and cause is not None:
+        message = str(cause)  # drop pydantic's 'Value error, ' prefix
     if err["type"] in ("literal_error", "enum"):
-        message = f"{message} (got {err.get('input')!r})"
+        message = f"{message} (got {reprlib.repr(err.get('input'))})"
     elif err["type"] == "missing":
         message = "required field is missing"
     return InputError(path, message)

@@ -151,7 +151,15 @@ def size_fat_tree(
 
 
 def _radix_needed(endpoints: int, tiers: int, ratios: tuple[float, ...]) -> int:
-    radix = 2
-    while max_endpoints(tiers, radix, ratios) < endpoints:
-        radix += 2
-    return radix
+    """Smallest even radix whose tree holds ``endpoints`` (max_endpoints grows with radix)."""
+    high = 2
+    while max_endpoints(tiers, high, ratios) < endpoints:
+        high *= 2
+    low = high // 2  # too small (or 1, when high == 2 and the loop below does not run)
+    while high - low > 2:
+        mid = (low + high) // 4 * 2
+        if max_endpoints(tiers, mid, ratios) >= endpoints:
+            high = mid
+        else:
+            low = mid
+    return high
