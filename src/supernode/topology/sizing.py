@@ -141,6 +141,11 @@ def size_fat_tree(
     d2, u2 = split_ports(radix, ratios[1])
     per_pod = min(d2, leaves)
     pods = math.ceil(leaves / per_pod)
+    if pods > radix:  # a core must reach every pod (rounding leaves up per rail can overflow)
+        raise RadixError(
+            f"{pods} pods of leaves but {radix}-port core switches reach at most {radix} "
+            f"pods: use switches of at least {pods} ports, or NIC rails that divide the "
+            "leaf count", pods, radix)
     aggs_per_pod = _smallest_even_divisor(math.ceil(per_pod * u1 / d2), u1)
     aggs = aggs_per_pod * pods
     cores = math.ceil(aggs * u2 / radix)
