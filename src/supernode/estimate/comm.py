@@ -38,11 +38,29 @@ def group_stride(dim: str, a: PlanArrays) -> np.ndarray:
 @lru_cache(maxsize=4096)
 def group_fabric(fabric: Fabric, stride: int, size: int) -> Fabric:
     """The fabric seen by ``size`` ranks spaced ``stride`` apart (members per tier)."""
+    return factored_group_fabric(fabric, ((int(stride), int(size)),))
+
+
+@lru_cache(maxsize=4096)
+def factored_group_fabric(fabric: Fabric, factors: tuple[tuple[int, int], ...]) -> Fabric:
+    """The fabric seen by a group of nested strided factors ``((stride, size), ...)``.
+
+    A group made of ``n_f`` ranks at stride ``s_f`` for each factor (mixed radix, e.g.
+    the ``dp x cp`` gradient group when ``cp`` and ``dp`` are not adjacent in the rank
+    order) has ``prod_f min(n_f, G_j / s_f)`` members inside each tier-``j`` group of
+    ``G_j`` consecutive ranks. One factor is :func:`group_fabric`.
+    """
+    size = 1
+    for _, n in factors:
+        size *= int(n)
     tiers = []
     previous = 1
     for tier in fabric.tiers:
-        members = min(size, max(1, tier.group_size // stride)) if stride < tier.group_size \
-            else 1
+        members = 1
+        for stride, n in factors:
+            if stride < tier.group_size:
+                members *= min(int(n), max(1, tier.group_size // int(stride)))
+        members = min(members, size)
         if tier is fabric.tiers[-1]:
             members = size
         if members > previous:
@@ -61,34 +79,65 @@ def _group_keys(stride: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.nd
     """Unique (stride, size) pairs and each plan's index into them (fast 1-D unique)."""
     key = stride.astype(np.int64) * (1 << 32) + size.astype(np.int64)
     unique, inverse = np.unique(key.ravel(), return_inverse=True)
-    return np.stack([unique >> 32, unique & ((1 << 32) - 1)], axis=-1), inverse
+    return np.stack([unique >> 32, unique & ((1 << 32) - 1)], axis=-1), inverse.reshape(key.shape)
 
 
 def call_time_s(call: CollectiveCall, a: PlanArrays, fabric: Fabric
                 ) -> tuple[Any, Any, np.ndarray]:
     """Seconds of one call and per step, and the index of the slowest tier crossed.
 
-    All three are arrays over plans; the tier index points into ``fabric.tiers``.
+    All three are arrays over plans (broadcast with the call's fields, not materialised
+    beyond them); the tier index points into ``fabric.tiers``. The one-call time is
+    given wherever the group has more than one rank, even where the call count is 0.
     """
-    shape = np.broadcast(a.tp, np.asarray(call.calls_per_step)).shape
-    stride = np.broadcast_to(group_stride(call.dim, a), shape)
-    size = np.broadcast_to(np.asarray(call.group_size), shape)
-    message = np.broadcast_to(np.asarray(call.message_bytes, dtype=float), shape).ravel()
-    calls = np.broadcast_to(np.asarray(call.calls_per_step), shape)
-    names = [t.name for t in fabric.tiers]
+    stride, size = np.broadcast_arrays(np.asarray(group_stride(call.dim, a)),
+                                       np.asarray(call.group_size))
     pairs, inverse = _group_keys(stride, size)
-    one = np.zeros(message.shape)
-    tier = np.zeros(message.shape, dtype=np.int64)
-    active = ((calls > 0) & (size > 1)).ravel()
-    op = call.kind
-    for index, (s, n) in enumerate(pairs):
-        chosen = inverse == index
-        sub = group_fabric(fabric, int(s), int(max(n, 1)))
-        if op == "p2p":  # a ring or pipeline hop: bounded by the slowest tier it crosses
-            sub, n = Fabric((_with_group(sub.tiers[-1], 2),)), 2
-        tier[chosen] = names.index(sub.tiers[-1].name)
-        work = chosen & active
+    groups = [(group_fabric(fabric, int(s), int(max(n, 1))), int(n)) for s, n in pairs]
+    return grouped_call_time_s(call, inverse, groups, fabric)
+
+
+def grouped_call_time_s(call: CollectiveCall, keys: np.ndarray,
+                        groups: list[tuple[Fabric, int]], fabric: Fabric
+                        ) -> tuple[Any, Any, np.ndarray]:
+    """:func:`call_time_s` for plans whose group is ``groups[keys]`` (seconds, tier index).
+
+    ``keys`` (int array broadcast with the plans) picks, per plan, one ``(sub-fabric,
+    ranks)`` of ``groups``: the fabric the group sees and its member count. Collective
+    times are computed once per element of the broadcast of ``keys`` and the message
+    (skipping plans that do not make the call when plans are listed one by one), then
+    scaled by the call count.
+    """
+    keys = np.asarray(keys)
+    message = np.asarray(call.message_bytes, dtype=float)
+    calls = np.asarray(call.calls_per_step)
+    shape = np.broadcast_shapes(keys.shape, message.shape)
+    flat_keys = np.broadcast_to(keys, shape).ravel()
+    flat_msg = np.broadcast_to(message, shape).ravel()
+    active = _made_somewhere(calls, shape).ravel()
+    one = np.zeros(flat_msg.shape)
+    names = [t.name for t in fabric.tiers]
+    tier_of = np.zeros(len(groups), dtype=np.int64)
+    for index, (sub, n) in enumerate(groups):
+        if call.kind == "p2p":  # a ring or pipeline hop: bounded by the slowest tier crossed
+            sub, ranks = Fabric((_with_group(sub.tiers[-1], 2),)), 2
+        else:
+            ranks = n
+        tier_of[index] = names.index(sub.tiers[-1].name)
+        if n <= 1:
+            continue
+        work = active if len(groups) == 1 else active & (flat_keys == index)
         if work.any():
-            one[work], _ = collective_time_s(op, message[work], int(n), sub)
+            one[work], _ = collective_time_s(call.kind, flat_msg[work], ranks, sub)
     one = one.reshape(shape)
-    return one, one * calls, tier.reshape(shape)
+    per_step = one * calls
+    return one, per_step, tier_of[keys]
+
+
+def _made_somewhere(calls: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Elements (of ``shape``) worth costing: where the call is made when ``calls`` has
+    that very shape (plans listed one by one); everywhere when ``calls`` spans more axes
+    than the message (a grid: the message is small, reducing the counts would not be)."""
+    if calls.shape == shape:
+        return calls > 0
+    return np.ones(shape, dtype=bool)

@@ -1,0 +1,202 @@
+"""Score a batch of layouts over their whole knob grid at once (numpy, no plan objects).
+
+A batch of ``L`` layouts sharing one :class:`~supernode.planner.space.KnobAxes` becomes
+one :class:`~supernode.spec.plan.PlanArrays` whose fields are broadcastable arrays on
+nine axes: layout, micro-batch, recompute, sequence parallelism, interleaving, ZeRO,
+then the tp / dp / pp overlap switches. The step-time model
+(:func:`supernode.estimate.step.step_arrays`) computes every term at its own shape
+(a TP message depends on layout and micro-batch only) and only the final sums reach the
+full grid. Collective costs are computed once per distinct group (its factors on the
+fabric) and message size: :class:`LayoutCallTime`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from supernode.collectives import Fabric
+from supernode.estimate.calibration import Calibration
+from supernode.estimate.comm import grouped_call_time_s
+from supernode.estimate.model import _interleave_ok
+from supernode.estimate.step import Overlap, StepArrays, step_arrays
+from supernode.estimate.system import SystemModel
+from supernode.planner.mapping import CALL_DIMS, Factors, Layout, group_factors, group_size
+from supernode.planner.mapping import sub_fabric as _sub_fabric
+from supernode.planner.space import KnobAxes
+from supernode.spec.plan import RECOMPUTE_CODES, PlanArrays, plan_legal_mask
+from supernode.spec.workload import WorkloadSpec
+from supernode.workload.memory import memory_bytes_per_gpu
+from supernode.workload.traffic import CollectiveCall
+
+NDIM = 9  # layout, mb, recompute, sp, vpp, zero, overlap tp, overlap dp, overlap pp
+KNOB_NDIM = 6
+
+
+def axis_array(values: Any, axis: int, dtype: Any = None) -> np.ndarray:
+    """``values`` laid along ``axis`` of a NDIM-dimensional grid."""
+    shape = [1] * NDIM
+    arr = np.asarray(values, dtype=dtype)
+    shape[axis] = arr.size
+    return arr.reshape(shape)
+
+
+class LayoutCallTime:
+    """Per-layout collective costs for :func:`step_arrays` (its ``call_time`` hook).
+
+    Each call dimension's group of every layout is interned to a small integer key;
+    :func:`~supernode.estimate.comm.grouped_call_time_s` then costs each distinct group
+    once over the distinct message sizes.
+    """
+
+    def __init__(self, layouts: list[Layout], fabric: Fabric) -> None:
+        self.keys: dict[str, np.ndarray] = {}
+        self.groups: dict[str, list[tuple[Fabric, int]]] = {}
+        factors = [group_factors(layout) for layout in layouts]
+        for dim in CALL_DIMS:
+            index: dict[Factors, int] = {}
+            keys = np.empty(len(layouts), dtype=np.int64)
+            for i, f in enumerate(factors):
+                assert f is not None  # enumerate_layouts drops layouts EP cannot carve
+                keys[i] = index.setdefault(f[dim], len(index))
+            self.keys[dim] = axis_array(keys, 0)
+            self.groups[dim] = [(_sub_fabric(fabric, f), group_size(f)) for f in index]
+
+    def __call__(self, call: CollectiveCall, a: PlanArrays, fabric: Fabric
+                 ) -> tuple[Any, Any, np.ndarray]:
+        """Seconds of one call and per step, and the slowest tier index (arrays)."""
+        return grouped_call_time_s(call, self.keys[call.dim], self.groups[call.dim], fabric)
+
+
+def grid_plans(layouts: list[Layout], axes: KnobAxes, global_batch: int,
+               precision: str) -> tuple[PlanArrays, Overlap]:
+    """The broadcastable plan arrays and overlap switches of a batch's grid."""
+    col = {k: axis_array([getattr(x, k) for x in layouts], 0, np.int64)
+           for k in ("tp", "pp", "dp", "cp", "ep")}
+    zero = axis_array([z for z, _ in axes.zero], 5, np.int64)
+    plans = PlanArrays(
+        **col,
+        vpp=axis_array(axes.vpp, 4, np.int64),
+        micro_batch=axis_array(axes.micro_batch, 1, np.int64),
+        global_batch_sequences=np.asarray(global_batch, dtype=np.int64),
+        recompute=axis_array([RECOMPUTE_CODES[r] for r in axes.recompute], 2, np.int64),
+        sequence_parallel=axis_array(axes.sequence_parallel, 3, bool),
+        zero_stage=zero,
+        distributed_optimizer=axis_array([d for _, d in axes.zero], 5, bool),
+        flash_attention=np.asarray(True),
+        precision=precision,
+    )
+    overlap = Overlap(tp=axis_array(axes.overlap, 6, bool), dp=axis_array(axes.overlap, 7, bool),
+                      pp=axis_array(axes.overlap, 8, bool))
+    return plans, overlap
+
+
+@dataclass(frozen=True)
+class GridScores:
+    """Scores of a batch's grid (NDIM-dimensional arrays, layout axis first).
+
+    ``step_time_s`` and ``objective`` span the full grid; ``memory_bytes``, ``legal``
+    and ``fits`` the knob axes only (the overlap axes have length 1).
+    """
+
+    step_time_s: np.ndarray
+    objective: np.ndarray
+    memory_bytes: np.ndarray
+    legal: np.ndarray
+    fits: np.ndarray
+    steps: StepArrays
+
+    def best(self, axes: KnobAxes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per layout: flat grid index, objective and step time (s) of the best fitting
+        point (objective inf: none fits)."""
+        shape = grid_shape(self.fits.shape[0], axes)
+        n = shape[0]
+        masked = np.broadcast_to(np.where(self.fits, self.objective, np.inf), shape)
+        masked = masked.reshape(n, -1)
+        index = np.argmin(masked, axis=1)
+        rows = np.arange(n)
+        times = np.broadcast_to(self.step_time_s, shape).reshape(n, -1)[rows, index]
+        return index, masked[rows, index], times
+
+
+def grid_shape(layouts: int, axes: KnobAxes) -> tuple[int, ...]:
+    """Full NDIM shape of a batch's grid (the order :func:`knob_index` unravels)."""
+    return (layouts, len(axes.micro_batch), len(axes.recompute),
+            len(axes.sequence_parallel), len(axes.vpp), len(axes.zero),
+            len(axes.overlap), len(axes.overlap), len(axes.overlap))
+
+
+def memory_grid(w: WorkloadSpec, layouts: list[Layout], axes: KnobAxes, global_batch: int,
+                gpus: int, precision: str) -> tuple[np.ndarray, np.ndarray]:
+    """Peak memory per GPU (bytes) and legality of every knob point of a batch.
+
+    Both have the knob axes only (overlap axes of length 1): memory does not depend on
+    the overlap switches. Legality is :func:`~supernode.spec.plan.plan_legal_mask` plus
+    the interleaved schedule's rule (micro-batches divisible by ``pp`` when ``vpp > 1``).
+    """
+    no_overlap = replace(axes, overlap=(True,))
+    plans, _ = grid_plans(layouts, no_overlap, global_batch, precision)
+    knob_shape = np.broadcast_shapes(*(np.shape(getattr(plans, f)) for f in (
+        "tp", "micro_batch", "recompute", "sequence_parallel", "vpp", "zero_stage")))
+    legal = plan_legal_mask(w, replace(plans, tp=np.broadcast_to(plans.tp, knob_shape)), gpus)
+    legal = legal & _interleave_ok(plans)
+    memory = np.broadcast_to(memory_bytes_per_gpu(w, plans)["total"], knob_shape)
+    return memory, legal
+
+
+def score_grid(w: WorkloadSpec, layouts: list[Layout], axes: KnobAxes, global_batch: int,
+               system: SystemModel, cal: Calibration, precision: str, memory: np.ndarray,
+               legal: np.ndarray, energy_weights: tuple[float, float] | None = None
+               ) -> GridScores:
+    """Step time (s) and objective of every grid point, with the batch's memory grid.
+
+    ``memory`` and ``legal`` come from :func:`memory_grid` for the same layouts.
+    ``energy_weights`` = ``(busy_w, waiting_w)`` per GPU turns the objective into joules
+    per GPU and step (``busy`` while computing, ``waiting`` otherwise); None: step time.
+    """
+    plans, overlap = grid_plans(layouts, axes, global_batch, precision)
+    steps = step_arrays(w, plans, system, cal, overlap, call_time=LayoutCallTime(
+        layouts, system.fabric))
+    b = steps.breakdown_s
+    # sum the narrow terms first, then the ones widened by each overlap switch
+    time = _narrow(b, "compute") + _narrow(b, "pipeline_bubble") + _narrow(b, "cp_comm") \
+        + _narrow(b, "ep_comm") + _narrow(b, "optimizer") + _narrow(b, "other")
+    time = (time + _narrow(b, "tp_comm")) + _narrow(b, "pp_comm")
+    time = time + _narrow(b, "dp_comm")
+    objective = time
+    if energy_weights is not None:
+        busy = _narrow(b, "compute") + _narrow(b, "optimizer")
+        busy_w, waiting_w = energy_weights
+        objective = busy_w * busy + waiting_w * (time - busy)
+    fits = legal & (memory <= system.memory_bytes)
+    return GridScores(time, objective, memory, legal, fits, steps)
+
+
+def _narrow(breakdown: dict[str, np.ndarray], key: str) -> np.ndarray:
+    """A breakdown term at its own (unbroadcast) shape, to keep sums narrow."""
+    return _unbroadcast(breakdown[key])
+
+
+def _unbroadcast(arr: np.ndarray) -> np.ndarray:
+    """Undo ``np.broadcast_to``: index 0 along every zero-stride axis (a view)."""
+    index = tuple(slice(0, 1) if stride == 0 and n > 1 else slice(None)
+                  for stride, n in zip(arr.strides, arr.shape, strict=True))
+    return arr[index]
+
+
+def knob_index(axes: KnobAxes, flat: int) -> dict[str, Any]:
+    """The knob values of grid point ``flat`` (index into one layout's grid)."""
+    i = np.unravel_index(flat, grid_shape(1, axes)[1:])
+    zero, distopt = axes.zero[i[4]]
+    return {"micro_batch": axes.micro_batch[i[0]], "recompute": axes.recompute[i[1]],
+            "sequence_parallel": bool(axes.sequence_parallel[i[2]]), "vpp": axes.vpp[i[3]],
+            "zero_stage": zero, "distributed_optimizer": distopt,
+            "overlap_tp_comm": axes.overlap[i[5]], "overlap_dp_comm": axes.overlap[i[6]],
+            "overlap_pp_comm": axes.overlap[i[7]]}
+
+
+def memory_index(axes: KnobAxes, flat: int) -> int:
+    """Index of a knob-grid point (no overlap axes) within the full grid of one layout."""
+    return int(flat) * len(axes.overlap) ** 3

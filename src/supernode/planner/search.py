@@ -1,0 +1,213 @@
+"""The plan search: enumerate layouts, prune by memory, score every knob, rank.
+
+1. :func:`~supernode.planner.space.enumerate_layouts` lists every structurally legal
+   ``tp, pp, dp, cp, ep`` and rank order for the job's GPUs and batch.
+2. Layouts with the same knob axes are batched; the memory of every knob point is
+   computed first (:func:`~supernode.planner.evaluate.memory_grid`) and layouts with no
+   point that fits are pruned before their step time is scored.
+3. The rest are scored over the whole grid (:func:`~supernode.planner.evaluate.
+   score_grid`), and each layout keeps its best point (lowest objective that fits).
+4. Layouts whose TP group leaves the scale-up domain are scored (so that the report can
+   say what they would cost) but excluded unless ``allow_cross_domain_tp``.
+
+Nothing here mutates the system or the workload; the result is a table of layouts.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from supernode.errors import InputError
+from supernode.estimate.calibration import Calibration, default_calibration
+from supernode.estimate.system import SystemModel
+from supernode.planner.economics import Economics, default_economics
+from supernode.planner.evaluate import memory_grid, score_grid
+from supernode.planner.mapping import Layout, group_factors, slowest_tier
+from supernode.planner.space import KnobAxes, SearchSpace, enumerate_layouts, knob_axes
+from supernode.spec.workload import WorkloadSpec
+
+OBJECTIVES = ("time", "cost", "energy")
+#: Grid points per evaluated batch (bounds memory: a few arrays of this many floats).
+MAX_GRID_POINTS = 1_500_000
+
+
+@dataclass(frozen=True)
+class PlanTarget:
+    """What to plan for: the model, the machine, the job's GPUs and batch (SI inside).
+
+    ``host_size``: GPUs per host, the unit of rail alignment (None: the scale-up size).
+    ``economics``: price and power (None: the defaults for the accelerator).
+    """
+
+    workload: WorkloadSpec
+    system: SystemModel
+    gpus: int
+    global_batch_sequences: int
+    precision: str = "bf16"
+    host_size: int | None = None
+    economics: Economics | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def scale_up_size(self) -> int:
+        """GPUs in one scale-up domain (1 when the fabric has no scale-up tier)."""
+        tier = self.system.fabric.tiers[0]
+        return tier.group_size if tier.name == "scale_up" else 1
+
+    @property
+    def tokens_per_step(self) -> int:
+        """Tokens in one optimizer step."""
+        return self.global_batch_sequences * self.workload.seq_len
+
+    def economics_or_default(self) -> Economics:
+        """The target's economics, or the accelerator's defaults."""
+        return self.economics or default_economics(self.system.accelerator)
+
+
+@dataclass
+class LayoutRecord:
+    """One layout's outcome: its best knob point, or why it has none."""
+
+    layout: Layout
+    axes: KnobAxes
+    tp_crosses_domain: bool
+    least_memory_bytes: float
+    least_memory_index: int
+    best_index: int = -1
+    objective: float = math.inf
+    step_time_s: float = math.inf
+
+    @property
+    def fits(self) -> bool:
+        """True when some knob point is legal and fits in memory."""
+        return math.isfinite(self.objective)
+
+
+@dataclass
+class SearchStats:
+    """Counts and timing of one search."""
+
+    layouts_considered: int = 0
+    layouts_pruned_by_memory: int = 0
+    candidates_evaluated: int = 0
+    candidates_pruned_by_memory: int = 0
+    legal_candidates: int = 0
+    wall_time_s: float = 0.0
+
+    @property
+    def plans_per_s(self) -> float:
+        """Scored candidates per second of search."""
+        return self.candidates_evaluated / self.wall_time_s if self.wall_time_s > 0 else 0.0
+
+
+@dataclass
+class SearchOutcome:
+    """Every layout's record, the eligible ones ranked, and the search statistics."""
+
+    target: PlanTarget
+    objective: str
+    allow_cross_domain_tp: bool
+    records: list[LayoutRecord]
+    ranked: list[LayoutRecord]
+    stats: SearchStats
+    space: SearchSpace = field(default_factory=SearchSpace)
+
+
+def check_target(target: PlanTarget, objective: str) -> None:
+    """Raise :class:`InputError` for a target or objective the search cannot take."""
+    if objective not in OBJECTIVES:
+        raise InputError("objective", f"unknown objective {objective!r}; allowed: "
+                                      f"{', '.join(OBJECTIVES)}")
+    if target.gpus < 1:
+        raise InputError("gpus", f"must be >= 1, got {target.gpus}")
+    if target.global_batch_sequences < 1:
+        raise InputError("global_batch", f"must be >= 1, got {target.global_batch_sequences}")
+    capacity = target.system.fabric.capacity
+    if target.gpus > capacity:
+        raise InputError("gpus", f"the job's {target.gpus:,} GPUs exceed the cluster's "
+                                 f"{capacity:,}; give a larger cluster or fewer GPUs")
+
+
+def search_layouts(target: PlanTarget, objective: str = "time",
+                   allow_cross_domain_tp: bool = False, space: SearchSpace | None = None,
+                   cal: Calibration | None = None) -> SearchOutcome:
+    """Score every legal layout of ``target`` and rank the eligible ones (best first)."""
+    check_target(target, objective)
+    space = space or SearchSpace()
+    cal = cal or default_calibration()
+    start = time.perf_counter()
+    domain = target.scale_up_size
+    max_tp = target.workload.heads if allow_cross_domain_tp else max(2 * domain, 1)
+    layouts = enumerate_layouts(target.workload, target.gpus, target.global_batch_sequences,
+                                space, max_tp)
+    stats = SearchStats(layouts_considered=len(layouts))
+    batches: dict[KnobAxes, list[Layout]] = defaultdict(list)
+    for layout in layouts:
+        batches[knob_axes(target.workload, layout, target.global_batch_sequences, space)
+                ].append(layout)
+    records: list[LayoutRecord] = []
+    weights = target.economics_or_default().energy_weights if objective == "energy" else None
+    for axes, group in batches.items():
+        step = max(1, MAX_GRID_POINTS // axes.size)
+        for i in range(0, len(group), step):
+            records += _score_batch(target, group[i:i + step], axes, cal, weights, stats)
+    stats.wall_time_s = time.perf_counter() - start
+    eligible = [r for r in records if r.fits and (allow_cross_domain_tp
+                                                  or not r.tp_crosses_domain)]
+    ranked = sorted(eligible, key=_rank_key)
+    return SearchOutcome(target, objective, allow_cross_domain_tp, records, ranked, stats,
+                         space)
+
+
+def _rank_key(r: LayoutRecord) -> tuple:
+    x = r.layout
+    return (r.objective, r.step_time_s, x.tp, x.pp, x.cp, x.ep, not x.megatron_equivalent,
+            x.order)
+
+
+def tp_crosses_domain(layout: Layout, system: SystemModel) -> bool:
+    """True when the layout's TP group crosses a tier beyond the scale-up domain."""
+    if layout.tp <= 1:
+        return False
+    factors = group_factors(layout)
+    tier = slowest_tier(system.fabric, factors["tp"]) if factors else len(system.fabric.tiers)
+    return tier > 0 or system.fabric.tiers[0].name != "scale_up"
+
+
+def _score_batch(target: PlanTarget, layouts: list[Layout], axes: KnobAxes,
+                 cal: Calibration, weights: tuple[float, float] | None,
+                 stats: SearchStats) -> list[LayoutRecord]:
+    """Records of one batch: memory for all, step time for those that can fit."""
+    w, gb, system = target.workload, target.global_batch_sequences, target.system
+    memory, legal = memory_grid(w, layouts, axes, gb, target.gpus, target.precision)
+    n = len(layouts)
+    mem_masked = np.where(legal, memory, np.inf).reshape(n, -1)
+    least_index = np.argmin(mem_masked, axis=1)
+    least = mem_masked[np.arange(n), least_index]
+    records = [LayoutRecord(x, axes, tp_crosses_domain(x, system), float(least[i]),
+                            int(least_index[i])) for i, x in enumerate(layouts)]
+    keep = np.flatnonzero(least <= system.memory_bytes)
+    overlap_points = len(axes.overlap) ** 3
+    stats.layouts_pruned_by_memory += n - keep.size
+    stats.candidates_pruned_by_memory += (n - keep.size) * axes.size
+    if keep.size == 0:
+        return records
+    kept = [layouts[i] for i in keep]
+    scores = score_grid(w, kept, axes, gb, system, cal, target.precision, memory[keep],
+                        legal[keep], weights)
+    index, value, times = scores.best(axes)
+    stats.candidates_evaluated += keep.size * axes.size
+    allowed = np.array([not records[i].tp_crosses_domain for i in keep])
+    fits_per_layout = scores.fits.reshape(keep.size, -1).sum(axis=1)
+    stats.legal_candidates += int(fits_per_layout[allowed].sum()) * overlap_points
+    for j, i in enumerate(keep):
+        if math.isfinite(value[j]):
+            r = records[i]
+            r.best_index, r.objective = int(index[j]), float(value[j])
+            r.step_time_s = float(times[j])
+    return records

@@ -1,0 +1,240 @@
+"""Requirements -> architecture (seed 003 §3.1, §5.1; seed 001 §2.2; seed 000 §2.3).
+
+From a model, a token budget and a deadline: cards = total FLOPs / (peak x days x
+86,400 x utilisation); the memory the model states need (weights, gradients, optimizer:
+4-6x the weights by the seed's rule, exact bytes by the toolkit's model); the bandwidth
+one gradient synchronisation needs; the supernode size as a multiple of the chosen TP;
+supernodes needed; scale-out links per supernode so the two tiers match; 20-30% growth
+headroom and a phased build. The result is cross-checked by planning the sized cluster.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from supernode.errors import InputError
+from supernode.planner.build import build_target
+from supernode.planner.report import PlanReport, plan_job
+from supernode.planner.scaling import unit_gpus
+from supernode.spec.cluster import ClusterSpec
+from supernode.spec.clusterfile import load_cluster_spec
+from supernode.spec.workload import WorkloadSpec
+from supernode.workload.flops import model_flops_per_token
+from supernode.workload.memory import STATE_BYTES
+from supernode.workload.params import total_params
+
+SECONDS_PER_DAY = 86_400.0
+#: Seed 003 §3.1: utilisation 0.4-0.6 (communication and synchronisation eat the rest).
+UTILIZATION_RANGE = (0.4, 0.6)
+DEFAULT_UTILIZATION = 0.5
+#: Seed 003 §3.1 / seed 000 §1.1: model states are 4-6x the weights.
+STATE_MULTIPLE_RANGE = (4.0, 6.0)
+#: Seed 000 §2.2: the peak need is 2-3x the average synchronisation bandwidth.
+PEAK_FACTOR_RANGE = (2.0, 3.0)
+#: Seed 003 §5.1: keep 20-30% headroom.
+DEFAULT_HEADROOM = 0.25
+#: Seed 001 §2.2: a supernode of tens of TB/s inside needs at least 4-6 x 400G links out.
+SEED_MIN_LINKS = (4, 6)
+#: Phases grow by whole scale-out units when one is at most this share of the need.
+UNIT_SHARE_FOR_PHASES = 0.25
+#: Share of the step the scale-out traffic may take (the seeds' 20% line).
+COMM_BUDGET_SHARE = 0.20
+
+
+@dataclass(frozen=True)
+class SizingInput:
+    """The requirement: model, tokens, deadline, accelerator, utilisation (None: plan)."""
+
+    workload: WorkloadSpec
+    tokens: float
+    days: float
+    template: ClusterSpec
+    utilization: float | None = DEFAULT_UTILIZATION
+    headroom: float = DEFAULT_HEADROOM
+    global_batch: int | None = None
+
+
+def template_for(accelerator: str | None) -> ClusterSpec:
+    """A cluster preset built from ``accelerator`` (catalog name; None: H100 SuperPOD).
+
+    Presets with a scale-out fabric are preferred; an accelerator no preset uses is put
+    into the DGX H100 SuperPOD unit in place of the H100.
+    """
+    from supernode.catalog import cluster_presets, find_accelerator
+
+    if accelerator is None:
+        return load_cluster_spec("dgx-h100-superpod-su")
+    chip = find_accelerator(accelerator, path="accelerator")
+    matches = []
+    for name in sorted(cluster_presets()):
+        spec = load_cluster_spec(name)
+        if isinstance(spec.host.accelerator, str) and spec.host.accelerator == chip.name:
+            matches.append((spec.scale_out is None, name, spec))
+    if matches:
+        return min(matches, key=lambda m: (m[0], m[1]))[2]
+    base = load_cluster_spec("dgx-h100-superpod-su")
+    host = base.host.model_copy(update={"accelerator": chip.name})
+    return base.model_copy(update={"name": f"{chip.name}-superpod-su", "host": host})
+
+
+def _check(req: SizingInput) -> None:
+    if not req.tokens > 0:
+        raise InputError("tokens", f"must be > 0, got {req.tokens}")
+    if not req.days > 0:
+        raise InputError("days", f"must be > 0, got {req.days}")
+    if req.utilization is not None and not 0 < req.utilization <= 1:
+        raise InputError("utilization", f"must be in (0, 1], got {req.utilization}")
+    if not 0 <= req.headroom < 1:
+        raise InputError("headroom", f"must be in [0, 1), got {req.headroom}")
+
+
+def cards_needed(total_flops: float, peak_flops: float, days: float, utilization: float
+                 ) -> float:
+    """Seed 003 §3.1: total FLOPs / (per-card FLOP/s x days x 86,400 x utilisation)."""
+    return total_flops / (peak_flops * days * SECONDS_PER_DAY * utilization)
+
+
+def memory_need(w: WorkloadSpec, precision: str = "bf16") -> dict[str, float]:
+    """Model-state memory (bytes): weights, the seed's 4-6x range, the toolkit's exact."""
+    params = float(total_params(w))
+    wb, gb, kb = STATE_BYTES[precision]
+    weights = params * wb
+    return {"params": params, "weights_bytes": weights,
+            "seed_range_bytes": [weights * m for m in STATE_MULTIPLE_RANGE],
+            "model_states_bytes": params * (wb + gb + kb),
+            "bytes_per_param": float(wb + gb + kb)}
+
+
+def size(req: SizingInput) -> dict[str, Any]:
+    """Size a cluster for the requirement and cross-check it with the planner."""
+    _check(req)
+    w, spec = req.workload, req.template
+    probe, _ = build_target(spec, w, None, 1)
+    peak = probe.system.peak_flops
+    total = float(model_flops_per_token(w)) * req.tokens
+    u = req.utilization if req.utilization is not None else DEFAULT_UTILIZATION
+    report, layout, cards = None, None, 0.0
+    for _ in range(1 if req.utilization is not None else 2):
+        cards = cards_needed(total, peak, req.days, u)
+        layout = _layout(spec, cards, req.headroom)
+        report = _cross_check(spec, w, layout["phase1_gpus"], req.global_batch)
+        if report.feasible and req.utilization is None:
+            u = report.plans[0].mfu
+    out = {
+        "workload": w.name, "template": spec.name, "tokens": req.tokens, "days": req.days,
+        "total_flops": total, "peak_flops_per_card": peak, "utilization": u,
+        "utilization_source": "given" if req.utilization is not None else "best plan MFU",
+        "cards": cards, "cards_range": [cards_needed(total, peak, req.days, x)
+                                        for x in UTILIZATION_RANGE[::-1]],
+        "memory": memory_need(w), **layout,
+    }
+    out["memory"]["min_cards_for_states"] = math.ceil(
+        out["memory"]["model_states_bytes"] / probe.system.memory_bytes)
+    out.update(_bandwidth(report, w, total, layout, spec))
+    out["cross_check"] = _cross_check_summary(report, req)
+    return out
+
+
+def _layout(spec: ClusterSpec, cards: float, headroom: float) -> dict[str, Any]:
+    """Supernodes for ``cards`` and the phased build (seed 003 §5.1).
+
+    Phases grow by whole scale-out units (the template: a DGX SuperPOD SU...) when a unit
+    is at most a quarter of the need, else by whole supernodes (racks).
+    """
+    domain = spec.scale_up.size
+    unit = unit_gpus(spec)
+    step = unit if unit <= UNIT_SHARE_FOR_PHASES * cards else domain
+    gpus1 = max(1, math.ceil(cards / step)) * step
+    gpus2 = max(gpus1, math.ceil(cards * (1.0 + headroom) / step) * step)
+    return {"supernode_size": domain, "supernodes_needed": math.ceil(cards / domain),
+            "unit_gpus": unit, "phase_step_gpus": step, "headroom": headroom,
+            "phase1_gpus": gpus1, "phase1_supernodes": math.ceil(gpus1 / domain),
+            "phase1_units": gpus1 / unit, "phase2_gpus": gpus2,
+            "phase2_supernodes": math.ceil(gpus2 / domain), "phase2_units": gpus2 / unit}
+
+
+def _cross_check(spec: ClusterSpec, w: WorkloadSpec, gpus: int, batch: int | None
+                 ) -> PlanReport:
+    target, _ = build_target(spec, w, gpus, batch)
+    return plan_job(target, top=3)
+
+
+def _bandwidth(report: PlanReport, w: WorkloadSpec, total: float, layout: dict[str, Any],
+               spec: ClusterSpec) -> dict[str, Any]:
+    """Sync bandwidth (seed 003 §3.1), supernode size vs TP, links out per supernode.
+
+    Links needed by traffic: the template's links out of one supernode, scaled so that
+    the best plan's scale-out collectives leave at most 20% of the step exposed (their
+    issued time is bandwidth-bound, so it falls in proportion to the links; the part
+    already hidden under compute is taken to stay hidden).
+    """
+    t = report.outcome.target
+    grad_bytes = float(total_params(w)) * STATE_BYTES[t.precision][0]
+    out: dict[str, Any] = {"gradient_bytes_per_sync": grad_bytes}
+    if not report.feasible:
+        return out
+    best = report.plans[0]
+    step = best.step_time_s
+    need = grad_bytes / step
+    out.update({"sync_interval_s": step, "sync_bandwidth_bytes_per_s": need,
+                "sync_peak_bandwidth_bytes_per_s": [need * f for f in PEAK_FACTOR_RANGE],
+                "tp": best.layout.tp,
+                "supernode_multiple_of_tp": layout["supernode_size"] % best.layout.tp == 0})
+    domain = layout["supernode_size"]
+    up = t.system.fabric.tiers[0]
+    inside = domain * up.bandwidth_bytes_per_s if up.name == "scale_up" else 0.0
+    nic = spec.host.nics
+    link = (nic.speed_gbit_per_s * 1e9 / 8) if nic else 0.0
+    configured = (nic.count * domain // spec.host.accelerators_per_host) if nic else 0
+    issued_s, exposed_s = _outside_comm_s(best)
+    # issued scale-out time is bandwidth-bound (falls in proportion to the links); the part
+    # hidden under compute stays hidden: keep the exposed part within the 20% budget
+    hidden = max(issued_s - exposed_s, 0.0)
+    traffic_links = math.ceil(configured * issued_s / (COMM_BUDGET_SHARE * step + hidden)) \
+        if configured else 0
+    seed_links = SEED_MIN_LINKS[0] if inside >= 10e12 else 1
+    out["scale_out_links_per_supernode"] = {
+        "scale_up_aggregate_bytes_per_s": inside,
+        "scale_out_issued_s": issued_s,
+        "scale_out_exposed_s": exposed_s,
+        "link_bytes_per_s": link,
+        "needed_by_traffic": traffic_links,
+        "seed_minimum": seed_links,
+        "recommended": max(traffic_links, seed_links),
+        "configured_in_template": configured,
+        "scale_up_to_scale_out_ratio": inside / (configured * link) if configured and link
+        else None,
+    }
+    return out
+
+
+def _outside_comm_s(best: Any) -> tuple[float, float]:
+    """(issued, exposed) seconds per step of the groups that leave the scale-up domain."""
+    exposed_key = {"tp": "tp_comm", "cp": "cp_comm", "ep": "ep_comm", "pp": "pp_comm",
+                   "dp": "dp_comm", "dp_expert": "dp_comm"}
+    dp_issued = sum(p["issued_s"] for d, p in best.placement.items()
+                    if d in ("dp", "dp_expert")) or 1.0
+    issued = exposed = 0.0
+    for dim, p in best.placement.items():
+        if p["tier"] == "scale_up":
+            continue
+        issued += p["issued_s"]
+        share = p["issued_s"] / dp_issued if dim in ("dp", "dp_expert") else 1.0
+        exposed += best.breakdown_s[exposed_key[dim]] * share
+    return issued, exposed
+
+
+def _cross_check_summary(report: PlanReport, req: SizingInput) -> dict[str, Any]:
+    t = report.outcome.target
+    if not report.feasible:
+        return {"gpus": t.gpus, "feasible": False, "advice": report.advice}
+    best = report.plans[0]
+    days = req.tokens / best.tokens_per_s / SECONDS_PER_DAY
+    total = float(model_flops_per_token(req.workload)) * req.tokens
+    return {"gpus": t.gpus, "feasible": True, "global_batch_sequences":
+            t.global_batch_sequences, "best_plan": best.to_dict(), "mfu": best.mfu,
+            "days_predicted": days, "meets_deadline": days <= req.days,
+            "cards_at_plan_mfu": cards_needed(total, t.system.peak_flops, req.days, best.mfu),
+            "notes": list(t.notes)}

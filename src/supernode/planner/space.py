@@ -1,0 +1,131 @@
+"""The search space: which layouts and knobs the planner tries, and which are legal.
+
+Layouts (``tp, pp, dp, cp, ep`` and the rank order) are enumerated with the structural
+rules of :func:`supernode.spec.plan.plan_legal_mask` applied up front (divisibility of
+heads, KV heads, MLP widths, experts, the sequence for CP, the GPU count and the global
+batch), so that no illegal layout is ever expanded. Each layout then gets a grid of
+knobs (micro-batch, recompute, sequence parallelism, interleaving, ZeRO stage /
+distributed optimizer, overlap switches) whose axes depend only on ``pp``, ``dp`` and
+whether ``tp > 1``; layouts with the same axes are evaluated together as one array.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from supernode.estimate.model import MAX_VPP, MICRO_BATCH_CHOICES
+from supernode.planner.mapping import Layout, effective_orders, group_factors
+from supernode.spec.workload import WorkloadSpec
+
+#: (zero_stage, distributed_optimizer) options. ZeRO-1 is Megatron's distributed
+#: optimizer in the model (same memory and traffic), so it is tried once.
+ZERO_OPTIONS = ((0, False), (1, True), (2, False), (3, False))
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """Knob choices and limits of a search (defaults: what a tuned Megatron run tries).
+
+    ``tp``/``pp``/``cp``/``ep`` restrict a dimension to the listed sizes (None: all
+    legal). ``max_cp``: largest context-parallel size, and each CP rank keeps at least
+    ``min_cp_tokens`` tokens of the sequence. ``search_orders``: try every rank order
+    (else Megatron's ``tp-cp-dp-pp`` only).
+    """
+
+    micro_batches: tuple[int, ...] = MICRO_BATCH_CHOICES
+    recompute: tuple[str, ...] = ("none", "selective", "full")
+    max_vpp: int = MAX_VPP
+    zero: tuple[tuple[int, bool], ...] = ZERO_OPTIONS
+    sequence_parallel: tuple[bool, ...] = (True, False)
+    overlap: tuple[bool, ...] = (True, False)
+    search_orders: bool = True
+    max_cp: int = 16
+    min_cp_tokens: int = 512
+    tp: tuple[int, ...] | None = None
+    pp: tuple[int, ...] | None = None
+    cp: tuple[int, ...] | None = None
+    ep: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class KnobAxes:
+    """Values along each knob axis of one evaluation grid."""
+
+    micro_batch: tuple[int, ...]
+    recompute: tuple[str, ...]
+    sequence_parallel: tuple[bool, ...]
+    vpp: tuple[int, ...]
+    zero: tuple[tuple[int, bool], ...]
+    overlap: tuple[bool, ...]
+
+    @property
+    def size(self) -> int:
+        """Grid points per layout (overlap switches for tp, dp and pp included)."""
+        return (len(self.micro_batch) * len(self.recompute) * len(self.sequence_parallel)
+                * len(self.vpp) * len(self.zero) * len(self.overlap) ** 3)
+
+
+def divisors(n: int) -> list[int]:
+    """All positive divisors of ``n``, ascending."""
+    small = [d for d in range(1, int(n ** 0.5) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def tp_choices(w: WorkloadSpec, gpus: int, space: SearchSpace, max_tp: int) -> list[int]:
+    """TP sizes that divide the GPUs, heads, KV heads and every MLP width, up to ``max_tp``."""
+    widths = [w.ffn_hidden] + ([w.expert_ffn_hidden] if w.moe else [])
+    out = [t for t in divisors(gpus) if t <= max_tp and w.heads % t == 0
+           and w.n_kv_heads % t == 0 and all(f % t == 0 for f in widths)]
+    return [t for t in out if space.tp is None or t in space.tp]
+
+
+def cp_ok(w: WorkloadSpec, cp: int, space: SearchSpace) -> bool:
+    """True when ``cp`` splits the sequence evenly (2 chunks per rank) within the limits."""
+    if space.cp is not None:
+        return cp in space.cp and (cp == 1 or w.seq_len % (2 * cp) == 0)
+    return cp == 1 or (w.seq_len % (2 * cp) == 0 and cp <= space.max_cp
+                       and w.seq_len // cp >= space.min_cp_tokens)
+
+
+def ep_choices(w: WorkloadSpec, dp_cp: int, space: SearchSpace) -> list[int]:
+    """EP sizes: divisors of the experts that divide ``dp * cp`` (1 for dense models)."""
+    if w.moe is None:
+        return [1]
+    out = [e for e in divisors(w.moe.experts) if dp_cp % e == 0]
+    return [e for e in out if space.ep is None or e in space.ep]
+
+
+def enumerate_layouts(w: WorkloadSpec, gpus: int, global_batch: int, space: SearchSpace,
+                      max_tp: int) -> list[Layout]:
+    """Every structurally legal layout of ``gpus`` GPUs (each rank order once)."""
+    out: list[Layout] = []
+    for tp in tp_choices(w, gpus, space, max_tp):
+        for cp in divisors(gpus // tp):
+            if not cp_ok(w, cp, space):
+                continue
+            for pp in divisors(gpus // (tp * cp)):
+                if pp > w.layers or (space.pp is not None and pp not in space.pp):
+                    continue
+                dp = gpus // (tp * cp * pp)
+                if global_batch % dp:
+                    continue
+                for ep in ep_choices(w, dp * cp, space):
+                    for order in effective_orders(tp, cp, dp, pp, space.search_orders):
+                        layout = Layout(tp, pp, dp, cp, ep, order)
+                        if group_factors(layout) is not None:
+                            out.append(layout)
+    return out
+
+
+def knob_axes(w: WorkloadSpec, layout: Layout, global_batch: int,
+              space: SearchSpace) -> KnobAxes:
+    """The knob grid of one layout (the same for layouts sharing ``pp``, ``dp``, tp > 1)."""
+    per_dp = global_batch // layout.dp
+    mbs = tuple(b for b in space.micro_batches if per_dp % b == 0) or (1,)
+    if layout.pp == 1:
+        vpps: tuple[int, ...] = (1,)
+    else:
+        vpps = tuple(v for v in range(1, space.max_vpp + 1) if layout.pp * v <= w.layers) or (1,)
+    zero = tuple(z for z in space.zero if layout.pp == 1 or z[0] < 2) or ((0, False),)
+    sps = space.sequence_parallel if layout.tp > 1 else (False,)
+    return KnobAxes(mbs, space.recompute, tuple(sps), vpps, zero, space.overlap)

@@ -1,0 +1,155 @@
+"""Run a sweep's variants: one pure task each, on a local process pool or on Ray.
+
+:func:`run_variant` is a pure function of its task (a plain dict): it loads the base
+documents, applies the variant's overrides, plans, and returns one table row. So the
+same tasks give the same rows whether run inline, in a spawn-safe
+:class:`concurrent.futures.ProcessPoolExecutor` or as Ray tasks; rows carry no timing.
+A variant that cannot be built or planned is a row with ``status: error`` (a result,
+STYLE §9), not an exception that stops the sweep.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any
+
+from supernode.errors import InputError
+from supernode.planner.build import build_target
+from supernode.planner.report import PlanReport, plan_job
+from supernode.planner.sweep_spec import SweepSpec
+from supernode.planner.variants import with_domain_size, with_overrides
+from supernode.spec.clusterfile import load_cluster_spec
+from supernode.workload.presets import load_workload
+
+Progress = Callable[[], None]
+
+#: Result columns of a row, after the variant index and the swept keys.
+METRIC_COLUMNS = ("status", "error", "gpus", "global_batch_sequences", "scale_up_size",
+                  "tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "recompute",
+                  "sequence_parallel", "zero_stage", "distributed_optimizer", "rank_order",
+                  "step_time_s", "tokens_per_s", "mfu", "comm_share", "exposed_comm_share",
+                  "memory_per_gpu_bytes", "fits_in_memory", "cost_per_million_tokens_usd",
+                  "energy_per_token_j", "candidates_evaluated", "legal_candidates",
+                  "notes")
+
+
+def make_tasks(spec: SweepSpec, variants: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One plain-dict task per variant (picklable, Ray-serialisable)."""
+    base = spec.base.model_dump()
+    return [{"index": i, "base": base, "overrides": v} for i, v in enumerate(variants)]
+
+
+def _target(base: dict[str, Any], overrides: dict[str, Any]):
+    spec = load_cluster_spec(base["cluster"])
+    base_gpus = spec.supernodes * spec.scale_up.size
+    cluster = {k[len("cluster."):]: v for k, v in overrides.items() if k.startswith("cluster.")}
+    if base["keep_gpus"] and "scale_up.size" in cluster:
+        size = cluster.pop("scale_up.size")
+        if not isinstance(size, int) or isinstance(size, bool):
+            raise InputError("cluster.scale_up.size", f"must be an integer, got {size!r}")
+        spec = with_domain_size(spec, size, base["gpus"] or base_gpus)
+    spec = with_overrides(spec, cluster, root="cluster")
+    w = load_workload(overrides.get("workload", base["workload"]))
+    fields = {k[len("workload."):]: v for k, v in overrides.items()
+              if k.startswith("workload.")}
+    w = with_overrides(w, fields, root="workload")
+    plan = {k: overrides.get(f"plan.{k}", base[k]) for k in
+            ("gpus", "global_batch", "objective", "allow_cross_domain_tp", "precision",
+             "price_per_gpu_hour")}
+    target, _ = build_target(spec, w, plan["gpus"] or base_gpus, plan["global_batch"],
+                             plan["precision"], plan["price_per_gpu_hour"], add_tiers=True)
+    return target, plan
+
+
+def _metrics(report: PlanReport) -> dict[str, Any]:
+    t = report.outcome.target
+    row: dict[str, Any] = {
+        "status": "ok" if report.feasible else "infeasible", "error": "",
+        "gpus": t.gpus, "global_batch_sequences": t.global_batch_sequences,
+        "scale_up_size": t.scale_up_size,
+        "candidates_evaluated": report.outcome.stats.candidates_evaluated,
+        "legal_candidates": report.outcome.stats.legal_candidates,
+        "notes": " | ".join(t.notes)}
+    if not report.feasible:
+        row["error"] = report.advice["reason"] if report.advice else "no legal plan"
+        return row
+    d = report.plans[0].to_dict()
+    for key in ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "recompute",
+                "sequence_parallel", "zero_stage", "distributed_optimizer", "rank_order",
+                "step_time_s", "tokens_per_s", "mfu", "memory_per_gpu_bytes",
+                "fits_in_memory", "cost_per_million_tokens_usd", "energy_per_token_j"):
+        row[key] = d[key]
+    row["comm_share"] = d["comm_compute"]["share"]
+    row["exposed_comm_share"] = d["comm_compute"]["exposed_share"]
+    return row
+
+
+def run_variant(task: dict[str, Any]) -> dict[str, Any]:
+    """Plan one variant; returns its table row (pure: same task, same row)."""
+    row: dict[str, Any] = {"variant": task["index"], **task["overrides"]}
+    try:
+        target, plan = _target(task["base"], task["overrides"])
+        report = plan_job(target, objective=plan["objective"], top=1,
+                          allow_cross_domain_tp=plan["allow_cross_domain_tp"])
+        row.update(_metrics(report))
+    except InputError as exc:
+        row.update({"status": "error", "error": exc.render()})
+    return row
+
+
+def run_tasks(tasks: list[dict[str, Any]], workers: int | None = None,
+              ray_address: str | None = None, use_ray: bool = False,
+              on_done: Progress | None = None) -> list[dict[str, Any]]:
+    """Rows of every task, in task order: inline, process pool, or Ray."""
+    done = on_done or (lambda: None)
+    if use_ray:
+        return _run_ray(tasks, workers, ray_address, done)
+    workers = workers or min(len(tasks), os.cpu_count() or 1)
+    if workers <= 1 or len(tasks) <= 1:
+        rows = []
+        for task in tasks:
+            rows.append(run_variant(task))
+            done()
+        return rows
+    rows_by_index: dict[int, dict[str, Any]] = {}
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        futures = {pool.submit(run_variant, task): task["index"] for task in tasks}
+        for future in as_completed(futures):
+            rows_by_index[futures[future]] = future.result()
+            done()
+    return [rows_by_index[t["index"]] for t in tasks]
+
+
+def _run_ray(tasks: list[dict[str, Any]], workers: int | None, address: str | None,
+             done: Progress) -> list[dict[str, Any]]:
+    """The same tasks as Ray remote calls (local ``ray.init`` when no address is given)."""
+    try:
+        import ray
+    except ImportError:
+        raise InputError("--ray", "Ray is not installed: pip install "
+                                  "'supernode-toolkit[ray]'") from None
+    started = not ray.is_initialized()
+    if started:
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=workers or 2, include_dashboard=False, log_to_driver=False)
+    try:
+        remote = ray.remote(run_variant)
+        refs = [remote.remote(task) for task in tasks]
+        index = {ref: i for i, ref in enumerate(refs)}
+        rows: dict[int, dict[str, Any]] = {}
+        pending = list(refs)
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            for ref in ready:
+                rows[index[ref]] = ray.get(ref)
+                done()
+        return [rows[i] for i in range(len(tasks))]
+    finally:
+        if started:
+            ray.shutdown()

@@ -1,0 +1,150 @@
+"""The sweep specification: a base job and the variants to plan (schema and expansion).
+
+A SPEC file (YAML or JSON) holds ``name``, a ``base`` (cluster, workload and plan
+settings) and either ``axes`` (``mode: product``, the Cartesian product of every
+axis's values) or ``variants`` (``mode: list``, each a mapping of overrides). Every key
+of an axis or variant is a dotted path with one of three roots:
+
+* ``cluster.<path>``, or the bare path: a field of the cluster document
+  (``scale_up.size``, ``host.nics.speed_gbit_per_s``, ``scale_out.oversubscription``);
+* ``workload`` (a preset name or file) or ``workload.<field>`` (``workload.layers``);
+* ``plan.<setting>``: one of :data:`PLAN_SETTINGS` (``plan.gpus``, ``plan.global_batch``).
+
+The schema is strict (pydantic, ``extra="forbid"``); a bad spec is an
+:class:`InputError` with the field path. See docs/planner.md for the full format.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from supernode.errors import InputError
+from supernode.spec.base import StrictModel
+from supernode.spec.cluster import ClusterSpec
+from supernode.spec.loader import read_document, validate_document
+
+PLAN_SETTINGS = ("gpus", "global_batch", "objective", "allow_cross_domain_tp", "precision",
+                 "price_per_gpu_hour")
+MAX_VARIANTS = 10_000
+
+
+class SweepBase(StrictModel):
+    """The job every variant starts from."""
+
+    cluster: str = Field(description="Cluster preset name or file (relative to the spec).")
+    workload: str = Field(description="Workload preset name or file (relative to the spec).")
+    gpus: int | None = Field(None, ge=1, description="GPUs of the job; null = the base "
+                                                     "cluster's GPU count, for every variant.")
+    global_batch: int | None = Field(None, ge=1, description="Sequences per step; null = "
+                                                             "the planner's default.")
+    objective: Literal["time", "cost", "energy"] = Field("time", description="Ranking.")
+    allow_cross_domain_tp: bool = Field(False, description="Allow TP across domains.")
+    precision: Literal["bf16", "fp16", "fp8"] = Field("bf16", description="Matmul precision.")
+    price_per_gpu_hour: float | None = Field(None, gt=0, description="USD per GPU-hour; "
+                                                                     "null = price table.")
+    keep_gpus: bool = Field(True, description="When a variant sets cluster.scale_up.size, "
+                                              "re-derive supernodes and switch chips so the "
+                                              "cluster keeps its GPU count.")
+
+
+class SweepSpec(StrictModel):
+    """A sweep: a base job and the variants to plan."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$",
+                      description="Name of the sweep (used for output files).")
+    description: str | None = Field(None, description="Free text.")
+    base: SweepBase = Field(description="The job every variant starts from.")
+    mode: Literal["product", "list"] = Field("product", description="product: Cartesian "
+                                             "product of axes; list: the variants as given.")
+    axes: dict[str, list[Any]] | None = Field(None, description="Dotted path -> values "
+                                                                "(product mode).")
+    variants: list[dict[str, Any]] | None = Field(None, description="Override mappings "
+                                                                    "(list mode).")
+
+    @model_validator(mode="after")
+    def _check(self) -> SweepSpec:
+        if self.mode == "product":
+            if not self.axes:
+                raise ValueError("mode 'product' needs axes: {path: [values...]}")
+            if self.variants:
+                raise ValueError("mode 'product' takes axes, not variants (use mode: list)")
+        elif not self.variants:
+            raise ValueError("mode 'list' needs variants: [{path: value, ...}, ...]")
+        return self
+
+
+def normalise_key(key: str, where: str) -> str:
+    """The key with its root made explicit (``scale_up.size`` -> ``cluster.scale_up.size``).
+
+    Raises :class:`InputError` at ``where`` for a key with no known root.
+    """
+    if key.endswith(".") or ".." in key or not key:
+        raise InputError(where, f"malformed path {key!r}")
+    if key == "workload" or key.startswith(("cluster.", "workload.")):
+        return key
+    if key.startswith("plan.") and key[5:] in PLAN_SETTINGS:
+        return key
+    if key.split(".")[0] in ClusterSpec.model_fields:
+        return f"cluster.{key}"
+    close = difflib.get_close_matches(key.split(".")[0], list(ClusterSpec.model_fields), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise InputError(where, f"unknown key {key!r}{hint}: use a cluster field path "
+                            f"(scale_up.size, or cluster.scale_up.size), workload, "
+                            f"workload.<field> or plan.<{'|'.join(PLAN_SETTINGS)}>")
+
+
+def expand(spec: SweepSpec) -> list[dict[str, Any]]:
+    """The variants as override mappings, in a fixed order (product: last axis fastest)."""
+    if spec.mode == "product":
+        assert spec.axes is not None
+        keys = []
+        for key, values in spec.axes.items():
+            keys.append(normalise_key(key, f"axes['{key}']"))
+            if not values:
+                raise InputError(f"axes['{key}']", "needs at least one value")
+        total = 1
+        for values in spec.axes.values():
+            total *= len(values)
+        if total > MAX_VARIANTS:
+            raise InputError("axes", f"{total:,} variants; at most {MAX_VARIANTS:,}")
+        return [dict(zip(keys, combo, strict=True))
+                for combo in itertools.product(*spec.axes.values())]
+    assert spec.variants is not None
+    if len(spec.variants) > MAX_VARIANTS:
+        raise InputError("variants", f"{len(spec.variants):,} variants; at most "
+                                     f"{MAX_VARIANTS:,}")
+    return [{normalise_key(k, f"variants[{i}]['{k}']"): v for k, v in variant.items()}
+            for i, variant in enumerate(spec.variants)]
+
+
+def resolve_reference(ref: str, folder: Path) -> str:
+    """A preset name as is; a relative file path against the spec's folder."""
+    path = folder / ref
+    if ref.endswith((".yaml", ".yml", ".json")) and not Path(ref).is_absolute() \
+            and path.exists():
+        return str(path)
+    return ref
+
+
+def load_sweep_spec(path: str | Path) -> tuple[SweepSpec, list[dict[str, Any]]]:
+    """Read, validate and expand a SPEC file; references resolved against its folder."""
+    path = Path(path)
+    spec = validate_document(read_document(path), SweepSpec, source=str(path))
+    folder = path.parent
+    base = spec.base.model_copy(update={
+        "cluster": resolve_reference(spec.base.cluster, folder),
+        "workload": resolve_reference(spec.base.workload, folder)})
+    spec = spec.model_copy(update={"base": base})
+    try:
+        variants = expand(spec)
+    except InputError as exc:
+        raise InputError(exc.path, exc.message, source=str(path)) from None
+    for variant in variants:
+        if isinstance(variant.get("workload"), str):
+            variant["workload"] = resolve_reference(variant["workload"], folder)
+    return spec, variants
