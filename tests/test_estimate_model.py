@@ -61,14 +61,14 @@ def test_out_of_memory_is_a_result_not_an_error(system):
     result = estimate_plan(big, _plan(tp=8, pp=1, dp=32, recompute="none",
                                       micro_batch=1, distributed_optimizer=False), system)
     assert not result.fits_in_memory
-    assert result.memory_per_gpu_bytes["total"] > system.memory_bytes
+    assert result.memory_per_gpu_bytes["total"] > system.usable_memory_bytes
     assert result.notes and "does not fit" in result.notes[0]
 
 
 def test_chosen_knobs_fit_when_possible(system, llama70b):
     result = estimate_plan(llama70b, _plan(), system)
     assert result.fits_in_memory
-    assert result.memory_per_gpu_bytes["total"] <= system.memory_bytes
+    assert result.memory_per_gpu_bytes["total"] <= system.usable_memory_bytes
     assert set(result.chosen) == {"micro_batch", "recompute", "sequence_parallel", "vpp"}
 
 

@@ -67,7 +67,7 @@ def test_returned_plans_fit_and_respect_the_domain(spec, w, allow, batch):
         assert times == sorted(times)
         for p in report.plans:
             assert p.fits_in_memory
-            assert p.memory_per_gpu_bytes["total"] <= target.system.memory_bytes
+            assert p.memory_per_gpu_bytes["total"] <= target.system.usable_memory_bytes
             assert allow or not p.tp_crosses_domain
             assert p.layout.tp * p.layout.pp * p.layout.dp * p.layout.cp == target.gpus
     else:

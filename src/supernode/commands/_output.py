@@ -16,7 +16,8 @@ from supernode.errors import InputError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-stdout = Console(soft_wrap=True)
+#: Piped output (not a terminal) gets wide tables rather than rich's 80-column default.
+stdout = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)
 stderr = Console(stderr=True, soft_wrap=True)
 
 

@@ -66,7 +66,9 @@ def _table(result: Estimate) -> None:
     for key, value in result.memory_per_gpu_bytes.items():
         memory.add_row(key, f"{value / 1e9:.2f}")
     verdict = "fits" if result.fits_in_memory else "[bold red]does not fit[/]"
-    memory.add_row("capacity", f"{result.memory_capacity_bytes / 1e9:.2f} ({verdict})")
+    memory.add_row("usable (capacity less 5% reserve)",
+                   f"{result.memory_usable_bytes / 1e9:.2f} of "
+                   f"{result.memory_capacity_bytes / 1e9:.2f} ({verdict})")
     stdout.print(memory)
 
 

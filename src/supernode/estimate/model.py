@@ -41,6 +41,7 @@ class Estimate:
     breakdown_s: dict[str, float]
     memory_per_gpu_bytes: dict[str, float]
     memory_capacity_bytes: float
+    memory_usable_bytes: float
     fits_in_memory: bool
     comm_share_by_tier: dict[str, float]
     chosen: dict[str, Any]
@@ -63,6 +64,7 @@ class Estimate:
             "breakdown_s": self.breakdown_s,
             "memory_per_gpu_bytes": self.memory_per_gpu_bytes,
             "memory_capacity_bytes": self.memory_capacity_bytes,
+            "memory_usable_bytes": self.memory_usable_bytes,
             "fits_in_memory": self.fits_in_memory,
             "comm_share_by_tier": self.comm_share_by_tier,
             "comm_share_threshold": COMM_SHARE_THRESHOLD,
@@ -98,7 +100,7 @@ def candidate_columns(w: WorkloadSpec, plan: ParallelPlan) -> dict[str, np.ndarr
     return {k: np.asarray(v) for k, v in columns.items()}
 
 
-def _interleave_ok(a: PlanArrays) -> np.ndarray:
+def interleave_ok(a: PlanArrays) -> np.ndarray:
     """Megatron's interleaved schedule needs micro-batches divisible by pp."""
     return (a.vpp == 1) | (a.microbatches % a.pp == 0)
 
@@ -118,8 +120,8 @@ def estimate_plan(w: WorkloadSpec, plan: ParallelPlan, system: SystemModel,
                       pp=_on(plan.overlap_pp_comm))
     steps = step_arrays(w, a, system, cal, overlap)
     memory = memory_bytes_per_gpu(w, a)
-    time = np.where(_interleave_ok(a), steps.step_time_s, np.inf)
-    fits = memory["total"] <= system.memory_bytes
+    time = np.where(interleave_ok(a), steps.step_time_s, np.inf)
+    fits = memory["total"] <= system.usable_memory_bytes
     best = int(np.argmin(np.where(fits, time, np.inf))) if fits.any() else \
         int(np.argmin(np.where(np.isfinite(time), memory["total"], np.inf)))
     return _result(w, plan, system, a, steps, memory, best, bool(fits[best]))
@@ -145,7 +147,7 @@ def _result(w: WorkloadSpec, plan: ParallelPlan, system: SystemModel, a: PlanArr
               "sequence_parallel": bool(a.sequence_parallel[i]), "vpp": int(a.vpp[i])}
     notes = [] if fits else [
         f"does not fit: needs {memory['total'][i] / 1e9:.1f} GB per GPU, "
-        f"{system.memory_bytes / 1e9:.1f} GB available"]
+        f"{system.usable_memory_bytes / 1e9:.1f} GB available"]
     return Estimate(
         step_time_s=step,
         tokens_per_s=gb * w.seq_len / step,
@@ -154,6 +156,7 @@ def _result(w: WorkloadSpec, plan: ParallelPlan, system: SystemModel, a: PlanArr
         breakdown_s=breakdown,
         memory_per_gpu_bytes={k: float(v[i]) for k, v in memory.items() if k != "peak_stage"},
         memory_capacity_bytes=system.memory_bytes,
+        memory_usable_bytes=system.usable_memory_bytes,
         fits_in_memory=fits,
         comm_share_by_tier=shares,
         chosen=chosen,

@@ -21,6 +21,11 @@ from supernode.spec.resolve import Cluster
 from supernode.topology.sizing import size_fat_tree
 from supernode.units import TFLOPS
 
+#: Share of device memory a training job cannot use for its own tensors: CUDA context,
+#: NCCL buffers and caching-allocator fragmentation (PyTorch reserves ~0.5-1 GB of context
+#: and NCCL ~1-2 GB per process; fragmentation adds a few percent). An assumption.
+MEMORY_RESERVE_FRACTION = 0.05
+
 
 @dataclass(frozen=True)
 class SystemModel:
@@ -33,6 +38,11 @@ class SystemModel:
     memory_bytes: float
     memory_bandwidth_bytes_per_s: float
     fabric: Fabric
+
+    @property
+    def usable_memory_bytes(self) -> float:
+        """Device memory a plan may fill: capacity less the reserve (bytes)."""
+        return self.memory_bytes * (1.0 - MEMORY_RESERVE_FRACTION)
 
 
 def system_from_cluster(cluster: Cluster, precision: str = "bf16") -> SystemModel:

@@ -60,7 +60,7 @@ def memory_floor(w: WorkloadSpec, gpus: int, global_batch: int, space: SearchSpa
 
 def _more_gpus(outcome: SearchOutcome, max_tp: int) -> str | None:
     t = outcome.target
-    cap = t.system.memory_bytes
+    cap = t.system.usable_memory_bytes
     for factor in GROWTH_FACTORS:
         n = t.gpus * factor
         need = memory_floor(t.workload, n, t.global_batch_sequences, outcome.space, max_tp,
@@ -115,7 +115,7 @@ def infeasible_advice(outcome: SearchOutcome) -> dict[str, Any]:
         suggestions.append(f"allow TP across scale-up domains (--allow-cross-domain-tp): "
                            f"TP={r.layout.tp} fits, at {r.step_time_s:.3g} s/step")
     floor = min(r.least_memory_bytes for r in outcome.records)
-    cap = t.system.memory_bytes
+    cap = t.system.usable_memory_bytes
     for maker in (lambda: _more_gpus(outcome, max_tp), lambda: _bigger_accelerators(floor)):
         text = maker()
         if text:

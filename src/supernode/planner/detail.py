@@ -54,7 +54,7 @@ class PlanDetail:
 
     @property
     def fits_in_memory(self) -> bool:
-        """True when the busiest GPU's peak memory fits the accelerator."""
+        """True when the busiest GPU's peak memory fits (capacity less the reserve)."""
         return self.memory_per_gpu_bytes["total"] <= self.memory_capacity_bytes
 
     def to_dict(self) -> dict[str, Any]:
@@ -115,7 +115,7 @@ def plan_detail(target: PlanTarget, layout: Layout, knobs: dict[str, Any],
         mfu=float(model_flops_per_step(w, gb)) / peak_total,
         hfu=float(hardware_flops_per_step(w, gb, recompute=knobs["recompute"])) / peak_total,
         breakdown_s=breakdown, memory_per_gpu_bytes=memory,
-        memory_capacity_bytes=system.memory_bytes, placement=placement,
+        memory_capacity_bytes=system.usable_memory_bytes, placement=placement,
         comm_compute=comm_compute_row(breakdown, placement),
         cost_per_million_tokens_usd=cost_per_million_tokens(step, target.gpus, tokens, econ),
         energy_per_token_j=energy_per_step_j(busy, step, target.gpus, econ) / tokens,

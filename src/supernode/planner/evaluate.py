@@ -20,7 +20,7 @@ import numpy as np
 from supernode.collectives import Fabric
 from supernode.estimate.calibration import Calibration
 from supernode.estimate.comm import grouped_call_time_s
-from supernode.estimate.model import _interleave_ok
+from supernode.estimate.model import interleave_ok
 from supernode.estimate.step import Overlap, StepArrays, step_arrays
 from supernode.estimate.system import SystemModel
 from supernode.planner.mapping import CALL_DIMS, Factors, Layout, group_factors, group_size
@@ -141,7 +141,7 @@ def memory_grid(w: WorkloadSpec, layouts: list[Layout], axes: KnobAxes, global_b
     knob_shape = np.broadcast_shapes(*(np.shape(getattr(plans, f)) for f in (
         "tp", "micro_batch", "recompute", "sequence_parallel", "vpp", "zero_stage")))
     legal = plan_legal_mask(w, replace(plans, tp=np.broadcast_to(plans.tp, knob_shape)), gpus)
-    legal = legal & _interleave_ok(plans)
+    legal = legal & interleave_ok(plans)
     memory = np.broadcast_to(memory_bytes_per_gpu(w, plans)["total"], knob_shape)
     return memory, legal
 
@@ -170,7 +170,7 @@ def score_grid(w: WorkloadSpec, layouts: list[Layout], axes: KnobAxes, global_ba
         busy = _narrow(b, "compute") + _narrow(b, "optimizer")
         busy_w, waiting_w = energy_weights
         objective = busy_w * busy + waiting_w * (time - busy)
-    fits = legal & (memory <= system.memory_bytes)
+    fits = legal & (memory <= system.usable_memory_bytes)
     return GridScores(time, objective, memory, legal, fits, steps)
 
 

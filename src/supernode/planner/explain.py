@@ -123,7 +123,7 @@ def alternatives(outcome: SearchOutcome, best: PlanDetail,
         else:
             least = min(members, key=lambda r: r.least_memory_bytes)
             need = least.least_memory_bytes
-            cap = outcome.target.system.memory_bytes
+            cap = outcome.target.system.usable_memory_bytes
             out.append({"alternative": name, "status": "does not fit",
                         "least_memory_per_gpu_bytes": need,
                         "reason": f"no member fits: the least memory-hungry one needs "

@@ -12,6 +12,7 @@ DOCUMENTS = {
     "cluster": "supernode.spec.cluster:ClusterSpec",
     "workload": "supernode.spec.workload:WorkloadSpec",
     "plan": "supernode.spec.plan:ParallelPlan",
+    "sweep": "supernode.planner.sweep_spec:SweepSpec",
 }
 
 
