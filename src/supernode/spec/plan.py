@@ -16,11 +16,11 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from supernode.errors import InputError
 from supernode.spec.base import StrictModel
-from supernode.spec.workload import WorkloadSpec, _fail, input_error_from_validation
+from supernode.spec.workload import WorkloadSpec, _fail, validate_as
 
 Recompute = Literal["none", "selective", "full"]
 RECOMPUTE_CODES: dict[str, int] = {"none": 0, "selective": 1, "full": 2}
@@ -223,11 +223,4 @@ def check_plan(workload: WorkloadSpec, plan: ParallelPlan, gpus: int | None = No
 
 def plan_from_data(data: Any, source: str | None = None) -> ParallelPlan:
     """Validate parsed YAML/JSON data as a :class:`ParallelPlan`; raise :class:`InputError`."""
-    if not isinstance(data, dict):
-        raise InputError("", f"expected a mapping of plan fields, got {type(data).__name__}",
-                         source=source)
-    try:
-        return ParallelPlan.model_validate(data)
-    except ValidationError as exc:
-        err = input_error_from_validation(exc, ParallelPlan)
-        raise InputError(err.path, err.message, source=source) from None
+    return validate_as(ParallelPlan, data, "plan", source)

@@ -158,16 +158,22 @@ def moe_layers_in_range(spec: WorkloadSpec, start: Any, stop: Any) -> Any:
     return int(count) if np.ndim(count) == 0 else count
 
 
-def workload_from_data(data: Any, source: str | None = None) -> WorkloadSpec:
-    """Validate parsed YAML/JSON data as a :class:`WorkloadSpec`; raise :class:`InputError`."""
+def validate_as(model: type[StrictModel], data: Any, what: str,
+                source: str | None = None) -> Any:
+    """Validate parsed YAML/JSON ``data`` as ``model``; raise :class:`InputError` with the path."""
     if not isinstance(data, dict):
-        raise InputError("", f"expected a mapping of workload fields, got {type(data).__name__}",
+        raise InputError("", f"expected a mapping of {what} fields, got {type(data).__name__}",
                          source=source)
     try:
-        return WorkloadSpec.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
-        err = input_error_from_validation(exc, WorkloadSpec)
+        err = input_error_from_validation(exc, model)
         raise InputError(err.path, err.message, source=source) from None
+
+
+def workload_from_data(data: Any, source: str | None = None) -> WorkloadSpec:
+    """Validate parsed YAML/JSON data as a :class:`WorkloadSpec`; raise :class:`InputError`."""
+    return validate_as(WorkloadSpec, data, "workload", source)
 
 
 def input_error_from_validation(exc: ValidationError, model: type[StrictModel]) -> InputError:
