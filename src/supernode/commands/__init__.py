@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "supernode.commands.topology",
     "supernode.commands.importer",
     "supernode.commands.estimate",
+    "supernode.commands.collective",
     "supernode.commands.validate",
     "supernode.commands.plan",
     "supernode.commands.size",

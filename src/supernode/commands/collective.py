@@ -1,0 +1,77 @@
+"""``supernode collective``: time, algorithm and bus bandwidth of one collective on a cluster.
+
+Like one row of nccl-tests: for ``--ranks`` consecutive ranks of the cluster (tensor
+order, so 8 ranks on an 8-GPU domain stay on NVLink) and each message size, the cost model
+picks the algorithm and protocol NCCL would run and reports time, algorithm bandwidth and
+bus bandwidth (nccl-tests' definitions, docs/collectives.md).
+"""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from supernode.collectives import busbw_bytes_per_s, collective_time_s
+from supernode.collectives.busbw import OPS
+from supernode.commands import app
+from supernode.commands._output import handles_input_errors, print_json, stdout
+from supernode.errors import InputError
+from supernode.estimate.comm import group_fabric
+from supernode.estimate.system import system_from_cluster
+from supernode.spec.clusterfile import load_cluster
+
+_SUFFIX = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
+
+
+def parse_size(text: str) -> int:
+    """Parse a message size such as ``1048576``, ``64K``, ``16M`` or ``8G`` (binary units)."""
+    raw = text.strip().upper().removesuffix("B")
+    suffix = raw[-1:] if raw[-1:] in _SUFFIX else ""
+    number = raw[: len(raw) - len(suffix)]
+    try:
+        value = float(number) * _SUFFIX[suffix]
+    except ValueError:
+        raise InputError("--sizes", f"not a message size: {text!r} (e.g. 1048576, 64K, 1G)"
+                         ) from None
+    if not 0 < value <= 2**40:
+        raise InputError("--sizes", f"{text!r}: sizes must be between 1 byte and 1 TiB")
+    return int(value)
+
+
+@app.command("collective")
+@handles_input_errors
+def collective_command(
+    cluster: str = typer.Option(..., "--cluster", help="Cluster file or preset name."),
+    op: str = typer.Option("all_reduce", "--op", help=f"One of: {', '.join(OPS)}."),
+    ranks: int | None = typer.Option(None, "--ranks", help="Ranks (default: all GPUs)."),
+    sizes: str = typer.Option("1M,16M,256M,1G,8G", "--sizes", help="Comma-separated sizes."),
+    algorithm: str | None = typer.Option(None, "--algorithm", help="Force an algorithm."),
+    json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
+    """Time, algorithm, algbw and busbw of one collective on the cluster's fabric."""
+    loaded = load_cluster(cluster)
+    n = ranks or loaded.accelerators
+    if not 1 < n <= loaded.accelerators:
+        raise InputError("--ranks", f"must be 2..{loaded.accelerators} (the cluster's GPUs)")
+    if op not in OPS:
+        raise InputError("--op", f"unknown collective {op!r}; one of {', '.join(OPS)}")
+    fabric = group_fabric(system_from_cluster(loaded).fabric, 1, n)
+    rows = []
+    for size in (parse_size(s) for s in sizes.split(",") if s.strip()):
+        time_s, chosen = collective_time_s(op, size, n, fabric, algorithm)
+        rows.append({"message_bytes": size, "time_s": float(time_s), "algorithm": str(chosen),
+                     "algbw_gigabytes_per_s": size / float(time_s) / 1e9,
+                     "busbw_gigabytes_per_s": float(busbw_bytes_per_s(op, size, n, time_s))
+                     / 1e9})
+    if json_output:
+        print_json({"cluster": loaded.name, "op": op, "ranks": n,
+                    "tiers": [t.name for t in fabric.tiers], "results": rows})
+        return
+    table = Table(title=f"{op} over {n} ranks of {loaded.name} "
+                        f"({' + '.join(t.name for t in fabric.tiers)})")
+    for col in ("size", "time", "algorithm", "algbw GB/s", "busbw GB/s"):
+        table.add_column(col, justify="left" if col == "algorithm" else "right")
+    for r in rows:
+        table.add_row(f"{r['message_bytes']:,}", f"{r['time_s'] * 1e6:,.1f} us", r["algorithm"],
+                      f"{r['algbw_gigabytes_per_s']:.1f}", f"{r['busbw_gigabytes_per_s']:.1f}")
+    stdout.print(table)
