@@ -1,0 +1,174 @@
+"""``supernode simulate``: one training iteration (or a traffic file) on the congested fabric."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from supernode.commands import app
+from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
+from supernode.errors import InputError
+from supernode.netsim.collectives import MODES
+from supernode.netsim.inputs import job_inputs
+from supernode.netsim.policies import ROUTING_POLICIES
+from supernode.netsim.scenario import SimOptions, SimResult, simulate_jobs, simulate_traffic
+from supernode.netsim.traffic import TrafficFile
+from supernode.spec.clusterfile import load_cluster
+from supernode.spec.loader import read_document, validate_document
+
+_FLAGS = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "global_batch_sequences",
+          "recompute", "sequence_parallel", "zero_stage", "distributed_optimizer", "precision")
+
+
+def _print_tables(result: SimResult, plots: list[str]) -> None:
+    summary = Table(title="step (simulated vs analytic estimate)")
+    for col in ("job", "GPUs", "simulated s", "estimate s", "ratio"):
+        summary.add_column(col, justify="left" if col == "job" else "right")
+    for j in result.jobs:
+        summary.add_row(j["name"], str(j["gpus"]), f"{j['step_time_s']:.4g}",
+                        f"{j['estimate_step_time_s']:.4g}", f"{j['slowdown_vs_estimate']:.3f}")
+    if not result.jobs:
+        summary.add_row("traffic", "-", f"{result.step_time_s:.4g}", "-", "-")
+    stdout.print(summary)
+    tiers = Table(title="link utilisation per tier (time-averaged; peak = instantaneous)")
+    for col in ("tier", "links", "mean", "p50", "p99", "max", "peak", "hot"):
+        tiers.add_column(col, justify="left" if col == "tier" else "right")
+    for tier, row in result.tables.link_utilization.items():
+        tiers.add_row(tier, str(row["links"]), *(f"{row[k]:.1%}" for k in
+                                                 ("mean", "p50", "p99", "max", "peak")),
+                      str(result.tables.hot_counts.get(tier, 0)))
+    stdout.print(tiers)
+    hot = Table(title="hot links (>= 80% for >= 1% of the run), busiest first")
+    for col in ("link", "tier", "time hot", "mean", "main flows"):
+        hot.add_column(col)
+    for row in result.tables.hot_links[:10]:
+        flows = ", ".join(f"{f['label']} {f['share']:.0%}" for f in row["flows"][:3])
+        hot.add_row(row["link"], row["tier"], f"{row['hot_share']:.1%}",
+                    f"{row['utilization']:.1%}", flows)
+    stdout.print(hot)
+    coll = Table(title="collective completion times (ms)")
+    for col in ("collective", "count", "p50", "p90", "p99", "max"):
+        coll.add_column(col, justify="left" if col == "collective" else "right")
+    for key, row in result.tables.collectives.items():
+        coll.add_row(key, str(row["count"]), *(f"{row[k] * 1e3:.3f}" for k in
+                                                ("p50_s", "p90_s", "p99_s", "max_s")))
+    stdout.print(coll)
+    stdout.print(f"{result.tables.events:,} events, {result.tables.classes:,} flow classes, "
+                 f"{result.wall_time_s:.2f} s wall" + "".join(f"\nnote: {n}" for n in
+                                                              result.notes))
+    for p in plots:
+        stdout.print(f"plot: {p}")
+
+
+def _progress(quiet: bool):
+    """A rich progress bar on stderr, or nothing (quiet, or stdout not a terminal)."""
+    if quiet or not sys.stdout.isatty():
+        return nullcontext(None)
+    return Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed:,}/"
+                    "{task.total:,} tasks"), TimeElapsedColumn(), console=stderr,
+                    transient=True)
+
+
+def _options(seed: int, routing: str, rail: bool, aggregate: bool, mode: str, ideal: bool,
+             top: int, plot: Path | None) -> SimOptions:
+    ROUTING_POLICIES.get(routing, "routing")
+    if mode not in MODES:
+        raise InputError("mode", f"unknown mode {mode!r}; known: {', '.join(MODES)}")
+    return SimOptions(seed=seed, routing=routing, rail_aligned=rail, aggregate=aggregate,
+                      mode=mode, efficiency=not ideal, top=top, bins=120 if plot else 0)
+
+
+@app.command("simulate")
+@handles_input_errors
+def simulate_command(
+    cluster: str = typer.Option(..., "--cluster", help="Cluster file or preset name."),
+    workload: str | None = typer.Option(None, "--workload", help="Workload file or preset."),
+    plan: Path | None = typer.Option(None, "--plan", help="Plan file (YAML/JSON)."),
+    tp: int | None = typer.Option(None, "--tp", help="Tensor-parallel size."),
+    pp: int | None = typer.Option(None, "--pp", help="Pipeline stages."),
+    dp: int | None = typer.Option(None, "--dp", help="Data-parallel size (default: fill)."),
+    cp: int | None = typer.Option(None, "--cp", help="Context-parallel size."),
+    ep: int | None = typer.Option(None, "--ep", help="Expert-parallel size."),
+    vpp: int | None = typer.Option(None, "--vpp", help="Virtual stages (null: choose)."),
+    micro_batch: int | None = typer.Option(None, "--micro-batch", help="Micro-batch size."),
+    global_batch: int | None = typer.Option(None, "--global-batch", help="Sequences per step."),
+    recompute: str | None = typer.Option(None, "--recompute", help="none|selective|full."),
+    sequence_parallel: bool | None = typer.Option(None, "--sequence-parallel/--no-sequence-"
+                                                  "parallel", help="Megatron SP."),
+    zero_stage: int | None = typer.Option(None, "--zero-stage", help="ZeRO stage 0-3."),
+    distributed_optimizer: bool | None = typer.Option(None, "--distributed-optimizer/--no-"
+                                                      "distributed-optimizer"),
+    precision: str | None = typer.Option(None, "--precision", help="bf16|fp16|fp8."),
+    placement: Path | None = typer.Option(None, "--placement", help="Placement file: jobs, "
+                                          "rank -> accelerator (docs/netsim.md)."),
+    traffic: Path | None = typer.Option(None, "--traffic", help="Traffic file of collectives "
+                                        "instead of a training iteration."),
+    fail: list[str] = typer.Option([], "--fail", help="Failure spec (repeatable), e.g. "
+                                   "link:leaf/3-spine/1 or switch:scale_up_l1/0/5; slow "
+                                   "links and YAML files: docs/netsim.md."),
+    routing: str = typer.Option("ecmp", "--routing", help="Fabric routing: ecmp|spray|"
+                                "adaptive."),
+    rail_aligned: bool = typer.Option(True, "--rail-aligned/--no-rail-aligned",
+                                      help="PXN-style rail-aligned paths on rail fabrics."),
+    aggregate: bool = typer.Option(True, "--aggregate/--per-flow", help="Coupled flow "
+                                   "classes over identical groups, or every flow alone."),
+    mode: str = typer.Option("pipelined", "--mode", help="Ring decomposition: pipelined|step."),
+    ideal: bool = typer.Option(False, "--ideal", help="Links at line rate (no protocol "
+                               "efficiency)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the ECMP hash."),
+    top: int = typer.Option(20, "--top", help="Hot links to list."),
+    plot: Path | None = typer.Option(None, "--plot", help="Directory for PNG plots."),
+    json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+) -> None:
+    """Simulate one training step (or a traffic file) with flows on the real topology."""
+    loaded = load_cluster(cluster)
+    options = _options(seed, routing, rail_aligned, aggregate, mode, ideal, top, plot)
+    flags = dict(zip(_FLAGS, (tp, pp, dp, cp, ep, vpp, micro_batch, global_batch, recompute,
+                              sequence_parallel, zero_stage, distributed_optimizer, precision),
+                     strict=True))
+    with _progress(quiet or json_output) as bar:
+        hook = _hook(bar)
+        if traffic is not None:
+            doc = validate_document(read_document(traffic), TrafficFile, source=str(traffic))
+            result = simulate_traffic(loaded, doc, failures=tuple(fail), options=options,
+                                      progress=hook)
+        else:
+            jobs, notes = job_inputs(loaded, workload, plan, flags, placement)
+            result = simulate_jobs(loaded, jobs, failures=tuple(fail), options=options,
+                                   progress=hook)
+            result.notes[:0] = notes
+    _report(result, plot, json_output)
+
+
+def _hook(bar):
+    """Progress callback updating ``bar`` (None without a bar)."""
+    if bar is None:
+        return None
+    task = bar.add_task("simulate", total=1)
+
+    def hook(now: float, done: int, total: int) -> None:
+        """Show tasks done out of all tasks."""
+        bar.update(task, completed=done, total=total)
+    return hook
+
+
+def _report(result: SimResult, plot: Path | None, json_output: bool) -> None:
+    """Write plots, then JSON or tables."""
+    plots = []
+    if plot is not None:
+        from supernode.netsim.plots import write_plots
+
+        plots = [str(p) for p in write_plots(result.tables, plot)]
+    if json_output:
+        data: dict[str, Any] = result.to_dict()
+        data["plots"] = plots
+        print_json(data)
+    else:
+        _print_tables(result, plots)

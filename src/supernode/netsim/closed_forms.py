@@ -1,0 +1,93 @@
+"""Closed-form times of the flow decompositions on an idle, non-blocking fabric.
+
+``bandwidth_bytes_per_s`` is one rank's injection rate on the tier used (per direction),
+``latency_s`` the one-way path latency α between two ranks (links plus switches). These
+are the α-β forms the simulator must reproduce when nothing else loads the fabric
+(the differential tests); they equal :mod:`supernode.collectives` with ``ideal``
+efficiency tables where the two describe the same algorithm.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from supernode.netsim.collectives import tree_edges
+
+
+def ring_time_s(op: str, n: int, message_bytes: float, bandwidth_bytes_per_s: float,
+                latency_s: float) -> float:
+    """Ring: all-reduce ``2(n-1)(α + S/(nB))``; all-gather / reduce-scatter
+    ``(n-1)(α + S/(nB))``; broadcast / reduce ``(n-1)α + S/B`` (seconds)."""
+    if n < 2:
+        return 0.0
+    if op in ("broadcast", "reduce"):
+        return (n - 1) * latency_s + message_bytes / bandwidth_bytes_per_s
+    steps = 2 * (n - 1) if op == "all_reduce" else n - 1
+    return steps * (latency_s + message_bytes / n / bandwidth_bytes_per_s)
+
+
+def tree_time_s(n: int, message_bytes: float, bandwidth_bytes_per_s: float,
+                latency_s: float) -> float:
+    """Double binary tree all-reduce: ``2 floor(log2 n) α + (S/2) d / B`` with ``d`` the
+    most tree edges leaving one rank (4 for ``n > 3``: up and two children in one tree, up
+    in the other; 2 for ``n = 2``) (seconds)."""
+    if n < 2:
+        return 0.0
+    child, parent = tree_edges(n)
+    out = np.bincount(np.concatenate([child, parent]), minlength=n).max()
+    depth = math.floor(math.log2(n))
+    return 2 * depth * latency_s + message_bytes / 2 * out / bandwidth_bytes_per_s
+
+
+def halving_doubling_time_s(op: str, n: int, message_bytes: float,
+                            bandwidth_bytes_per_s: float, latency_s: float) -> float:
+    """Recursive halving/doubling: ``Σ_k (α + S/2^(k+1)/B)`` per half (seconds); a rank
+    count that is not a power of two adds ``α + S/B`` before and after."""
+    if n < 2:
+        return 0.0
+    levels = math.floor(math.log2(n))
+    half = sum(latency_s + message_bytes / 2 ** (k + 1) / bandwidth_bytes_per_s
+               for k in range(levels))
+    fold = latency_s + message_bytes / bandwidth_bytes_per_s if n > 2**levels else 0.0
+    if op == "all_reduce":
+        return 2 * half + 2 * fold
+    return half + fold
+
+
+def hierarchical_time_s(n: int, g0: int, message_bytes: float, inner_bytes_per_s: float,
+                        inner_latency_s: float, outer_bytes_per_s: float,
+                        outer_latency_s: float) -> float:
+    """Two-level all-reduce: ring RS and AG of ``S`` over ``g0`` ranks inside a domain,
+    ring all-reduce of ``S/g0`` over ``n/g0`` domains along each rail (seconds)."""
+    inside = 2 * ring_time_s("reduce_scatter", g0, message_bytes, inner_bytes_per_s,
+                             inner_latency_s)
+    across = ring_time_s("all_reduce", n // g0, message_bytes / g0, outer_bytes_per_s,
+                         outer_latency_s)
+    return inside + across
+
+
+def direct_all_to_all_time_s(n: int, message_bytes: float, bandwidth_bytes_per_s: float,
+                             latency_s: float) -> float:
+    """Direct all-to-all on a non-blocking fabric: ``α + (n-1)/n · S/B`` (seconds)."""
+    if n < 2:
+        return 0.0
+    return latency_s + (n - 1) / n * message_bytes / bandwidth_bytes_per_s
+
+
+def oversubscribed_all_to_all_time_s(n: int, per_leaf: int, message_bytes: float,
+                                     bandwidth_bytes_per_s: float, oversubscription: float,
+                                     latency_s: float) -> float:
+    """Direct all-to-all over ranks spread ``per_leaf`` to a leaf whose uplinks carry
+    ``1/oversubscription`` of its down bandwidth, with ideal load balance (spraying):
+    ``α + max((n-1)/n, o (n - k)/n) · S/B`` (seconds)."""
+    nic = (n - 1) / n
+    uplink = oversubscription * (n - per_leaf) / n
+    return latency_s + max(nic, uplink) * message_bytes / bandwidth_bytes_per_s
+
+
+def in_switch_time_s(message_bytes: float, bandwidth_bytes_per_s: float,
+                     latency_s: float) -> float:
+    """In-network all-reduce: ``α + S/B`` (each link carries ``S`` once each way)."""
+    return latency_s + message_bytes / bandwidth_bytes_per_s

@@ -1,0 +1,273 @@
+"""The fluid state of the network: active flow classes, their rates, and link statistics.
+
+Classes that share a *path vector* (the same links with the same multiplicities) are
+identical to max-min fairness and always get the same rate, so rates are solved per
+vector, with the vector's active classes as a multiplicity. Only the connected component
+(vectors linked by shared links) around a change is re-solved, and solutions are memoised
+by the component's ``(vector, active classes)`` multiset: a pipeline repeats the same
+overlaps every micro-batch. Both shortcuts are exact.
+
+Link statistics kept on the fly: load (bytes/s), peak utilisation, time spent at or above
+the hot threshold, and a log of each vector's total rate for time-binned utilisation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from supernode.netsim.maxmin import check_max_min, max_min_rates
+
+#: A link at or above this utilisation is hot (seed 003 §3.2).
+HOT_UTILIZATION = 0.8
+
+
+@dataclass
+class Vector:
+    """A path vector: links (ids), flows per link, overlapping vectors, solo rate, and
+    which of its links other vectors use too (``shared``: their statistics are tracked
+    event by event; a private link's follow from this vector's rate history)."""
+
+    links: np.ndarray
+    mult: np.ndarray
+    solo_rate: float
+    overlaps: set[int] = field(default_factory=set)
+    shared: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    @property
+    def shared_links(self) -> tuple[np.ndarray, np.ndarray]:
+        """(links, flows per link) of the shared links (cached until ``shared`` changes)."""
+        key = int(self.shared.sum())
+        cached = self.__dict__.get("_shared")
+        if cached is None or cached[0] != key:
+            cached = (key, self.links[self.shared], self.mult[self.shared])
+            self.__dict__["_shared"] = cached
+        return cached[1], cached[2]
+
+
+class Vectors:
+    """Registry of distinct path vectors (deduplicated by content)."""
+
+    def __init__(self, capacity: np.ndarray) -> None:
+        self.capacity = capacity
+        self.items: list[Vector] = []
+        self._ids: dict[bytes, int] = {}
+        self._owner = np.full(capacity.size, -1, dtype=np.int64)  # -1 none, -2 several
+        self._owners: dict[int, list[int]] = {}
+        #: called as ``on_shared(vid, links)`` when links of ``vid`` stop being private
+        self.on_shared: Callable[[int, np.ndarray], None] | None = None
+        #: track every link event by event (the reference the shortcut is tested against)
+        self.track_all = False
+
+    def add(self, links: np.ndarray, mult: np.ndarray) -> int:
+        """Id of the vector ``(links, mult)``, registering it if new."""
+        order = np.argsort(links, kind="stable")
+        links = np.asarray(links, dtype=np.int64)[order]
+        mult = np.asarray(mult, dtype=float)[order]
+        key = links.tobytes() + mult.tobytes()
+        vid = self._ids.get(key)
+        if vid is not None:
+            return vid
+        vid = len(self.items)
+        solo = float(np.min(self.capacity[links] / mult)) if links.size else np.inf
+        owner = self._owner[links]
+        vec = Vector(links, mult, solo, shared=(owner != -1) | self.track_all)
+        self._owner[links[owner == -1]] = vid
+        single = owner >= 0
+        vec.overlaps.update(np.unique(owner[single]).tolist())
+        for link, first in zip(links[single].tolist(), owner[single].tolist(), strict=True):
+            self._owners[link] = [first, vid]
+        self._owner[links[single]] = -2
+        for first in np.unique(owner[single]).tolist():
+            newly = links[single][owner[single] == first]
+            old = self.items[first]
+            old.shared[np.searchsorted(old.links, newly)] = True
+            if self.on_shared is not None and not self.track_all:
+                self.on_shared(first, newly)
+        for link in links[owner == -2].tolist():
+            bucket = self._owners[link]
+            vec.overlaps.update(bucket)
+            bucket.append(vid)
+        for other in vec.overlaps:
+            self.items[other].overlaps.add(vid)
+        self.items.append(vec)
+        self._ids[key] = vid
+        return vid
+
+
+class FluidState:
+    """Active classes by vector, per-vector rates, link load and utilisation statistics."""
+
+    def __init__(self, capacity: np.ndarray, threshold: float = HOT_UTILIZATION,
+                 check: bool = False, count_flows: bool = False,
+                 track_all: bool = False) -> None:
+        """``check``: verify every max-min solution; ``count_flows``: keep active flows
+        per link (adaptive routing); ``track_all``: statistics of every link event by
+        event instead of private links from their vector's history (for tests)."""
+        self.capacity = capacity
+        self.check = check
+        self.count_flows = count_flows
+        self.vectors = Vectors(capacity)
+        self.vectors.track_all = track_all
+        self.threshold = threshold
+        self.active: dict[int, set[int]] = {}
+        self.rate: dict[int, float] = {}
+        self.applied: dict[int, float] = {}
+        self.memo: dict[tuple, dict[int, float]] = {}
+        self.load = np.zeros(capacity.size)
+        self.flows = np.zeros(capacity.size)  # active flows per link (adaptive routing)
+        self.peak = np.zeros(capacity.size)
+        self.hot_s = np.zeros(capacity.size)
+        self.since = np.zeros(capacity.size)
+        self.history: dict[int, list[tuple[float, float]]] = {}
+        self._hot_load = threshold * (1 - 1e-9) * capacity
+        self.solves = 0
+        self.now = 0.0
+        self.vectors.on_shared = self._materialize
+
+    def add(self, vid: int, cid: int) -> None:
+        """Class ``cid`` of vector ``vid`` becomes active."""
+        self.active.setdefault(vid, set()).add(cid)
+        if self.count_flows:
+            v = self.vectors.items[vid]
+            self.flows[v.links] += v.mult
+
+    def remove(self, vid: int, cid: int) -> None:
+        """Class ``cid`` of vector ``vid`` stops."""
+        self.active[vid].discard(cid)
+        if self.count_flows:
+            v = self.vectors.items[vid]
+            self.flows[v.links] -= v.mult
+
+    def components(self, dirty: set[int]) -> list[list[int]]:
+        """Connected components of active vectors reached from ``dirty`` vectors."""
+        live = {v for v, c in self.active.items() if c}
+        seeds = {v for v in dirty if v in live}
+        for v in dirty:
+            seeds |= self.vectors.items[v].overlaps & live
+        seen: set[int] = set()
+        out = []
+        for s in sorted(seeds):
+            if s in seen:
+                continue
+            comp, stack = [], [s]
+            seen.add(s)
+            while stack:
+                v = stack.pop()
+                comp.append(v)
+                for w in self.vectors.items[v].overlaps & live:
+                    if w not in seen:
+                        seen.add(w)
+                        stack.append(w)
+            out.append(sorted(comp))
+        return out
+
+    def solve(self, comp: list[int]) -> dict[int, float]:
+        """Per-flow rate (bytes/s) of each vector of a component (memoised).
+
+        With ``check`` every answer is verified feasible and max-min fair (for tests).
+        """
+        out = self._solve(comp)
+        if self.check:
+            self._verify(comp, out)
+        return out
+
+    def _verify(self, comp: list[int], rates: dict[int, float]) -> None:
+        items = [self.vectors.items[v] for v in comp]
+        counts = [len(self.active[v]) for v in comp]
+        ptr = np.cumsum([0] + [it.links.size for it in items])
+        links = np.concatenate([it.links for it in items])
+        mult = np.concatenate([it.mult * c for it, c in zip(items, counts, strict=True)])
+        rate = np.array([rates[v] for v in comp])
+        problems = check_max_min(ptr, links, mult, self.capacity, rate)
+        if problems:
+            raise AssertionError(f"max-min violated: {problems[:3]}")
+
+    def _solve(self, comp: list[int]) -> dict[int, float]:
+        counts = tuple((v, len(self.active[v])) for v in comp)
+        if len(comp) == 1:
+            return {comp[0]: self.vectors.items[comp[0]].solo_rate / counts[0][1]}
+        hit = self.memo.get(counts)
+        if hit is not None:
+            return hit
+        self.solves += 1
+        items = [self.vectors.items[v] for v in comp]
+        ptr = np.cumsum([0] + [it.links.size for it in items])
+        links = np.concatenate([it.links for it in items])
+        mult = np.concatenate([it.mult * c for it, (_, c) in zip(items, counts, strict=True)])
+        rates, _ = max_min_rates(ptr, links, mult, self.capacity)
+        out = dict(zip(comp, rates.tolist(), strict=True))
+        self.memo[counts] = out
+        return out
+
+    def apply(self, now: float, rates: list[tuple[int, float]]) -> None:
+        """Set per-flow rates ``[(vid, rate), ...]`` from ``now`` on; update link load and
+        statistics. Decreases go first, so the peak utilisation recorded after each
+        increase never exceeds the instant's final load (no transient overshoot)."""
+        changes = []
+        for vid, rate in rates:
+            count = len(self.active.get(vid, ()))
+            total = rate * count if count else 0.0
+            old = self.applied.get(vid, 0.0)
+            self.rate[vid] = rate
+            if total != old:
+                changes.append((total - old, vid, total))
+        changes.sort(key=lambda c: (c[0] > 0, c[1]))
+        for delta, vid, total in changes:
+            links, mult = self.vectors.items[vid].shared_links
+            if links.size:
+                before = self.load[links]
+                hot = links[before >= self._hot_load[links]]
+                self.hot_s[hot] += now - self.since[hot]
+                self.since[links] = now
+                after = np.maximum(before + mult * delta, 0.0)
+                self.load[links] = after
+                if delta > 0:
+                    self.peak[links] = np.maximum(self.peak[links],
+                                                  after / self.capacity[links])
+            self.applied[vid] = total
+            self.history.setdefault(vid, []).append((now, total))
+
+    def _private(self, vid: int, links: np.ndarray, until: float
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """Peak utilisation and seconds hot of ``vid``'s private ``links`` up to ``until``,
+        from its rate history (nobody else loads them)."""
+        v = self.vectors.items[vid]
+        m = v.mult[np.searchsorted(v.links, links)]
+        hist = self.history.get(vid)
+        if not hist:
+            return np.zeros(links.size), np.zeros(links.size)
+        times = np.array([t for t, _ in hist] + [until])
+        totals = np.array([r for _, r in hist])
+        order = np.argsort(totals)
+        tail = np.cumsum(np.diff(times)[order][::-1])[::-1]  # time at >= each total
+        first = np.searchsorted(totals[order], self._hot_load[links] / m, side="left")
+        hot = np.where(first < totals.size, tail[np.minimum(first, totals.size - 1)], 0.0)
+        return m * totals.max() / self.capacity[links], hot
+
+    def _materialize(self, vid: int, links: np.ndarray) -> None:
+        """Private links of ``vid`` become shared now: start tracking them event by event."""
+        peak, hot = self._private(vid, links, self.now)
+        v = self.vectors.items[vid]
+        self.load[links] += v.mult[np.searchsorted(v.links, links)] * self.applied.get(vid, 0.0)
+        self.peak[links] = np.maximum(self.peak[links], peak)
+        self.hot_s[links] += hot
+        self.since[links] = self.now
+
+    def _account(self, now: float, links: np.ndarray) -> None:
+        """Add time spent hot since the last change to the links about to change."""
+        hot = links[self.load[links] >= self._hot_load[links]]
+        self.hot_s[hot] += now - self.since[hot]
+        self.since[links] = now
+
+    def finish(self, now: float) -> None:
+        """Close the statistics at the end of the run (time ``now``): shared links from
+        their tracked load, private ones from their vector's history."""
+        self._account(now, np.arange(self.capacity.size))
+        for vid in self.history:
+            v = self.vectors.items[vid]
+            links = v.links[~v.shared]
+            if links.size:
+                self.peak[links], self.hot_s[links] = self._private(vid, links, now)

@@ -1,0 +1,131 @@
+"""A training job prepared for simulation: plan, compute times, collectives, algorithms.
+
+Everything that does not depend on the network comes from the analytic model, so the
+simulation and the estimate differ only in how communication is timed: the estimate's
+chosen knobs (micro-batch, recomputation, sequence parallelism, interleaving), the
+per-micro-batch compute time on the busiest pipeline GPU
+(:func:`supernode.estimate.compute.microbatch_compute`), the optimizer and fixed
+per-step times (its breakdown), the collectives one GPU issues per step
+(:func:`supernode.workload.traffic.traffic_per_step`), and for each collective the
+algorithm the estimate's cost model picks for that group.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from supernode.collectives import Fabric, collective_time_s
+from supernode.collectives.fabric import with_group_size
+from supernode.errors import InputError
+from supernode.estimate.calibration import Calibration, default_calibration
+from supernode.estimate.comm import group_fabric, group_stride
+from supernode.estimate.compute import microbatch_compute
+from supernode.estimate.model import Estimate, estimate_plan
+from supernode.estimate.system import system_from_cluster
+from supernode.spec.plan import ParallelPlan, PlanArrays
+from supernode.spec.resolve import Cluster
+from supernode.spec.workload import WorkloadSpec
+from supernode.workload.traffic import CollectiveCall, traffic_per_step
+
+#: Estimate algorithm -> flow decomposition (NVLS_TREE becomes the two-level scheme).
+ALGORITHM_MAP = {"nvls_tree": "hierarchical"}
+
+
+@dataclass(frozen=True)
+class Call:
+    """One kind of collective of a job (scalars): dim, op, bytes, calls per step, algo."""
+
+    dim: str
+    op: str
+    message_bytes: float
+    per_step: float
+    group_size: int
+    phase: str
+    algorithm: str
+
+
+@dataclass(frozen=True)
+class JobModel:
+    """A job ready to be turned into a DAG (times in seconds, sizes in bytes)."""
+
+    name: str
+    plan: ParallelPlan
+    accelerators: np.ndarray
+    forward_s: float
+    backward_s: float
+    core_forward_s: float
+    optimizer_s: float
+    other_s: float
+    microbatches: int
+    calls: tuple[Call, ...]
+    estimate: Estimate
+    calibration: Calibration
+
+    @property
+    def vpp(self) -> int:
+        """Model chunks per pipeline device."""
+        return int(self.plan.vpp or 1)
+
+    def rank(self, t, c, d, s) -> np.ndarray:
+        """Rank of (tp t, cp c, dp d, stage s), Megatron order tp -> cp -> dp -> pp."""
+        p = self.plan
+        return np.asarray(t) + p.tp * (np.asarray(c) + p.cp * (np.asarray(d) + p.dp
+                                                                * np.asarray(s)))
+
+    def acc(self, ranks) -> np.ndarray:
+        """Accelerator indices of ``ranks``."""
+        return self.accelerators[np.asarray(ranks, dtype=np.int64)]
+
+
+def _estimate_algorithm(call: CollectiveCall, a: PlanArrays, fabric: Fabric) -> str:
+    """The algorithm the analytic model picks for ``call`` (scalar plan)."""
+    size = int(call.group_size)
+    if call.kind == "p2p":
+        return "p2p"
+    stride = int(group_stride(call.dim, a))
+    sub = group_fabric(fabric, stride, size)
+    if sub.tiers[-1].group_size < size:
+        sub = Fabric((with_group_size(sub.tiers[-1], size),))
+    _, name = collective_time_s(call.kind, float(call.message_bytes), size, sub)
+    return ALGORITHM_MAP.get(str(name), str(name))
+
+
+def prepare_job(name: str, workload: WorkloadSpec, plan: ParallelPlan, accelerators: np.ndarray,
+                cluster: Cluster, cal: Calibration | None = None) -> JobModel:
+    """Resolve a plan with the analytic model and collect what the simulation needs.
+
+    Raises :class:`InputError` when the plan does not fit the job's accelerators.
+    """
+    cal = cal or default_calibration()
+    gpus = int(accelerators.size)
+    system = dataclasses.replace(system_from_cluster(cluster, plan.precision), gpus=gpus)
+    est = estimate_plan(workload, plan, system, cal)
+    resolved = plan.model_copy(update={k: est.chosen[k] for k in
+                                       ("micro_batch", "recompute", "sequence_parallel", "vpp")})
+    a = PlanArrays.from_plan(resolved)
+    comp = microbatch_compute(workload, a, system, cal)
+    calls = []
+    for call in traffic_per_step(workload, a):
+        per_step = float(call.calls_per_step)
+        if per_step <= 0 or int(call.group_size) <= 1:
+            continue
+        calls.append(Call(call.dim, call.kind, float(call.message_bytes), per_step,
+                          int(call.group_size), call.phase,
+                          _estimate_algorithm(call, a, system.fabric)))
+    return JobModel(
+        name=name, plan=resolved, accelerators=np.asarray(accelerators, dtype=np.int64),
+        forward_s=float(comp.forward_s), backward_s=float(comp.backward_s + comp.recompute_s),
+        core_forward_s=float(comp.attention_core_forward_s),
+        optimizer_s=float(est.breakdown_s["optimizer"]), other_s=float(est.breakdown_s["other"]),
+        microbatches=int(a.microbatches), calls=tuple(calls), estimate=est, calibration=cal)
+
+
+def check_job_size(plan: ParallelPlan, accelerators: int, job: str) -> None:
+    """Refuse a plan whose ``tp*pp*dp*cp`` differs from the job's accelerator count."""
+    total = plan.tp * plan.pp * plan.dp * plan.cp
+    if total != accelerators:
+        raise InputError("plan.dp", f"job {job!r}: tp*pp*dp*cp = {plan.tp}*{plan.pp}*{plan.dp}"
+                         f"*{plan.cp} = {total} but it has {accelerators} accelerators")

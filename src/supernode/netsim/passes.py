@@ -1,0 +1,135 @@
+"""One forward or backward pass of one pipeline device as a small DAG.
+
+``start -> [compute outside attention || TP part A] -> [attention core || CP ring hops]
+-> TP part B -> EP all-to-all -> end``
+
+TP collectives of the pass (all of one kind fused, ``repeat`` = calls per pass) are split
+by the calibrated TP overlap share: part A runs under the GEMMs, part B is exposed, as in
+the analytic model (``tp_overlap`` of TP time hidden); under congestion part A can outlast
+the compute and part B grows. Context-parallel K/V hops hide under the attention core they
+feed; the MoE all-to-all is exposed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from supernode.errors import InputError
+from supernode.netsim.collectives import Ctx
+from supernode.netsim.dag import add_collective, delay, join
+from supernode.netsim.engine import Environment, Task
+from supernode.netsim.groups import cp_pairs, ep_groups, tp_groups
+from supernode.netsim.jobs import Call, JobModel
+from supernode.netsim.network import Network
+from supernode.netsim.schedule import Op
+
+
+@dataclass(frozen=True)
+class PassContext:
+    """What every pass of a job shares: job, network, decomposition and overlap."""
+
+    env: Environment
+    job: JobModel
+    net: Network
+    mode: str
+    coupled: bool
+    tp_hidden: float
+    memo: dict = field(default_factory=dict)
+
+    def ctx(self, label: str, repeat: float) -> Ctx:
+        """Decomposition context for a collective of ``repeat`` fused calls."""
+        return Ctx(repeat, self.mode, self.coupled, self.net, label)
+
+    def groups(self, key: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
+        """Group arrays built once per key (the same object each time: flows are reused)."""
+        if key not in self.memo:
+            self.memo[key] = make()
+        return self.memo[key]
+
+
+def calls_for(job: JobModel, dim: str, phase: str) -> list[Call]:
+    """The job's collectives of ``dim`` issued in ``phase``."""
+    return [c for c in job.calls if c.dim == dim and c.phase == phase]
+
+
+def _chain(pc: PassContext, name: str, items: list[tuple[Call, np.ndarray, float]],
+           lane: str) -> tuple[Task, Task] | None:
+    """Collectives one after the other (one NCCL stream); None if there are none."""
+    first = last = None
+    for i, (call, groups, repeat) in enumerate(items):
+        if repeat <= 0 or groups.size == 0:
+            continue
+        label = f"{call.dim} {call.op}"
+        args = (f"{name}/{call.dim}{i}", call.op)
+        rest = (groups, call.message_bytes, pc.ctx(label, repeat))
+        try:
+            a, b = add_collective(pc.env, *args, call.algorithm, *rest, lane=lane,
+                                  job=pc.job.name, cache=pc.memo)
+        except InputError as exc:  # the estimate's choice does not fit this placement
+            note = (f"{pc.job.name}: {label} by {call.algorithm} does not fit the groups "
+                    f"({exc.message}); simulated with the default algorithm")
+            if note not in pc.env.notes:
+                pc.env.notes.append(note)
+            a, b = add_collective(pc.env, *args, None, *rest, lane=lane, job=pc.job.name,
+                                  cache=pc.memo)
+        if last is None:
+            first = a
+        else:
+            pc.env.after(last, a)
+        last = b
+    return None if first is None else (first, last)
+
+
+def _parallel(env: Environment, before: Task, name: str, branches: list, lane: str,
+              job: str) -> Task:
+    """Run ``branches`` (tasks or (first, last) chains) after ``before``; return their join."""
+    end = join(env, f"{name}/join", lane=lane, job=job)
+    for br in branches:
+        if br is None:
+            continue
+        first, last = br if isinstance(br, tuple) else (br, br)
+        env.after(before, first)
+        env.after(last, end)
+    if end.waiting == 0:
+        env.after(before, end)
+    return end
+
+
+def build_pass(pc: PassContext, op: Op, device: int, ds: np.ndarray, lane: str,
+               set_index: int = 0) -> tuple[Task, Task, Task]:
+    """Tasks of one pass for replicas ``ds`` (replica set ``set_index``):
+    (start, compute done, end)."""
+    job, env = pc.job, pc.env
+    per_pass = job.microbatches * job.vpp
+    phase = "forward" if op.kind == "F" else "backward"
+    total = (job.forward_s if op.kind == "F" else job.backward_s) / job.vpp
+    core = job.core_forward_s * (1.0 if op.kind == "F" else 2.0) / job.vpp
+    name = f"{job.name}/{op.kind}{op.stage}.{op.microbatch}/{lane}"
+    start = join(env, f"{name}/start", lane=lane, job=job.name)
+    tp = pc.groups(("tp", device, set_index), lambda: tp_groups(job, device, ds))
+    calls = calls_for(job, "tp", phase)
+    part_a = [(c, tp, c.per_step / per_pass * pc.tp_hidden) for c in calls]
+    part_b = [(c, tp, c.per_step / per_pass * (1.0 - pc.tp_hidden)) for c in calls]
+    compute = delay(env, f"{name}/compute", total - core, lane=lane, job=job.name)
+    j1 = _parallel(env, start, f"{name}/a", [compute, _chain(pc, f"{name}/tpA", part_a, lane)],
+                   lane, job.name)
+    cpg = pc.groups(("cp", device, set_index), lambda: cp_pairs(job, device, ds))
+    cp = [(c, cpg, c.per_step / per_pass) for c in calls_for(job, "cp", phase)]
+    attention = delay(env, f"{name}/core", core, lane=lane, job=job.name)
+    j2 = _parallel(env, j1, f"{name}/b", [attention, _chain(pc, f"{name}/cp", cp, lane)],
+                   lane, job.name)
+    tail = _chain(pc, f"{name}/tpB", part_b, lane)
+    epg = pc.groups(("ep", device, set_index), lambda: ep_groups(job, device, ds))
+    ep = [(c, epg, c.per_step / per_pass) for c in calls_for(job, "ep", phase)]
+    ep_chain = _chain(pc, f"{name}/ep", ep, lane)
+    end = join(env, f"{name}/end", lane=lane, job=job.name)
+    prev = j2
+    for chain in (tail, ep_chain):
+        if chain is not None:
+            env.after(prev, chain[0])
+            prev = chain[1]
+    env.after(prev, end)
+    return start, j2, end

@@ -1,0 +1,183 @@
+"""Routing policies: how a flow picks among equal-cost next hops (a registry, STYLE.md §7).
+
+At every hop the router offers the candidate links that keep a flow on a shortest path
+(their capacities in bytes/s, their current load as a utilisation) and the flows' 64-bit
+keys; a policy answers which candidate(s) each flow takes and with what share of its bytes:
+
+* ``ecmp``: one link per flow, by a deterministic hash of the flow key and the node,
+  weighted by link capacity (a bundle of 4 links draws 4 times as often as one link);
+  the same key always takes the same path, so collisions are reproducible per seed.
+* ``spray``: every flow is split over all candidates in proportion to capacity (packet
+  spraying, NVLink striping over switch planes); the ideal load balance.
+* ``adaptive``: least-loaded choice, flow by flow, counting the flows active on each
+  candidate when the transfer starts and those already placed in the same batch (per
+  byte/s of capacity); flowlet-level adaptive routing.
+
+Register another with ``ROUTING_POLICIES.register(name, policy)``; a taken name is refused.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from supernode.topology.registry import Registry
+
+_MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def mix64(values: np.ndarray) -> np.ndarray:
+    """SplitMix64 finaliser over uint64 arrays (a bijection; wraps modulo 2**64)."""
+    z = np.asarray(values, dtype=np.uint64).copy()
+    with np.errstate(over="ignore"):
+        z = (z + np.uint64(0x9E3779B97F4A7C15)) & _MASK
+        z = ((z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)) & _MASK
+        z = ((z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)) & _MASK
+    return z ^ (z >> np.uint64(31))
+
+
+def flow_keys(seed: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """64-bit flow keys of (source, destination) accelerator pairs under ``seed``.
+
+    The key depends on the pair only (a persistent connection), so every collective
+    between the same two ranks takes the same ECMP path.
+    """
+    s = mix64(np.full(np.shape(src), seed, dtype=np.uint64))
+    with np.errstate(over="ignore"):
+        a = mix64(s ^ np.asarray(src, dtype=np.uint64))
+        return mix64(a ^ (np.asarray(dst, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)))
+
+
+def unit_draw(keys: np.ndarray, salt) -> np.ndarray:
+    """A uniform number in [0, 1) per key, independent for each ``salt`` (a node; scalar
+    or one per key)."""
+    salts = mix64(np.atleast_1d(np.asarray(salt, dtype=np.uint64)))
+    with np.errstate(over="ignore"):
+        h = mix64(keys ^ (salts if salts.size == keys.size else salts[0]))
+    return (h >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+def group_totals(ptr: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """Total candidate capacity of each group (CSR ``ptr`` over ``capacity``)."""
+    return np.add.reduceat(capacity, ptr[:-1]) if capacity.size else np.zeros(ptr.size - 1)
+
+
+def loop_assign(policy, ptr, capacity, load, keys, group, salt):
+    """``assign_many`` by calling ``policy.assign`` group by group (any policy)."""
+    order = np.argsort(group, kind="stable")
+    cuts = np.searchsorted(group[order], np.arange(ptr.size))
+    flows, cands, shares = [], [], []
+    for g in range(ptr.size - 1):
+        idx = order[cuts[g]:cuts[g + 1]]
+        if idx.size == 0:
+            continue
+        a, b = ptr[g], ptr[g + 1]
+        f, c, share = policy.assign(capacity[a:b], load[a:b], keys[idx], int(salt[g]))
+        flows.append(idx[f])
+        cands.append(a + c)
+        shares.append(share)
+    return np.concatenate(flows), np.concatenate(cands), np.concatenate(shares)
+
+
+class RoutingPolicy(Protocol):
+    """Choose next hops for ``k`` flows among ``D`` candidate links at one node."""
+
+    name: str
+
+    def assign(self, capacity: np.ndarray, load: np.ndarray, keys: np.ndarray,
+               salt: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Return ``(flow, candidate, share)`` triples; shares of each flow sum to 1.
+
+        ``capacity``: bytes/s of each candidate; ``load``: flows already on it per byte/s
+        of its capacity;
+        ``keys``: uint64 flow keys; ``salt``: an integer naming the node.
+        """
+        ...
+
+    def assign_many(self, ptr: np.ndarray, capacity: np.ndarray, load: np.ndarray,
+                    keys: np.ndarray, group: np.ndarray, salt: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`assign` for many groups at once: group ``g`` has candidates
+        ``ptr[g]:ptr[g+1]`` of the flat arrays; flow ``i`` belongs to ``group[i]``;
+        ``salt[g]`` names group ``g``'s node. Candidates returned are flat indices.
+        (:func:`loop_assign` implements it from :meth:`assign`.)"""
+        ...
+
+
+class Ecmp:
+    """Hash each flow onto one candidate, weighted by capacity (deterministic)."""
+
+    name = "ecmp"
+
+    def assign(self, capacity, load, keys, salt):
+        """One candidate per flow by a weighted hash (see the module docstring)."""
+        k = keys.size
+        if capacity.size == 1:
+            return np.arange(k), np.zeros(k, dtype=np.int64), np.ones(k)
+        cum = np.cumsum(capacity) / capacity.sum()
+        pick = np.searchsorted(cum, unit_draw(keys, salt), side="right")
+        return np.arange(k), np.minimum(pick, capacity.size - 1), np.ones(k)
+
+    def assign_many(self, ptr, capacity, load, keys, group, salt):
+        """Vectorised :meth:`assign` over groups (one weighted hash per flow)."""
+        sizes = np.diff(ptr)
+        total = group_totals(ptr, capacity)
+        before = np.cumsum(capacity) - capacity
+        start = np.repeat(before[ptr[:-1]] if capacity.size else before, sizes)
+        within = (np.cumsum(capacity) - start) / np.repeat(total, sizes)
+        level = np.repeat(np.arange(sizes.size, dtype=float), sizes) + within
+        draw = group + unit_draw(keys, salt[group])
+        pick = np.searchsorted(level, draw, side="right")
+        pick = np.minimum(pick, ptr[group + 1] - 1)
+        return np.arange(keys.size), pick, np.ones(keys.size)
+
+
+class Spray:
+    """Split every flow over all candidates in proportion to capacity."""
+
+    name = "spray"
+
+    def assign(self, capacity, load, keys, salt):
+        """Every flow on every candidate, share = capacity / total capacity."""
+        k, d = keys.size, capacity.size
+        share = capacity / capacity.sum()
+        return np.repeat(np.arange(k), d), np.tile(np.arange(d), k), np.tile(share, k)
+
+    def assign_many(self, ptr, capacity, load, keys, group, salt):
+        """Vectorised :meth:`assign`: every flow on every candidate of its group."""
+        sizes = np.diff(ptr)
+        total = group_totals(ptr, capacity)
+        per_flow = sizes[group]
+        flows = np.repeat(np.arange(keys.size), per_flow)
+        offset = np.arange(flows.size) - np.repeat(np.cumsum(per_flow) - per_flow, per_flow)
+        cand = np.repeat(ptr[group], per_flow) + offset
+        return flows, cand, capacity[cand] / total[group[flows]]
+
+
+class Adaptive:
+    """Least-loaded candidate per flow, placing flows one by one (ties by hash order)."""
+
+    name = "adaptive"
+
+    def assign(self, capacity, load, keys, salt):
+        """Greedy: each flow takes the candidate with the fewest flows per byte/s."""
+        k = keys.size
+        order = np.argsort(unit_draw(keys, salt), kind="stable")
+        level = np.asarray(load, dtype=float).copy()
+        unit = 1.0 / capacity  # one more flow on a link, per byte/s of it
+        pick = np.empty(k, dtype=np.int64)
+        for i in order.tolist():
+            j = int(np.argmin(level))
+            pick[i] = j
+            level[j] += unit[j]
+        return np.arange(k), pick, np.ones(k)
+
+    def assign_many(self, ptr, capacity, load, keys, group, salt):
+        """Group by group (the greedy order is sequential by nature)."""
+        return loop_assign(self, ptr, capacity, load, keys, group, salt)
+
+
+ROUTING_POLICIES: Registry[RoutingPolicy] = Registry("routing policy")
+for _policy in (Ecmp(), Spray(), Adaptive()):
+    ROUTING_POLICIES.register(_policy.name, _policy)

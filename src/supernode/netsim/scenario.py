@@ -1,0 +1,173 @@
+"""Run a simulation end to end: cluster -> network (derated, degraded) -> DAG -> results.
+
+:func:`simulate_jobs` runs one training iteration of one or more jobs sharing the fabric;
+:func:`simulate_traffic` runs a traffic file. Both return a :class:`SimResult`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from supernode.collectives.efficiency import load_efficiency_tables
+from supernode.collectives.fabric import scale_out_efficiency_name, scale_up_efficiency_name
+from supernode.netsim.engine import Environment
+from supernode.netsim.failures import apply_failures
+from supernode.netsim.iteration import IterationOptions, JobRun, build_iteration
+from supernode.netsim.jobs import prepare_job
+from supernode.netsim.network import Network, derate, network_from_cluster
+from supernode.netsim.results import RunTables, tables
+from supernode.netsim.routing import Router, RoutingConfig
+from supernode.netsim.traffic import TrafficFile, build_traffic
+from supernode.spec.plan import ParallelPlan
+from supernode.spec.resolve import Cluster
+from supernode.spec.workload import WorkloadSpec
+
+Progress = Callable[[float, int, int], None]
+
+
+@dataclass(frozen=True)
+class SimOptions:
+    """Knobs of a run: routing, seed, aggregation, decomposition, link efficiency."""
+
+    seed: int = 0
+    routing: str = "ecmp"
+    scale_up_routing: str = "spray"
+    rail_aligned: bool = True
+    aggregate: bool = True
+    mode: str = "pipelined"
+    efficiency: bool = True
+    top: int = 20
+    dp_launches: int = 8
+    bins: int = 0
+
+    def routing_config(self) -> RoutingConfig:
+        """The router's configuration."""
+        return RoutingConfig(self.routing, self.scale_up_routing, self.rail_aligned, self.seed)
+
+
+@dataclass(frozen=True)
+class JobInput:
+    """A job to simulate: name, workload, plan and rank -> accelerator array."""
+
+    name: str
+    workload: WorkloadSpec
+    plan: ParallelPlan
+    accelerators: np.ndarray
+
+
+@dataclass
+class SimResult:
+    """A run's results: per-job step times, tables, and what was simulated."""
+
+    jobs: list[dict[str, Any]]
+    tables: RunTables
+    failures: list[str]
+    options: SimOptions
+    wall_time_s: float
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def step_time_s(self) -> float:
+        """Slowest job's step time (traffic runs: the makespan), seconds."""
+        return max((j["step_time_s"] for j in self.jobs), default=self.tables.duration_s)
+
+    @property
+    def estimate_step_time_s(self) -> float | None:
+        """The analytic estimate of the slowest job (None for traffic runs)."""
+        if not self.jobs:
+            return None
+        worst = max(self.jobs, key=lambda j: j["step_time_s"])
+        return worst["estimate_step_time_s"]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict with stable keys."""
+        t = self.tables
+        return {
+            "step_time_s": self.step_time_s,
+            "estimate_step_time_s": self.estimate_step_time_s,
+            "jobs": self.jobs,
+            "hot_links": t.hot_links,
+            "hot_link_counts": t.hot_counts,
+            "link_utilization": t.link_utilization,
+            "collectives": t.collectives,
+            "events": t.events,
+            "flow_classes": t.classes,
+            "max_min_solves": t.solves,
+            "wall_time_s": self.wall_time_s,
+            "simulated_time_s": t.duration_s,
+            "failures": self.failures,
+            "options": {"seed": self.options.seed, "routing": self.options.routing,
+                        "scale_up_routing": self.options.scale_up_routing,
+                        "rail_aligned": self.options.rail_aligned,
+                        "aggregate": self.options.aggregate, "mode": self.options.mode,
+                        "efficiency": self.options.efficiency},
+            "notes": self.notes,
+        }
+
+
+def prepare_network(cluster: Cluster, failures: list[str] | tuple[str, ...],
+                    efficiency: bool) -> tuple[Network, list[str]]:
+    """The cluster's network, derated by protocol efficiency and degraded by failures."""
+    net = network_from_cluster(cluster)
+    if efficiency:
+        tables_ = load_efficiency_tables()
+        up = cluster.scale_up
+        su = tables_[scale_up_efficiency_name(cluster.accelerator.name,
+                                              up.bandwidth_per_accelerator_bytes_per_s)]
+        factors = {t: su.simple_efficiency for t in ("scale_up", "scale_up_l1", "scale_up_l2")}
+        if cluster.scale_out is not None:
+            so = tables_[scale_out_efficiency_name(
+                cluster.scale_out_bandwidth_per_accelerator_bytes_per_s)]
+            factors.update({t: so.simple_efficiency for t in ("host", "leaf", "spine", "core")})
+        net = derate(net, factors)
+    net, parsed = apply_failures(net, list(failures))
+    return net, [f.spec for f in parsed]
+
+
+def simulate_jobs(cluster: Cluster, jobs: list[JobInput], *, failures: tuple[str, ...] = (),
+                  options: SimOptions = SimOptions(), progress: Progress | None = None
+                  ) -> SimResult:
+    """Simulate one training iteration of every job at once on ``cluster``."""
+    start = time.perf_counter()
+    net, applied = prepare_network(cluster, failures, options.efficiency)
+    env = Environment(net, Router(net, options.routing_config()), progress=progress)
+    runs: list[JobRun] = []
+    iteration = IterationOptions(options.aggregate, options.mode, options.dp_launches)
+    for job in jobs:
+        model = prepare_job(job.name, job.workload, job.plan, job.accelerators, cluster)
+        runs.append(build_iteration(env, model, net, iteration))
+    duration = env.run()
+    result_tables = tables(env, net, duration, options.top, options.bins)
+    out = []
+    notes: list[str] = []
+    for run in runs:
+        est = run.job.estimate
+        step = run.step_time_s()
+        out.append({"name": run.job.name, "step_time_s": step,
+                    "estimate_step_time_s": est.step_time_s,
+                    "slowdown_vs_estimate": step / est.step_time_s,
+                    "gpus": int(run.job.accelerators.size),
+                    "plan": {k: v for k, v in run.job.plan.model_dump().items()
+                             if v is not None},
+                    "estimate_breakdown_s": est.breakdown_s})
+        notes += [f"{run.job.name}: {n}" for n in est.notes]
+    return SimResult(out, result_tables, applied, options, time.perf_counter() - start,
+                     notes + env.notes)
+
+
+def simulate_traffic(cluster: Cluster, doc: TrafficFile, *, failures: tuple[str, ...] = (),
+                     options: SimOptions = SimOptions(), progress: Progress | None = None
+                     ) -> SimResult:
+    """Simulate the collectives of a traffic file on ``cluster``."""
+    start = time.perf_counter()
+    net, applied = prepare_network(cluster, failures, options.efficiency)
+    env = Environment(net, Router(net, options.routing_config()), progress=progress)
+    build_traffic(env, net, doc, options.mode, options.aggregate)
+    duration = env.run()
+    result_tables = tables(env, net, duration, options.top, options.bins)
+    return SimResult([], result_tables, applied, options, time.perf_counter() - start)

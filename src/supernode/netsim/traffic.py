@@ -1,0 +1,97 @@
+"""Traffic files: a communication pattern given directly, collective by collective.
+
+```yaml
+collectives:
+  - name: moe-dispatch          # unique
+    op: all_to_all              # all_reduce, all_gather, reduce_scatter, all_to_all,
+                                # broadcast, reduce, p2p
+    algorithm: direct           # optional; default ring / direct / p2p
+    message_bytes: 268435456    # nccl-tests size (bytes)
+    accelerators: 0-63          # list or ranges
+    group_size: 8               # optional: consecutive groups of 8 run at once
+    start_s: 0.0                # optional delay before it starts (s)
+    after: [warmup]             # optional: start when these have finished
+    repeat: 1                   # optional: back-to-back copies
+```
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from pydantic import Field
+
+from supernode.errors import InputError
+from supernode.netsim.collectives import Ctx
+from supernode.netsim.dag import add_collective, delay
+from supernode.netsim.engine import Environment, Task
+from supernode.netsim.network import Network
+from supernode.netsim.placement import parse_ranges
+from supernode.spec.base import StrictModel
+
+Op = Literal["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast",
+             "reduce", "p2p"]
+
+
+class CollectiveEntry(StrictModel):
+    """One collective of a traffic file."""
+
+    name: str = Field(min_length=1, description="Unique name (used by 'after').")
+    op: Op = Field(description="Collective operation.")
+    algorithm: str | None = Field(None, description="Flow decomposition; null = default.")
+    message_bytes: float = Field(gt=0, description="nccl-tests message size (bytes).")
+    accelerators: list[int] | str = Field(description="Members: a list or '0-63' ranges.")
+    group_size: int | None = Field(None, ge=2, description="Split into consecutive groups.")
+    start_s: float = Field(0.0, ge=0, description="Delay before starting (seconds).")
+    after: list[str] = Field(default_factory=list, description="Start after these finish.")
+    repeat: int = Field(1, ge=1, description="Back-to-back copies (fused).")
+
+
+class TrafficFile(StrictModel):
+    """A traffic document: collectives started at given times or after one another."""
+
+    collectives: list[CollectiveEntry] = Field(min_length=1, description="The collectives.")
+
+
+def groups_of(entry: CollectiveEntry, index: int, accelerators: int) -> np.ndarray:
+    """The entry's ``G x n`` groups of accelerator indices (checked against the cluster)."""
+    where = f"collectives[{index}].accelerators"
+    accs = (parse_ranges(entry.accelerators, where) if isinstance(entry.accelerators, str)
+            else list(entry.accelerators))
+    bad = [a for a in accs if not 0 <= a < accelerators]
+    if bad:
+        raise InputError(where, f"accelerator {bad[0]} is off the cluster (indices "
+                                f"0..{accelerators - 1})")
+    if len(set(accs)) != len(accs):
+        raise InputError(where, "an accelerator is listed twice")
+    size = entry.group_size or len(accs)
+    if len(accs) % size:
+        raise InputError(f"collectives[{index}].group_size",
+                         f"{len(accs)} accelerators do not split into groups of {size}")
+    return np.asarray(accs, dtype=np.int64).reshape(-1, size)
+
+
+def build_traffic(env: Environment, net: Network, doc: TrafficFile, mode: str,
+                  coupled: bool) -> list[Task]:
+    """Add every collective of ``doc`` to ``env``; return their last tasks."""
+    ends: dict[str, Task] = {}
+    names = [c.name for c in doc.collectives]
+    if len(set(names)) != len(names):
+        raise InputError("collectives", "collective names must be unique")
+    for i, entry in enumerate(doc.collectives):
+        groups = groups_of(entry, i, net.accelerators)
+        ctx = Ctx(float(entry.repeat), mode, coupled, net, entry.name)
+        first, last = add_collective(env, entry.name, entry.op, entry.algorithm, groups,
+                                     entry.message_bytes, ctx, lane=entry.name)
+        if entry.start_s > 0:
+            wait = delay(env, f"{entry.name}/wait", entry.start_s, label="wait",
+                         lane=entry.name)
+            env.after(wait, first)
+        for other in entry.after:
+            if other not in ends:
+                raise InputError(f"collectives[{i}].after",
+                                 f"{other!r} is not an earlier collective")
+            env.after(ends[other], first)
+        ends[entry.name] = last
+    return list(ends.values())

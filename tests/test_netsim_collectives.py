@@ -1,0 +1,174 @@
+"""Differential tests: simulated collectives on idle fabrics vs closed forms (within 2%).
+
+Two references: the decompositions' own closed forms (:mod:`supernode.netsim.closed_forms`,
+same link bandwidth ``B`` and path latency ``α``), and :mod:`supernode.collectives` with an
+``ideal`` efficiency table where it models the same algorithm. Plus the fat-tree facts:
+a full-bisection tree carries an all-to-all at line rate; 2:1 oversubscription slows a
+cross-leaf all-to-all by the uplink deficit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_netsim_support import (
+    NIC_BYTES_PER_S,
+    domain_cluster,
+    fat_tree_cluster,
+    network,
+    run_collective,
+)
+
+from supernode.collectives import Fabric, collective_time_s, make_tier
+from supernode.errors import InputError
+from supernode.netsim import closed_forms as cf
+from supernode.netsim.routing import Router
+
+TOL = 0.02
+S = 64e6
+LAT = network(fat_tree_cluster(64, latency_ns=200.0, nic_latency_ns=100.0))
+ZERO = network(fat_tree_cluster(64))
+
+
+def alpha(net, groups) -> float:
+    """Slowest one-way path latency between ring neighbours of ``groups`` (s)."""
+    g = np.atleast_2d(groups)
+    return float(Router(net).route(g.ravel(), np.roll(g, -1, axis=1).ravel()).latency_s.max())
+
+
+def ideal(n: int, latency: float = 0.0) -> Fabric:
+    return Fabric((make_tier("t", n, NIC_BYTES_PER_S, "ideal", latency_s=latency),))
+
+
+SPREAD = np.arange(0, 64, 4)  # 16 ranks over 8 leaves: neighbours cross leaves
+
+
+@pytest.mark.parametrize("op", ["all_reduce", "all_gather", "reduce_scatter", "broadcast"])
+@pytest.mark.parametrize("mode", ["pipelined", "step"])
+@pytest.mark.parametrize("coupled", [True, False])
+def test_ring_matches_closed_form(op: str, mode: str, coupled: bool) -> None:
+    t, _ = run_collective(LAT, op, "ring", SPREAD, S, mode=mode, coupled=coupled)
+    a = alpha(LAT, SPREAD)
+    assert t == pytest.approx(cf.ring_time_s(op, SPREAD.size, S, NIC_BYTES_PER_S, a), rel=TOL)
+
+
+@pytest.mark.parametrize("op", ["all_reduce", "all_gather", "reduce_scatter"])
+def test_ring_matches_collectives_model(op: str) -> None:
+    a = alpha(LAT, SPREAD)
+    t, _ = run_collective(LAT, op, "ring", SPREAD, S)
+    ref, _ = collective_time_s(op, S, SPREAD.size, ideal(SPREAD.size, a), "ring")
+    assert t == pytest.approx(ref, rel=TOL)
+
+
+@pytest.mark.parametrize("n", [2, 3, 8, 16])
+def test_tree_matches_closed_form(n: int) -> None:
+    ranks = SPREAD[:n]
+    t, _ = run_collective(LAT, "all_reduce", "tree", ranks, S)
+    a = float(Router(LAT).route(ranks[:1].repeat(n - 1), ranks[1:]).latency_s.max())
+    assert t == pytest.approx(cf.tree_time_s(n, S, NIC_BYTES_PER_S, a), rel=TOL)
+    if n > 3:  # bandwidth term 2S/B as in supernode.collectives (zero latency)
+        t0, _ = run_collective(ZERO, "all_reduce", "tree", ranks, S)
+        ref, _ = collective_time_s("all_reduce", S, n, ideal(n), "tree")
+        assert t0 == pytest.approx(ref, rel=TOL)
+
+
+@pytest.mark.parametrize("op", ["all_reduce", "reduce_scatter", "all_gather"])
+@pytest.mark.parametrize("n", [8, 12])
+def test_halving_doubling_matches_closed_form(op: str, n: int) -> None:
+    ranks = SPREAD[:n]
+    t, _ = run_collective(ZERO, op, "halving_doubling", ranks, S)
+    assert t == pytest.approx(cf.halving_doubling_time_s(op, n, S, NIC_BYTES_PER_S, 0.0),
+                              rel=TOL)
+    if n == 8:
+        ref, _ = collective_time_s(op, S, n, ideal(n), "halving_doubling")
+        assert t == pytest.approx(ref, rel=TOL)
+
+
+def test_hierarchical_matches_closed_form() -> None:
+    net = network(domain_cluster(8, gpus=4))  # 4 x 100 GB/s NVLink per GPU, 50 GB/s NIC
+    groups = np.arange(32)
+    t, _ = run_collective(net, "all_reduce", "hierarchical", groups, S)
+    expect = cf.hierarchical_time_s(32, 4, S, 400e9, 0.0, NIC_BYTES_PER_S, 0.0)
+    assert t == pytest.approx(expect, rel=TOL)
+    # a flat ring over 4 GPUs per domain runs 4 channels (one per NIC), S/4 each
+    ring, _ = run_collective(net, "all_reduce", "ring", groups, S)
+    assert ring == pytest.approx(cf.ring_time_s("all_reduce", 32, S / 4, NIC_BYTES_PER_S, 0.0),
+                                 rel=TOL)
+
+
+def test_in_switch_reduction_halves_traffic() -> None:
+    net = network(domain_cluster(1, gpus=4))
+    t, _ = run_collective(net, "all_reduce", "nvls", np.arange(4), S)
+    assert t == pytest.approx(cf.in_switch_time_s(S, 400e9, 0.0), rel=TOL)
+    ring, _ = run_collective(net, "all_reduce", "ring", np.arange(4), S)
+    assert ring == pytest.approx(cf.ring_time_s("all_reduce", 4, S, 400e9, 0.0), rel=TOL)
+    plain = network(domain_cluster(1, gpus=4, in_switch=False))
+    with pytest.raises(InputError, match="in-switch"):
+        run_collective(plain, "all_reduce", "in_switch", np.arange(4), S)
+
+
+def test_full_bisection_all_to_all_at_line_rate() -> None:
+    n = 64  # all ranks of a non-blocking tree: 7/8 of the traffic crosses the spines
+    t, _ = run_collective(ZERO, "all_to_all", "direct", np.arange(n), S)
+    assert t == pytest.approx(cf.direct_all_to_all_time_s(n, S, NIC_BYTES_PER_S, 0.0),
+                              rel=TOL)
+    ref, _ = collective_time_s("all_to_all", S, n, ideal(n), "direct")
+    assert t == pytest.approx(ref, rel=TOL)
+
+
+def test_oversubscribed_all_to_all_slows_by_uplink_deficit() -> None:
+    # 16-port leaves at 2:1 keep 10 ports down and 6 up (d/u = 10/6); 8 leaves of 10 hosts
+    over = network(fat_tree_cluster(80, oversubscription=2.0))
+    flat = network(fat_tree_cluster(80))
+    slow, _ = run_collective(over, "all_to_all", "direct", np.arange(80), S)
+    fast, _ = run_collective(flat, "all_to_all", "direct", np.arange(80), S)
+    expect = cf.oversubscribed_all_to_all_time_s(80, 10, S, NIC_BYTES_PER_S, 10 / 6, 0.0)
+    assert slow == pytest.approx(expect, rel=TOL)
+    assert slow / fast == pytest.approx(10 / 6 * 70 / 79, rel=TOL)  # ~1.48x
+    # inside one leaf nothing crosses the uplinks: no slowdown
+    inside, _ = run_collective(over, "all_to_all", "direct", np.arange(10), S)
+    assert inside == pytest.approx(cf.direct_all_to_all_time_s(10, S, NIC_BYTES_PER_S, 0.0),
+                                   rel=TOL)
+
+
+def test_ecmp_collisions_cost_bandwidth_and_spray_does_not() -> None:
+    ranks = np.arange(0, 64, 8)  # one rank per leaf: every ring hop crosses the spines
+    groups = np.stack([ranks + k for k in range(8)])  # 8 rings at once
+    sprayed, _ = run_collective(ZERO, "all_reduce", "ring", groups, S, routing="spray")
+    hashed = [run_collective(ZERO, "all_reduce", "ring", groups, S, routing="ecmp",
+                             seed=s)[0] for s in range(4)]
+    line = cf.ring_time_s("all_reduce", 8, S, NIC_BYTES_PER_S, 0.0)
+    assert sprayed == pytest.approx(line, rel=TOL)
+    assert min(hashed) >= line * (1 - 1e-9) and max(hashed) > 1.2 * line
+
+
+def test_aggregated_matches_per_flow_on_symmetric_fabric() -> None:
+    groups = np.stack([np.arange(0, 64, 8) + k for k in range(8)])
+    for op, algo in [("all_reduce", "ring"), ("all_to_all", "direct"),
+                     ("all_reduce", "halving_doubling")]:
+        a, env_a = run_collective(ZERO, op, algo, groups, S, coupled=True)
+        b, env_b = run_collective(ZERO, op, algo, groups, S, coupled=False, mode="step")
+        assert a == pytest.approx(b, rel=1e-9)
+        assert len(env_a.classes) < len(env_b.classes)
+        assert np.allclose(env_a.link_bytes, env_b.link_bytes)
+
+
+def test_unknown_or_mismatched_algorithm_is_bad_input() -> None:
+    with pytest.raises(InputError, match="unknown collective algorithm"):
+        run_collective(ZERO, "all_reduce", "magic", np.arange(4), S)
+    with pytest.raises(InputError, match="does not perform"):
+        run_collective(ZERO, "all_to_all", "ring", np.arange(4), S)
+    with pytest.raises(InputError, match="hierarchical"):
+        run_collective(ZERO, "all_reduce", "hierarchical", np.arange(4), S)
+
+
+def test_full_mesh_rings_use_every_link() -> None:
+    from supernode.spec.clusterfile import load_cluster
+
+    net = network(load_cluster("mi300x-8"))  # 7 xGMI links of 64 GB/s per GPU
+    ranks = np.arange(8)
+    t, env = run_collective(net, "all_reduce", "ring", ranks, S)
+    link = float(net.capacity_bytes_per_s[net.tier == 1].max())
+    a = alpha(net, ranks)
+    assert t == pytest.approx(cf.ring_time_s("all_reduce", 8, S, 7 * link, a), rel=TOL)
+    assert np.count_nonzero(env.link_bytes) == 8 * 7  # every directed link carries data
