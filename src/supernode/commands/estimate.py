@@ -2,42 +2,34 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 import typer
 from rich.table import Table
 
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
+from supernode.commands._plan_options import (
+    Cp,
+    DistributedOptimizer,
+    Dp,
+    Ep,
+    GlobalBatch,
+    MicroBatch,
+    PlanFile,
+    Pp,
+    Precision,
+    Recompute,
+    SequenceParallel,
+    Tp,
+    Vpp,
+    ZeroStage,
+)
 from supernode.errors import InputError
 from supernode.estimate.model import COMM_SHARE_THRESHOLD, Estimate, estimate_plan
 from supernode.estimate.system import system_from_cluster
 from supernode.spec.clusterfile import load_cluster
-from supernode.spec.loader import read_document
 from supernode.spec.plan import plan_from_data
+from supernode.spec.planfile import INLINE_PLAN_FIELDS, plan_data
 from supernode.workload.presets import load_workload
-
-_FLAGS = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "global_batch_sequences",
-          "recompute", "sequence_parallel", "zero_stage", "distributed_optimizer", "precision")
-
-
-def _plan_data(plan_file: Path | None, flags: dict[str, Any], gpus: int) -> dict[str, Any]:
-    """Plan fields from a file, overridden by inline flags; dp defaults to fill the cluster."""
-    data: dict[str, Any] = {}
-    if plan_file is not None:
-        doc = read_document(plan_file)
-        if not isinstance(doc, dict):
-            raise InputError("", "a plan file is a mapping of plan fields", source=str(plan_file))
-        data.update(doc)
-    data.update({k: v for k, v in flags.items() if v is not None})
-    if "dp" not in data:
-        model_parallel = int(data.get("tp", 1)) * int(data.get("pp", 1)) * int(data.get("cp", 1))
-        if model_parallel <= 0 or gpus % model_parallel:
-            raise InputError("plan.dp", f"tp*pp*cp = {model_parallel} does not divide the "
-                                        f"cluster's {gpus} GPUs; give --dp explicitly")
-        data["dp"] = gpus // model_parallel
-    return data
 
 
 def _table(result: Estimate) -> None:
@@ -77,31 +69,30 @@ def _table(result: Estimate) -> None:
 def estimate_command(
     cluster: str = typer.Option(..., "--cluster", help="Cluster file or preset name."),
     workload: str = typer.Option(..., "--workload", help="Workload file or preset name."),
-    plan: Path | None = typer.Option(None, "--plan", help="Plan file (YAML/JSON)."),
-    tp: int | None = typer.Option(None, "--tp", help="Tensor-parallel size."),
-    pp: int | None = typer.Option(None, "--pp", help="Pipeline stages."),
-    dp: int | None = typer.Option(None, "--dp", help="Data-parallel size (default: fill)."),
-    cp: int | None = typer.Option(None, "--cp", help="Context-parallel size."),
-    ep: int | None = typer.Option(None, "--ep", help="Expert-parallel size."),
-    vpp: int | None = typer.Option(None, "--vpp", help="Virtual stages (null: choose)."),
-    micro_batch: int | None = typer.Option(None, "--micro-batch", help="Micro-batch size."),
-    global_batch: int | None = typer.Option(None, "--global-batch", help="Sequences per step."),
-    recompute: str | None = typer.Option(None, "--recompute", help="none|selective|full."),
-    sequence_parallel: bool | None = typer.Option(None, "--sequence-parallel/--no-sequence-"
-                                                  "parallel", help="Megatron SP."),
-    zero_stage: int | None = typer.Option(None, "--zero-stage", help="ZeRO stage 0-3."),
-    distributed_optimizer: bool | None = typer.Option(None, "--distributed-optimizer/--no-"
-                                                      "distributed-optimizer"),
-    precision: str | None = typer.Option(None, "--precision", help="bf16|fp16|fp8."),
+    plan: PlanFile = None,
+    tp: Tp = None,
+    pp: Pp = None,
+    dp: Dp = None,
+    cp: Cp = None,
+    ep: Ep = None,
+    vpp: Vpp = None,
+    micro_batch: MicroBatch = None,
+    global_batch: GlobalBatch = None,
+    recompute: Recompute = None,
+    sequence_parallel: SequenceParallel = None,
+    zero_stage: ZeroStage = None,
+    distributed_optimizer: DistributedOptimizer = None,
+    precision: Precision = None,
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Estimate one training step: time breakdown, tokens/s, MFU, memory per GPU."""
     loaded = load_cluster(cluster)
     spec = load_workload(workload)
-    flags = dict(zip(_FLAGS, (tp, pp, dp, cp, ep, vpp, micro_batch, global_batch, recompute,
+    flags = dict(zip(INLINE_PLAN_FIELDS, (tp, pp, dp, cp, ep, vpp, micro_batch, global_batch,
+                                          recompute,
                               sequence_parallel, zero_stage, distributed_optimizer, precision),
                      strict=True))
-    data = _plan_data(plan, flags, loaded.accelerators)
+    data = plan_data(plan, flags, loaded.accelerators)
     if "global_batch_sequences" not in data:
         raise InputError("plan.global_batch_sequences",
                          "required: give --global-batch or global_batch_sequences in the plan")

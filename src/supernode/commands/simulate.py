@@ -13,6 +13,22 @@ from rich.table import Table
 
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
+from supernode.commands._plan_options import (
+    Cp,
+    DistributedOptimizer,
+    Dp,
+    Ep,
+    GlobalBatch,
+    MicroBatch,
+    PlanFile,
+    Pp,
+    Precision,
+    Recompute,
+    SequenceParallel,
+    Tp,
+    Vpp,
+    ZeroStage,
+)
 from supernode.errors import InputError
 from supernode.netsim.collectives import MODES
 from supernode.netsim.inputs import job_inputs
@@ -21,9 +37,7 @@ from supernode.netsim.scenario import SimOptions, SimResult, simulate_jobs, simu
 from supernode.netsim.traffic import TrafficFile
 from supernode.spec.clusterfile import load_cluster
 from supernode.spec.loader import read_document, validate_document
-
-_FLAGS = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "global_batch_sequences",
-          "recompute", "sequence_parallel", "zero_stage", "distributed_optimizer", "precision")
+from supernode.spec.planfile import INLINE_PLAN_FIELDS
 
 
 def _print_tables(result: SimResult, plots: list[str]) -> None:
@@ -89,22 +103,20 @@ def _options(seed: int, routing: str, rail: bool, aggregate: bool, mode: str, id
 def simulate_command(
     cluster: str = typer.Option(..., "--cluster", help="Cluster file or preset name."),
     workload: str | None = typer.Option(None, "--workload", help="Workload file or preset."),
-    plan: Path | None = typer.Option(None, "--plan", help="Plan file (YAML/JSON)."),
-    tp: int | None = typer.Option(None, "--tp", help="Tensor-parallel size."),
-    pp: int | None = typer.Option(None, "--pp", help="Pipeline stages."),
-    dp: int | None = typer.Option(None, "--dp", help="Data-parallel size (default: fill)."),
-    cp: int | None = typer.Option(None, "--cp", help="Context-parallel size."),
-    ep: int | None = typer.Option(None, "--ep", help="Expert-parallel size."),
-    vpp: int | None = typer.Option(None, "--vpp", help="Virtual stages (null: choose)."),
-    micro_batch: int | None = typer.Option(None, "--micro-batch", help="Micro-batch size."),
-    global_batch: int | None = typer.Option(None, "--global-batch", help="Sequences per step."),
-    recompute: str | None = typer.Option(None, "--recompute", help="none|selective|full."),
-    sequence_parallel: bool | None = typer.Option(None, "--sequence-parallel/--no-sequence-"
-                                                  "parallel", help="Megatron SP."),
-    zero_stage: int | None = typer.Option(None, "--zero-stage", help="ZeRO stage 0-3."),
-    distributed_optimizer: bool | None = typer.Option(None, "--distributed-optimizer/--no-"
-                                                      "distributed-optimizer"),
-    precision: str | None = typer.Option(None, "--precision", help="bf16|fp16|fp8."),
+    plan: PlanFile = None,
+    tp: Tp = None,
+    pp: Pp = None,
+    dp: Dp = None,
+    cp: Cp = None,
+    ep: Ep = None,
+    vpp: Vpp = None,
+    micro_batch: MicroBatch = None,
+    global_batch: GlobalBatch = None,
+    recompute: Recompute = None,
+    sequence_parallel: SequenceParallel = None,
+    zero_stage: ZeroStage = None,
+    distributed_optimizer: DistributedOptimizer = None,
+    precision: Precision = None,
     placement: Path | None = typer.Option(None, "--placement", help="Placement file: jobs, "
                                           "rank -> accelerator (docs/netsim.md)."),
     traffic: Path | None = typer.Option(None, "--traffic", help="Traffic file of collectives "
@@ -130,7 +142,7 @@ def simulate_command(
     """Simulate one training step (or a traffic file) with flows on the real topology."""
     loaded = load_cluster(cluster)
     options = _options(seed, routing, rail_aligned, aggregate, mode, ideal, top, plot)
-    flags = dict(zip(_FLAGS, (tp, pp, dp, cp, ep, vpp, micro_batch, global_batch, recompute,
+    flags = dict(zip(INLINE_PLAN_FIELDS, (tp, pp, dp, cp, ep, vpp, micro_batch, global_batch, recompute,
                               sequence_parallel, zero_stage, distributed_optimizer, precision),
                      strict=True))
     with _progress(quiet or json_output) as bar:

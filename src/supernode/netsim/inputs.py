@@ -10,32 +10,10 @@ from supernode.netsim.jobs import check_job_size
 from supernode.netsim.placement import JobPlacement, default_placement, load_placement
 from supernode.netsim.plans import default_plan, reorder
 from supernode.netsim.scenario import JobInput
-from supernode.spec.loader import read_document
 from supernode.spec.plan import plan_from_data
+from supernode.spec.planfile import fill_dp, plan_document
 from supernode.spec.resolve import Cluster
 from supernode.workload.presets import load_workload
-
-
-def plan_document(plan: dict[str, Any] | str | Path | None) -> dict[str, Any]:
-    """Plan fields from a mapping or a plan file (empty when None)."""
-    if plan is None:
-        return {}
-    if isinstance(plan, dict):
-        return dict(plan)
-    doc = read_document(plan)
-    if not isinstance(doc, dict):
-        raise InputError("", "a plan file is a mapping of plan fields", source=str(plan))
-    return doc
-
-
-def _fill_dp(data: dict[str, Any], gpus: int, job: str) -> dict[str, Any]:
-    if "dp" not in data:
-        mp = int(data.get("tp", 1)) * int(data.get("pp", 1)) * int(data.get("cp", 1))
-        if mp <= 0 or gpus % mp:
-            raise InputError("plan.dp", f"job {job!r}: tp*pp*cp = {mp} does not divide its "
-                                        f"{gpus} GPUs; give --dp explicitly")
-        data["dp"] = gpus // mp
-    return data
 
 
 def job_inputs(cluster: Cluster, workload: str | None, plan_file: Path | None,
@@ -66,7 +44,7 @@ def job_inputs(cluster: Cluster, workload: str | None, plan_file: Path | None,
             accelerators = reorder(accelerators, plan, order)
             notes.append(f"{job.name}: {note}")
         else:
-            data = _fill_dp(data, gpus, job.name)
+            data = fill_dp(data, gpus, f"job {job.name!r}")
             if "global_batch_sequences" not in data:
                 raise InputError("plan.global_batch_sequences", "required: give "
                                  "--global-batch or global_batch_sequences in the plan")
