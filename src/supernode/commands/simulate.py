@@ -142,9 +142,9 @@ def simulate_command(
     """Simulate one training step (or a traffic file) with flows on the real topology."""
     loaded = load_cluster(cluster)
     options = _options(seed, routing, rail_aligned, aggregate, mode, ideal, top, plot)
-    flags = dict(zip(INLINE_PLAN_FIELDS, (tp, pp, dp, cp, ep, vpp, micro_batch, global_batch, recompute,
-                              sequence_parallel, zero_stage, distributed_optimizer, precision),
-                     strict=True))
+    values = (tp, pp, dp, cp, ep, vpp, micro_batch, global_batch, recompute,
+              sequence_parallel, zero_stage, distributed_optimizer, precision)
+    flags = dict(zip(INLINE_PLAN_FIELDS, values, strict=True))
     with _progress(quiet or json_output) as bar:
         hook = _hook(bar)
         if traffic is not None:
