@@ -108,3 +108,12 @@ def test_held_out_style_case_generalises(tmp_path):
     assert cases[0].status == "ok"
     mfu = float(cases[0].detail.split("mfu=")[1].split(";")[0])
     assert 0.2 < mfu < 0.7
+
+
+def test_held_out_a100_case_within_ten_percent():
+    """A published run on another GPU generation, never used in calibration."""
+    path = PUBLIC.with_name("heldout.json")
+    cases, _ = validate_file(path)
+    assert cases and all(c.status == "ok" for c in cases)
+    for case in cases:
+        assert abs(case.error_frac) <= 0.10, (case.id, case.error_frac)
