@@ -49,3 +49,9 @@ def test_parse_size_binary_units():
     assert parse_size("64K") == 65536 and parse_size("1G") == 2**30 and parse_size("12") == 12
     with pytest.raises(InputError):
         parse_size("2T")
+
+
+@pytest.mark.parametrize("args", [["--ranks", "0"], ["--sizes", ","], ["--sizes", "0.5"]])
+def test_degenerate_input_exits_2(args):
+    out = _run("--cluster", "hgx-h100", *args)
+    assert out.exit_code == 2 and "Traceback" not in out.output

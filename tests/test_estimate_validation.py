@@ -81,15 +81,42 @@ def test_unknown_kind_and_unknown_accelerator_are_reported_unsupported(tmp_path)
 
 
 def test_interruptions_scale_with_gpus_and_days(tmp_path):
-    base = {"kind": "interruptions", "system": {"gpus": 16384}, "duration_days": 54,
-            "measured": {"unexpected_interruptions": 419}}
-    double = dict(base, id="b", system={"gpus": 32768})
+    base = {"kind": "interruptions", "system": {"gpus": 4096}, "duration_days": 10,
+            "measured": {"unexpected_interruptions": 20}}
+    cases = [dict(base, id="a"), dict(base, id="b", system={"gpus": 8192}),
+             dict(base, id="c", duration_days=30)]
     path = tmp_path / "i.json"
-    path.write_text(json.dumps({"schema": "supernode-validation/1",
-                                "cases": [dict(base, id="a"), double]}))
-    cases, _ = validate_file(path)
-    assert cases[0].predicted == pytest.approx(419)
-    assert cases[1].predicted == pytest.approx(2 * cases[0].predicted)
+    path.write_text(json.dumps({"schema": "supernode-validation/1", "cases": cases}))
+    a, b, c = validate_file(path)[0]
+    assert a.status == b.status == c.status == "ok" and a.predicted > 0
+    assert b.predicted == pytest.approx(2 * a.predicted)
+    assert c.predicted == pytest.approx(3 * a.predicted)
+
+
+@pytest.mark.parametrize("mutation", [
+    {"system": [1]}, {"parallelism": [1]}, {"measured": [1]}, {"training": {"global_batch": 1e30}},
+])
+def test_malformed_case_blocks_are_unsupported_not_crashes(tmp_path, mutation):
+    doc = json.loads(PUBLIC.read_text())
+    case = dict(next(c for c in doc["cases"] if c["kind"] == "training_step"), **mutation)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"schema": doc["schema"], "cases": [case]}))
+    register_all()
+    out = CliRunner().invoke(app, ["validate", str(path), "--json"])
+    assert out.exit_code == 0, out.output
+    result = json.loads(out.stdout)["cases"][0]
+    assert result["status"] == "unsupported" or mutation == {"measured": [1]}
+
+
+def test_degenerate_activation_case_is_unsupported(tmp_path):
+    doc = json.loads(PUBLIC.read_text())
+    case = dict(next(c for c in doc["cases"] if c["kind"] == "activation_memory"), tp=0)
+    path = tmp_path / "act.json"
+    path.write_text(json.dumps({"schema": doc["schema"], "cases": [case]}))
+    register_all()
+    out = CliRunner().invoke(app, ["validate", str(path), "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["cases"][0]["status"] == "unsupported"
 
 
 def test_held_out_style_case_generalises(tmp_path):

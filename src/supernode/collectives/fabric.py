@@ -122,7 +122,6 @@ def with_group_size(tier: FabricTier, group_size: int) -> FabricTier:
                       tier.in_network_reduction, tier.efficiency, tier.oversubscription)
 
 
-_with_group = with_group_size  # kept for callers that imported the private name
 
 
 def make_tier(name: str, group_size: int, bandwidth_bytes_per_s: float, efficiency: str, *,

@@ -33,7 +33,7 @@ def parse_size(text: str) -> int:
     except ValueError:
         raise InputError("--sizes", f"not a message size: {text!r} (e.g. 1048576, 64K, 1G)"
                          ) from None
-    if not 0 < value <= 2**40:
+    if not 1 <= value <= 2**40:
         raise InputError("--sizes", f"{text!r}: sizes must be between 1 byte and 1 TiB")
     return int(value)
 
@@ -50,14 +50,17 @@ def collective_command(
 ) -> None:
     """Time, algorithm, algbw and busbw of one collective on the cluster's fabric."""
     loaded = load_cluster(cluster)
-    n = ranks or loaded.accelerators
+    n = loaded.accelerators if ranks is None else ranks
     if not 1 < n <= loaded.accelerators:
         raise InputError("--ranks", f"must be 2..{loaded.accelerators} (the cluster's GPUs)")
     if op not in OPS:
         raise InputError("--op", f"unknown collective {op!r}; one of {', '.join(OPS)}")
     fabric = group_fabric(system_from_cluster(loaded).fabric, 1, n)
+    message_sizes = [parse_size(s) for s in sizes.split(",") if s.strip()]
+    if not message_sizes:
+        raise InputError("--sizes", "give at least one size, e.g. 1M,1G")
     rows = []
-    for size in (parse_size(s) for s in sizes.split(",") if s.strip()):
+    for size in message_sizes:
         time_s, chosen = collective_time_s(op, size, n, fabric, algorithm)
         rows.append({"message_bytes": size, "time_s": float(time_s), "algorithm": str(chosen),
                      "algbw_gigabytes_per_s": size / float(time_s) / 1e9,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from supernode.errors import InputError
-from supernode.spec.resolve import MAX_ACCELERATORS, Cluster
+from supernode.spec.resolve import MAX_ACCELERATORS, Cluster, ports_per_dimension
 from supernode.topology.sizing import RadixError, size_fat_tree
 
 
@@ -61,7 +61,7 @@ def _check_grid(cluster: Cluster) -> None:
             f"{' x '.join(map(str, up.dims))} = {math.prod(up.dims):,} accelerators, "
             f"but scale_up.size is {up.size:,}: the dimensions must multiply to the size",
         )
-    needed = sum(2 if d > 2 else (1 if d == 2 else 0) for d in up.dims)
+    needed = sum(ports_per_dimension(up.dims))
     if needed > up.links_per_accelerator:
         raise InputError(
             "scale_up.links_per_accelerator",

@@ -39,7 +39,8 @@ class ParallelPlan(StrictModel):
                                                     "null = choose, 1 = plain 1F1B.")
     micro_batch: int | None = Field(None, ge=1, description="Sequences per micro-batch; "
                                                             "null = choose.")
-    global_batch_sequences: int = Field(gt=0, description="Sequences per optimizer step.")
+    global_batch_sequences: int = Field(gt=0, le=2**31, description="Sequences per optimizer "
+                                                                          "step.")
     recompute: Recompute | None = Field(None, description="Activation recomputation; "
                                                           "null = choose.")
     sequence_parallel: bool | None = Field(None, description="Megatron sequence parallelism "

@@ -19,6 +19,12 @@ from supernode.units import GBIT_PER_S, GBYTE, GBYTE_PER_S, KW, NS, TBYTE_PER_S,
 MAX_ACCELERATORS = 1_048_576
 
 
+def ports_per_dimension(dims: tuple[int, ...] | list[int]) -> list[int]:
+    """Ports one accelerator needs in each torus/mesh dimension: 2 for a ring or line of more
+    than 2 (an interior mesh node has two neighbours too), 1 for a pair, 0 for a singleton."""
+    return [2 if d > 2 else (1 if d == 2 else 0) for d in dims]
+
+
 @dataclass(frozen=True)
 class Accelerator:
     """An accelerator chip in SI units."""
@@ -96,7 +102,7 @@ class ScaleUp:
         ports (2 for a ring of more than 2, 1 for a pair) times its bandwidth.
         """
         if self.dim_link_bandwidth_bytes_per_s and self.dims:
-            ports = [2 if d > 2 else (1 if d == 2 else 0) for d in self.dims]
+            ports = ports_per_dimension(self.dims)
             return sum(p * b for p, b in zip(ports, self.dim_link_bandwidth_bytes_per_s,
                                               strict=True))
         return self.links_per_accelerator * self.link_bandwidth_bytes_per_s

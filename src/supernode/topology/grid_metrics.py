@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from supernode.spec.resolve import ports_per_dimension
 from supernode.topology.domain_metrics import (
     DomainMetrics,
     _pairs,
@@ -88,7 +89,7 @@ def torus_metrics(
     axis = cut_axis(dims, bandwidths)
     k = dims[axis]
     crossing = 0 if k < 2 else n // k * (2 if wrap and k > 2 else 1)
-    ports = [2 if d > 2 else (1 if d == 2 else 0) for d in dims]
+    ports = ports_per_dimension(dims)
     diameter = sum((d // 2 if wrap else d - 1) if d > 1 else 0 for d in dims)
     return DomainMetrics(
         size=n,
@@ -111,7 +112,7 @@ def group_metrics(
         return full_mesh_metrics(size, bandwidth, count, per_host), _pairs(size)
     dims = tuple(dims or (size,))
     wrap = kind == "torus"
-    ports = sum(2 if d > 2 else (1 if d == 2 else 0) for d in dims)
+    ports = sum(ports_per_dimension(dims))
     count = max(1, links // max(1, ports))
     edges = sum(_dim_links(size, d, wrap) for d in dims)
     return torus_metrics(dims, wrap, [bandwidth] * len(dims), count, per_host), edges

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from supernode.errors import InputError
-from supernode.spec.resolve import ScaleUp, Switch
+from supernode.spec.resolve import ScaleUp, Switch, ports_per_dimension
 from supernode.topology.domain_metrics import (
     DomainMetrics,
     full_mesh_metrics,
@@ -128,7 +128,7 @@ def _add_grid(g: nx.Graph, up: ScaleUp, place: Place) -> None:
 
 def _grid_metrics(up: ScaleUp, per_host: int | None) -> DomainMetrics:
     wrap = up.kind == "torus" and up.wraparound
-    ports = sum(2 if d > 2 else (1 if d == 2 else 0) for d in up.dims)
+    ports = sum(ports_per_dimension(up.dims))
     count = max(1, up.links_per_accelerator // max(1, ports))
     bws = up.dim_link_bandwidth_bytes_per_s or (up.link_bandwidth_bytes_per_s,) * len(up.dims)
     return torus_metrics(up.dims, wrap, bws, count, per_host)

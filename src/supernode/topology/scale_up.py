@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import networkx as nx
 
+from supernode.spec.resolve import ports_per_dimension
 from supernode.topology.graph import (
     LinkType,
     Place,
@@ -177,7 +178,7 @@ def _wire_up(g: nx.Graph, node: object, l2: list, up: int, k: int, link: LinkTyp
 
 def torus_ports(dims: Sequence[int], wraparound: bool = True) -> int:
     """Ports one accelerator uses in a torus/mesh: 2 per dimension > 2, 1 per dimension of 2."""
-    return sum(2 if d > 2 else (1 if d == 2 else 0) for d in dims)
+    return sum(ports_per_dimension(dims))
 
 
 def torus(

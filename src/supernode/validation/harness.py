@@ -103,20 +103,27 @@ def run_case(case: dict[str, Any]) -> CaseResult:
     measured = _measured(case, metric)
     try:
         prediction = predictor(case)
-    except (UnsupportedCase, InputError, KeyError, TypeError, ValueError) as exc:
+    except (UnsupportedCase, InputError, KeyError, TypeError, ValueError, AttributeError,
+            OverflowError, ZeroDivisionError) as exc:
         reason = exc.render() if isinstance(exc, InputError) else str(exc)
         return CaseResult(case_id, kind, metric, measured, None, None, "unsupported",
                           f"unsupported: {reason or exc.__class__.__name__}")
+    if not math.isfinite(prediction.value):
+        return CaseResult(case_id, kind, metric, measured, None, None, "unsupported",
+                          f"unsupported: the model gives a non-finite value for these inputs "
+                          f"({prediction.value})")
     error = None
-    if measured not in (None, 0) and math.isfinite(prediction.value):
+    if measured not in (None, 0):
         error = (prediction.value - measured) / measured
     return CaseResult(case_id, kind, metric, measured, prediction.value, error, "ok",
                       prediction.detail)
 
 
 def _measured(case: dict[str, Any], metric: str) -> float | None:
-    value = (case.get("measured") or {}).get(metric)
-    return float(value) if isinstance(value, int | float) else None
+    block = case.get("measured")
+    value = block.get(metric) if isinstance(block, dict) else None
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok and math.isfinite(value) else None
 
 
 def summarize(results: list[CaseResult]) -> dict[str, dict[str, float | int]]:

@@ -134,6 +134,10 @@ def predict_activation_memory(case: dict) -> float:
     precision; optional ffn_hidden (default 4 h), kv_heads, gated_mlp, dropout (default
     true, as in the source). Attention without a fused kernel, as in Korthikanti Table 2.
     """
+    for key in ("tp", "micro_batch", "seq_len"):
+        value = case.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise InputError(key, f"must be an integer >= 1, got {value!r}")
     try:
         w = WorkloadSpec(name="case", layers=1, hidden=case["hidden"], heads=case["heads"],
                          kv_heads=case.get("kv_heads"),
