@@ -144,3 +144,21 @@ def test_held_out_a100_case_within_ten_percent():
     assert cases and all(c.status == "ok" for c in cases)
     for case in cases:
         assert abs(case.error_frac) <= 0.10, (case.id, case.error_frac)
+
+
+def test_moe_training_case_is_predicted(tmp_path):
+    """A Mixtral-like MoE case (Megatron/HF spellings of the MoE block) gets a prediction."""
+    doc = json.loads(PUBLIC.read_text())
+    case = json.loads(json.dumps(next(c for c in doc["cases"] if c["kind"] == "training_step"
+                                      and c["system"]["gpus"] == 96)))
+    case.update(id="moe")
+    case["model"].update(layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336,
+                         vocab=32000, gated_mlp=True,
+                         moe={"num_experts": 8, "router_topk": 2})
+    case["parallelism"].update(tp=2, dp=48, ep=8)
+    odd = dict(case, id="odd", model=dict(case["model"], moe={"experts": 8, "warp": 3}))
+    path = tmp_path / "moe.json"
+    path.write_text(json.dumps({"schema": doc["schema"], "cases": [case, odd]}))
+    good, bad = validate_file(path)[0]
+    assert good.status == "ok" and good.predicted > 0, good.detail
+    assert bad.status == "unsupported" and "warp" in bad.detail

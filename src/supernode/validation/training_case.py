@@ -16,9 +16,7 @@ from supernode.spec.workload import WorkloadSpec, workload_from_data
 def case_workload(case: dict[str, Any]) -> WorkloadSpec:
     """The case's ``model`` block as a workload (GPT-style defaults where unstated)."""
     model = dict(case.get("model") or {})
-    moe = model.pop("moe", None)
-    if moe:
-        raise InputError("model.moe", "MoE training cases are not modelled by the validator yet")
+    moe = _moe_block(model.pop("moe", None))
     data = {
         "name": str(case.get("id", "case")),
         "layers": model.get("layers"),
@@ -30,8 +28,44 @@ def case_workload(case: dict[str, Any]) -> WorkloadSpec:
         "seq_len": model.get("seq_len"),
         "gated_mlp": bool(model.get("gated_mlp") or False),
     }
+    if moe is not None:
+        data["moe"] = moe
     return workload_from_data({k: v for k, v in data.items() if v is not None},
                               source="model")
+
+
+#: Names a case's ``model.moe`` block may use for each MoE field (Megatron / HF spellings).
+_MOE_ALIASES = {
+    "experts": ("experts", "num_experts", "n_routed_experts", "num_local_experts"),
+    "top_k": ("top_k", "topk", "router_topk", "num_experts_per_tok"),
+    "shared_experts": ("shared_experts", "n_shared_experts", "num_shared_experts"),
+    "expert_ffn_hidden": ("expert_ffn_hidden", "moe_ffn_hidden", "moe_intermediate_size",
+                          "moe_ffn_hidden_size"),
+    "capacity_factor": ("capacity_factor", "moe_expert_capacity_factor"),
+    "first_k_dense_layers": ("first_k_dense_layers", "first_k_dense_replace"),
+    "layer_frequency": ("layer_frequency", "moe_layer_freq"),
+}
+
+
+def _moe_block(block: Any) -> dict[str, Any] | None:
+    """Map a case's ``moe`` block onto the workload's MoE fields; unknown keys are refused."""
+    if block in (None, False, {}):
+        return None
+    if not isinstance(block, dict):
+        raise InputError("model.moe", "expected a mapping such as {experts: 8, top_k: 2}")
+    out: dict[str, Any] = {}
+    used: set[str] = set()
+    for field, names in _MOE_ALIASES.items():
+        for name in names:
+            if block.get(name) is not None:
+                out[field] = block[name]
+                used.add(name)
+                break
+    unknown = sorted(set(block) - used - {n for names in _MOE_ALIASES.values() for n in names})
+    if unknown:
+        raise InputError("model.moe", f"unknown MoE fields {unknown}; known: "
+                                      f"{', '.join(_MOE_ALIASES)}")
+    return out
 
 
 def case_plan(case: dict[str, Any]) -> ParallelPlan:
