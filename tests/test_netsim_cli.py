@@ -132,3 +132,56 @@ def test_traffic_errors_exit_2(tmp_path: Path) -> None:
                        "accelerators: 0-15, after: [z]}\n")
     assert_bad_input(run("simulate", "--cluster", "dgx-h100-superpod-su", "--traffic",
                          str(traffic)), "not an earlier collective")
+
+
+@pytest.mark.parametrize(("extra", "option"), [
+    (["--seed", "-1"], "--seed"),
+    (["--seed", str(2**64)], "--seed"),
+    (["--seed", str(2**63)], "--seed"),
+    (["--top", "0"], "--top"),
+    (["--top", "-1"], "--top"),
+])
+def test_out_of_range_options_exit_2(extra: list[str], option: str) -> None:
+    result = run(*BASE, *PLAN, *extra)
+    assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr)
+    assert option in result.stderr and "Traceback" not in result.output + result.stderr
+    assert result.stdout == ""
+
+
+def test_largest_seed_runs() -> None:
+    result = run(*BASE, *PLAN, "--seed", str(2**63 - 1), "--json")
+    assert result.exit_code == 0, result.stderr
+
+
+def test_sim_options_refuse_bad_seed_and_top() -> None:
+    from supernode.errors import InputError
+    from supernode.netsim.scenario import SimOptions
+
+    for bad in ({"seed": -1}, {"seed": 2**64}, {"top": 0}):
+        with pytest.raises(InputError):
+            SimOptions(**bad)
+
+
+@pytest.mark.parametrize("name", ["a-file", "a-file/below"])
+def test_plot_path_that_is_not_a_folder_exits_2_before_the_run(tmp_path: Path,
+                                                                name: str) -> None:
+    (tmp_path / "a-file").write_text("keep me\n", encoding="utf-8")
+    assert_bad_input(run(*BASE, *PLAN, "--plot", str(tmp_path / name)), "--plot")
+    assert (tmp_path / "a-file").read_text(encoding="utf-8") == "keep me\n"
+
+
+def test_plot_write_failure_is_an_input_error(tmp_path: Path, monkeypatch) -> None:
+    from supernode.errors import InputError
+    from supernode.netsim import plots
+
+    class Tables:
+        extra = {"heatmap": {"leaf": {"utilization": [[0.5, 0.9]], "edges_s": [0, 1, 2]}}}
+        timeline = []
+
+    def broken(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(plots.os, "replace", broken)
+    with pytest.raises(InputError, match="--plot.*No space left"):
+        plots.write_plots(Tables(), tmp_path / "p")
+    assert list((tmp_path / "p").iterdir()) == []

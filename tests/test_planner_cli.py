@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from typer.testing import CliRunner
@@ -68,7 +69,11 @@ def test_plan_impossible_requirement_is_an_answer():
 @pytest.mark.parametrize("args, fragment", [
     (["--objective", "speed"], "objective"),
     (["--gpus", "0"], "gpus"),
-    (["--global-batch", "-4"], "global_batch"),
+    (["--global-batch", "-4"], "--global-batch"),
+    (["--global-batch", "99999999999999999999999"], "--global-batch"),
+    (["--price-per-gpu-hour", "nan"], "--price-per-gpu-hour"),
+    (["--price-per-gpu-hour", "0"], "--price-per-gpu-hour"),
+    (["--price-per-gpu-hour", "inf"], "--price-per-gpu-hour"),
     (["--gpus", "100000000"], "gpus"),
 ])
 def test_plan_bad_input_exits_2(args, fragment):
@@ -106,6 +111,13 @@ def test_size_seed_example_70b_needs_560_gb():
     (["--utilization", "fast"], "utilization"),
     (["--days", "0"], "days"),
     (["--accelerator", "h900"], "accelerator"),
+    (["--tokens", "inf"], "tokens"),
+    (["--tokens", "nan"], "tokens"),
+    (["--days", "inf"], "days"),
+    (["--tokens", "1e300"], "--tokens"),  # more cards than the toolkit models
+    (["--days", "1e-300"], "--days"),
+    (["--global-batch", "99999999999999999999999"], "--global-batch"),
+    (["--global-batch", "0"], "--global-batch"),
 ])
 def test_size_bad_input_exits_2(args, fragment):
     base = {"--workload": "llama3-8b", "--tokens": "1e12", "--days": "10"}
@@ -113,7 +125,34 @@ def test_size_bad_input_exits_2(args, fragment):
         base[args[i]] = args[i + 1]
     out = run("size", *[x for kv in base.items() for x in kv])
     assert out.exit_code == 2, out.output
-    assert fragment in out.stderr
+    assert fragment in out.stderr and "Traceback" not in out.output + out.stderr
+    assert out.stdout == ""
+
+
+def test_size_cards_over_the_modelled_maximum_say_so():
+    out = run("size", "--workload", "llama3-8b", "--tokens", "1e12", "--days", "1e-300")
+    assert out.exit_code == 2, out.output
+    assert "1,048,576" in out.stderr and len(out.stderr) < 400  # no 300-digit number
+
+
+def test_size_sync_bytes_are_gradients_and_states_use_usable_memory():
+    """Gradients are reduced as fp32 main grads (4 B/param for bf16, as the traffic model);
+    the fewest cards for the model states divide by usable memory, as the planner does."""
+    from supernode.estimate.system import system_from_cluster
+    from supernode.spec.clusterfile import load_cluster
+    from supernode.workload.memory import state_bytes
+
+    out = run("size", "--workload", "llama3-70b", "--tokens", "1e12", "--days", "10",
+              "--json")
+    assert out.exit_code == 0, out.output
+    r = json.loads(out.stdout)
+    mem = r["memory"]
+    assert r["gradient_bytes_per_sync"] == pytest.approx(mem["params"] * state_bytes("bf16")[1])
+    assert r["gradient_bytes_per_sync"] == pytest.approx(2 * mem["weights_bytes"])
+    system = system_from_cluster(load_cluster("dgx-h100-superpod-su"), "bf16")
+    assert system.usable_memory_bytes < system.memory_bytes
+    assert mem["min_cards_for_states"] == math.ceil(mem["model_states_bytes"]
+                                                    / system.usable_memory_bytes)
 
 
 def test_fit_small_model_does_not_need_a_supernode():
@@ -143,6 +182,36 @@ def test_fit_bad_sizes_exit_2():
     out = run("fit", "--workload", "llama3-8b", "--cluster", "dgx-h100-superpod-su",
               "--sizes", "8,x")
     assert out.exit_code == 2 and "sizes" in out.stderr
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--gpus", "0"], "--gpus"),
+    (["--gpus", "-8"], "--gpus"),
+    (["--price-per-gpu-hour", "nan"], "--price-per-gpu-hour"),
+    (["--price-per-gpu-hour", "-2"], "--price-per-gpu-hour"),
+    (["--supernode-premium", "nan"], "--supernode-premium"),
+    (["--supernode-premium", "inf"], "--supernode-premium"),
+    (["--supernode-premium", "-0.5"], "--supernode-premium"),
+    (["--global-batch", "99999999999999999999999"], "--global-batch"),
+])
+def test_fit_bad_input_exits_2(args, fragment):
+    out = run("fit", "--workload", "llama3-8b", "--cluster", "dgx-h100-superpod-su",
+              "--sizes", "8,16", *args)
+    assert out.exit_code == 2, out.output
+    assert fragment in out.stderr and "Traceback" not in out.output + out.stderr
+    assert out.stdout == ""
+
+
+def test_fit_zero_gpus_is_refused_not_the_whole_cluster():
+    from supernode.errors import InputError
+    from supernode.planner.fit import FitInput, workload_fit
+    from supernode.spec.clusterfile import load_cluster_spec
+    from supernode.workload.presets import load_workload
+
+    req = FitInput(load_workload("llama3-8b"), load_cluster_spec("dgx-h100-superpod-su"),
+                   gpus=0, sizes=(8,))
+    with pytest.raises(InputError, match="--gpus"):
+        workload_fit(req)
 
 
 def test_plan_compare_ranks_a_given_plan(tmp_path):

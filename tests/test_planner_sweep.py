@@ -55,6 +55,64 @@ def test_bad_spec_exits_2_with_field_path(tmp_path, mutate, path):
     assert path in out.stderr and "Traceback" not in out.stderr
 
 
+@pytest.mark.parametrize("axes, fragment", [
+    ({"cluster.nonexistent.field": [1, 2]}, "axes['cluster.nonexistent.field']"),
+    ({"cluster.host.nics.speed_gbit_per_sec": [200, 400]}, "did you mean 'speed_gbit_per_s'"),
+    ({"scale_up.sizee": [8]}, "axes['scale_up.sizee']"),
+    ({"host.accelerator.memory_gbyte": [80]}, "nothing to set inside it"),  # a catalog name
+    ({"workload.layerz": [32]}, "did you mean 'layers'"),
+])
+def test_axis_path_that_names_no_field_is_refused_at_load(tmp_path, axes, fragment):
+    """A typo in an axis path would make every variant an error row: refused at load."""
+    data = json.loads(json.dumps(SMALL))
+    data["axes"] = axes
+    out = run("sweep", str(write(tmp_path, data)), "--out", str(tmp_path / "o"), "--quiet")
+    assert out.exit_code == 2, out.output
+    assert fragment in out.stderr and "Traceback" not in out.output + out.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_variant_path_that_names_no_field_is_refused_at_load(tmp_path):
+    data = json.loads(json.dumps(SMALL))
+    del data["axes"]
+    data.update(mode="list", variants=[{"workload.layers": 16}, {"host.nicz.count": 4}])
+    out = run("sweep", str(write(tmp_path, data)), "--out", str(tmp_path / "o"), "--quiet")
+    assert out.exit_code == 2, out.output
+    assert "variants[1]['cluster.host.nicz.count']" not in out.stderr
+    assert "variants[1]['host.nicz.count']" in out.stderr and "nicz" in out.stderr
+
+
+@pytest.mark.parametrize("name", ["a-file", "a-file/below"])
+def test_out_that_is_not_a_folder_is_refused_before_the_run(tmp_path, name):
+    (tmp_path / "a-file").write_text("keep me\n", encoding="utf-8")
+    out = run("sweep", str(write(tmp_path, SMALL)), "--out", str(tmp_path / name), "--quiet",
+              "--workers", "1")
+    assert out.exit_code == 2, out.output
+    assert "--out" in out.stderr and "Traceback" not in out.output + out.stderr
+    assert (tmp_path / "a-file").read_text(encoding="utf-8") == "keep me\n"
+
+
+def test_write_failure_is_an_input_error_and_leaves_no_partial_file(tmp_path, monkeypatch):
+    from supernode.errors import InputError
+    from supernode.planner import sweep_output
+
+    def broken(self, *args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", broken)
+    with pytest.raises(InputError, match="--out.*No space left"):
+        sweep_output.write_tables([{"variant": 0, "status": "ok"}], [], {}, tmp_path / "o")
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["results.csv"]
+
+
+def test_base_global_batch_is_bounded(tmp_path):
+    data = json.loads(json.dumps(SMALL))
+    data["base"]["global_batch"] = 99999999999999999999999
+    out = run("sweep", str(write(tmp_path, data)), "--out", str(tmp_path / "o"), "--quiet")
+    assert out.exit_code == 2, out.output
+    assert "base.global_batch" in out.stderr and "Traceback" not in out.output + out.stderr
+
+
 def test_bad_variant_is_a_row_not_a_crash(tmp_path):
     data = json.loads(json.dumps(SMALL))
     data["axes"] = {"cluster.host.nics.speed_gbit_per_s": ["fast", 400]}

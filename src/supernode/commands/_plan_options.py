@@ -15,7 +15,7 @@ Cp = Annotated[int | None, typer.Option("--cp", help="Context-parallel size.")]
 Ep = Annotated[int | None, typer.Option("--ep", help="Expert-parallel size.")]
 Vpp = Annotated[int | None, typer.Option("--vpp", help="Virtual stages (null: choose).")]
 MicroBatch = Annotated[int | None, typer.Option("--micro-batch", help="Micro-batch size.")]
-GlobalBatch = Annotated[int | None, typer.Option("--global-batch",
+GlobalBatch = Annotated[int | None, typer.Option("--global-batch", min=1, max=2**31,
                                                  help="Sequences per step.")]
 Recompute = Annotated[str | None, typer.Option("--recompute", help="none|selective|full.")]
 SequenceParallel = Annotated[bool | None, typer.Option(

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
-from supernode.planner.build import build_target
+from supernode.planner.build import MAX_GLOBAL_BATCH, build_target
 from supernode.planner.detail import PlanDetail
 from supernode.planner.report import PlanReport, plan_job
 from supernode.planner.search import OBJECTIVES
@@ -108,7 +108,7 @@ def plan_command(
     workload: str = typer.Option(..., "--workload", help="Workload file or preset name."),
     gpus: int | None = typer.Option(None, "--gpus", help="GPUs the job uses (the cluster "
                                                          "grows by whole units if smaller)."),
-    global_batch: int | None = typer.Option(None, "--global-batch",
+    global_batch: int | None = typer.Option(None, "--global-batch", min=1, max=MAX_GLOBAL_BATCH,
                                             help="Sequences per step (default: 4 Mi tokens)."),
     top: int = typer.Option(5, "--top", min=1, help="Distinct layouts to report."),
     objective: str = typer.Option("time", "--objective",

@@ -33,7 +33,13 @@ from supernode.errors import InputError
 from supernode.netsim.collectives import MODES
 from supernode.netsim.inputs import job_inputs
 from supernode.netsim.policies import ROUTING_POLICIES
-from supernode.netsim.scenario import SimOptions, SimResult, simulate_jobs, simulate_traffic
+from supernode.netsim.scenario import (
+    MAX_SEED,
+    SimOptions,
+    SimResult,
+    simulate_jobs,
+    simulate_traffic,
+)
 from supernode.netsim.traffic import TrafficFile
 from supernode.spec.clusterfile import load_cluster
 from supernode.spec.loader import read_document, validate_document
@@ -133,13 +139,17 @@ def simulate_command(
     mode: str = typer.Option("pipelined", "--mode", help="Ring decomposition: pipelined|step."),
     ideal: bool = typer.Option(False, "--ideal", help="Links at line rate (no protocol "
                                "efficiency)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the ECMP hash."),
-    top: int = typer.Option(20, "--top", help="Hot links to list."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed of the ECMP hash."),
+    top: int = typer.Option(20, "--top", min=1, help="Hot links to list."),
     plot: Path | None = typer.Option(None, "--plot", help="Directory for PNG plots."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
     """Simulate one training step (or a traffic file) with flows on the real topology."""
+    if plot is not None:
+        from supernode.netsim.plots import check_output_folder
+
+        check_output_folder(plot, "--plot")
     loaded = load_cluster(cluster)
     options = _options(seed, routing, rail_aligned, aggregate, mode, ideal, top, plot)
     values = (tp, pp, dp, cp, ep, vpp, micro_batch, global_batch, recompute,
@@ -177,7 +187,7 @@ def _report(result: SimResult, plot: Path | None, json_output: bool) -> None:
     if plot is not None:
         from supernode.netsim.plots import write_plots
 
-        plots = [str(p) for p in write_plots(result.tables, plot)]
+        plots = [str(p) for p in write_plots(result.tables, plot, "--plot")]
     if json_output:
         data: dict[str, Any] = result.to_dict()
         data["plots"] = plots

@@ -13,7 +13,7 @@ from rich.table import Table
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
 from supernode.errors import InputError
-from supernode.planner.sweep_output import plot_axes, write_tables
+from supernode.planner.sweep_output import check_output_folder, plot_axes, write_tables
 from supernode.planner.sweep_run import make_tasks, run_tasks
 from supernode.planner.sweep_spec import load_sweep_spec
 
@@ -52,6 +52,7 @@ def sweep_command(
     if address is not None and not ray:
         raise InputError("ADDRESS", "an address is only taken after --ray")
     spec, variants = load_sweep_spec(spec_file)
+    folder = check_output_folder(out or Path(f"sweep-{spec.name}"), "--out")
     keys = list(dict.fromkeys(k for v in variants for k in v))
     tasks = make_tasks(spec, variants)
     start = time.perf_counter()
@@ -65,9 +66,8 @@ def sweep_command(
     meta = {"name": spec.name, "description": spec.description, "base": spec.base.model_dump(),
             "mode": spec.mode, "keys": keys, "variants": len(rows),
             "executor": "ray" if ray else "local", "wall_time_s": time.perf_counter() - start}
-    folder = out or Path(f"sweep-{spec.name}")
-    paths = write_tables(rows, keys, meta, folder)
-    paths += plot_axes(rows, keys, folder)
+    paths = write_tables(rows, keys, meta, folder, "--out")
+    paths += plot_axes(rows, keys, folder, "--out")
     if json_output:
         print_json({"meta": meta, "rows": rows, "files": [str(p) for p in paths]})
         return

@@ -8,6 +8,9 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from supernode.errors import InputError  # noqa: E402
 from supernode.netsim.fluid import HOT_UTILIZATION  # noqa: E402
 
 #: Colours of timeline categories (anything else: grey).
@@ -44,8 +48,7 @@ def plot_heatmaps(heat: dict[str, dict[str, Any]], directory: Path) -> list[Path
         ax.set_title(f"Link utilisation, tier {tier} ({util.shape[0]} busiest links)")
         path = directory / f"utilization_{tier}.png"
         fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        _save(fig, path)
         out.append(path)
     return out
 
@@ -79,8 +82,7 @@ def plot_timeline(rows: list[tuple[str, str, str, float, float]], directory: Pat
     ax.set_title("Timeline of compute and communication")
     fig.tight_layout()
     path = directory / "timeline.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(fig, path)
     return path
 
 
@@ -89,10 +91,59 @@ def _lane_key(lane: str) -> tuple:
     return tuple(int(p) if p.isdigit() else p for p in parts)
 
 
-def write_plots(tables: Any, directory: str | Path) -> list[Path]:
-    """Write every plot of a run's tables into ``directory``; return the files."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    files = plot_heatmaps(tables.extra.get("heatmap", {}), directory)
-    timeline = plot_timeline(tables.timeline, directory)
+def check_output_folder(directory: str | Path, option: str = "--plot") -> Path:
+    """``directory`` if it is a folder or can be created; :class:`InputError` at ``option``
+    otherwise (checked before a run, so a bad path costs no simulation)."""
+    path = Path(directory)
+    if path.exists():
+        if not path.is_dir():
+            raise InputError(option, f"{str(path)!r} exists and is not a folder; give a "
+                                     f"folder (existing or new) for the output")
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise InputError(option, f"folder {str(path)!r} is not writable")
+        return path
+    parent = path.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InputError(option, f"cannot create folder {str(path)!r}: {str(parent)!r} is "
+                                 f"not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(option, f"cannot create folder {str(path)!r}: {str(parent)!r} is "
+                                 f"not writable")
+    return path
+
+
+@contextmanager
+def _output_errors(option: str, directory: Path) -> Iterator[None]:
+    """Turn an OSError while writing into :class:`InputError` at ``option``."""
+    try:
+        yield
+    except OSError as exc:
+        raise InputError(option, f"cannot write to {str(directory)!r}: "
+                                 f"{exc.strerror or exc}") from None
+
+
+def _save(fig: Any, path: Path) -> None:
+    """Save ``fig`` as PNG through a temporary file: no half-written plot is left."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        fig.savefig(tmp, dpi=110, format="png")
+        os.replace(tmp, path)
+    finally:
+        plt.close(fig)
+        tmp.unlink(missing_ok=True)
+
+
+def write_plots(tables: Any, directory: str | Path, option: str = "--plot") -> list[Path]:
+    """Write every plot of a run's tables into ``directory``; return the files.
+
+    A path that is not a folder, or a write that fails, is an :class:`InputError` at
+    ``option``.
+    """
+    directory = check_output_folder(directory, option)
+    with _output_errors(option, directory):
+        directory.mkdir(parents=True, exist_ok=True)
+        files = plot_heatmaps(tables.extra.get("heatmap", {}), directory)
+        timeline = plot_timeline(tables.timeline, directory)
     return files + ([timeline] if timeline else [])

@@ -15,6 +15,7 @@ import numpy as np
 
 from supernode.collectives.efficiency import load_efficiency_tables
 from supernode.collectives.fabric import scale_out_efficiency_name, scale_up_efficiency_name
+from supernode.errors import InputError
 from supernode.netsim.engine import Environment
 from supernode.netsim.failures import apply_failures
 from supernode.netsim.iteration import IterationOptions, JobRun, build_iteration
@@ -28,6 +29,8 @@ from supernode.spec.resolve import Cluster
 from supernode.spec.workload import WorkloadSpec
 
 Progress = Callable[[float, int, int], None]
+#: Largest ECMP hash seed (the flow keys are 64-bit unsigned; kept within int64).
+MAX_SEED = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,14 @@ class SimOptions:
     top: int = 20
     dp_launches: int = 8
     bins: int = 0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int | np.integer) \
+                or not 0 <= self.seed <= MAX_SEED:
+            raise InputError("seed", f"must be an integer in [0, {MAX_SEED}], got {self.seed!r}")
+        if isinstance(self.top, bool) or not isinstance(self.top, int | np.integer) \
+                or self.top < 1:
+            raise InputError("top", f"must be an integer >= 1, got {self.top!r}")
 
     def routing_config(self) -> RoutingConfig:
         """The router's configuration."""

@@ -28,6 +28,8 @@ DEFAULT_GPUS_PER_SEQUENCE = 8
 #: The default batch is a multiple of the GPUs' odd part times 2**this, so that data
 #: parallelism can take any odd factor of the GPU count (504 GPUs -> batches of 504).
 BATCH_POWER_OF_TWO = 5
+#: Largest global batch (sequences per step) the planner takes, as the plan schema.
+MAX_GLOBAL_BATCH = 2**31
 
 
 def default_global_batch(w: WorkloadSpec, gpus: int) -> int:
@@ -54,8 +56,9 @@ def build_target(cluster: str | Path | ClusterSpec, workload: str | Path | Workl
     w = workload if isinstance(workload, WorkloadSpec) else load_workload(workload)
     if gpus is not None and gpus < 1:
         raise InputError("gpus", f"must be >= 1, got {gpus}")
-    if global_batch is not None and global_batch < 1:
-        raise InputError("global_batch", f"must be >= 1, got {global_batch}")
+    if global_batch is not None and not 1 <= global_batch <= MAX_GLOBAL_BATCH:
+        raise InputError("global_batch", f"must be in [1, {MAX_GLOBAL_BATCH:,}], got "
+                                         f"{global_batch}")
     scaled = scale_cluster(spec, gpus, add_tiers=add_tiers)
     system = system_from_cluster(scaled.cluster, precision)
     job = scaled.job_gpus

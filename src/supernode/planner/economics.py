@@ -15,7 +15,10 @@ only: hosts, network and cooling (PUE) are not included.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+from supernode.errors import InputError
 
 #: USD per accelerator-hour. ASSUMPTIONS (see module docstring), keyed by catalog name.
 PRICE_PER_GPU_HOUR_USD: dict[str, float] = {
@@ -58,8 +61,15 @@ class Economics:
 
 def default_economics(accelerator: str, tdp_w: float | None = None,
                       price_per_gpu_hour: float | None = None) -> Economics:
-    """Economics of ``accelerator`` (catalog name): table price unless overridden."""
+    """Economics of ``accelerator`` (catalog name): table price unless overridden.
+
+    A given price must be finite and > 0 (:class:`InputError` otherwise).
+    """
     if price_per_gpu_hour is not None:
+        if not (math.isfinite(price_per_gpu_hour) and price_per_gpu_hour > 0):
+            raise InputError("price_per_gpu_hour", f"must be a finite number > 0 (USD per "
+                                                   f"GPU-hour, --price-per-gpu-hour), got "
+                                                   f"{price_per_gpu_hour}")
         note = f"price ${price_per_gpu_hour:.2f}/GPU-hour (given)"
         price = float(price_per_gpu_hour)
     elif accelerator.lower() in PRICE_PER_GPU_HOUR_USD:

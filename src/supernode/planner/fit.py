@@ -16,6 +16,7 @@ asked for. The answer puts numbers on the seed's three questions:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,9 +93,13 @@ def _row(size: int, report: PlanReport, base: PlanReport | None, price: float
 
 def workload_fit(req: FitInput) -> dict[str, Any]:
     """Plan the job on 8-GPU domains and on each size; answer the seed's questions."""
-    if req.supernode_premium < 0:
-        raise InputError("supernode_premium", f"must be >= 0, got {req.supernode_premium}")
-    gpus = req.gpus or req.cluster.supernodes * req.cluster.scale_up.size
+    if not (math.isfinite(req.supernode_premium) and req.supernode_premium >= 0):
+        raise InputError("supernode_premium", f"must be a finite number >= 0 (a share of the "
+                                              f"price, --supernode-premium), got "
+                                              f"{req.supernode_premium}")
+    if req.gpus is not None and req.gpus < 1:
+        raise InputError("gpus", f"must be >= 1 (--gpus), got {req.gpus}")
+    gpus = req.cluster.supernodes * req.cluster.scale_up.size if req.gpus is None else req.gpus
     sizes = usable_sizes(req.cluster, tuple(req.sizes), gpus)
     if CONVENTIONAL_DOMAIN not in sizes:
         raise InputError("cluster.host.accelerators_per_host",

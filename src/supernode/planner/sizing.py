@@ -20,9 +20,10 @@ from supernode.planner.report import PlanReport, plan_job
 from supernode.planner.scaling import unit_gpus
 from supernode.spec.cluster import ClusterSpec
 from supernode.spec.clusterfile import load_cluster_spec
+from supernode.spec.resolve import MAX_ACCELERATORS
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.flops import model_flops_per_token
-from supernode.workload.memory import STATE_BYTES
+from supernode.workload.memory import state_bytes
 from supernode.workload.params import total_params
 
 SECONDS_PER_DAY = 86_400.0
@@ -80,10 +81,10 @@ def template_for(accelerator: str | None) -> ClusterSpec:
 
 
 def _check(req: SizingInput) -> None:
-    if not req.tokens > 0:
-        raise InputError("tokens", f"must be > 0, got {req.tokens}")
-    if not req.days > 0:
-        raise InputError("days", f"must be > 0, got {req.days}")
+    if not (math.isfinite(req.tokens) and req.tokens > 0):
+        raise InputError("tokens", f"must be a finite number > 0, got {req.tokens}")
+    if not (math.isfinite(req.days) and req.days > 0):
+        raise InputError("days", f"must be a finite number > 0, got {req.days}")
     if req.utilization is not None and not 0 < req.utilization <= 1:
         raise InputError("utilization", f"must be in (0, 1], got {req.utilization}")
     if not 0 <= req.headroom < 1:
@@ -96,10 +97,20 @@ def cards_needed(total_flops: float, peak_flops: float, days: float, utilization
     return total_flops / (peak_flops * days * SECONDS_PER_DAY * utilization)
 
 
+def _check_cards(req: SizingInput, cards: float, utilization: float) -> None:
+    """Refuse a requirement that needs more accelerators than the toolkit models."""
+    if not cards <= MAX_ACCELERATORS:  # also catches inf and NaN
+        count = f"{cards:.3g}" if math.isfinite(cards) else "too many to count"
+        raise InputError("tokens", f"{req.tokens:.3g} tokens in {req.days:.3g} days need "
+                                   f"{count} cards at {utilization:.0%} utilisation, more "
+                                   f"than the {MAX_ACCELERATORS:,} the toolkit models; lower "
+                                   f"--tokens or raise --days")
+
+
 def memory_need(w: WorkloadSpec, precision: str = "bf16") -> dict[str, float]:
     """Model-state memory (bytes): weights, the seed's 4-6x range, the toolkit's exact."""
     params = float(total_params(w))
-    wb, gb, kb = STATE_BYTES[precision]
+    wb, gb, kb = state_bytes(precision)
     weights = params * wb
     return {"params": params, "weights_bytes": weights,
             "seed_range_bytes": [weights * m for m in STATE_MULTIPLE_RANGE],
@@ -118,6 +129,7 @@ def size(req: SizingInput) -> dict[str, Any]:
     report, layout, cards = None, None, 0.0
     for _ in range(1 if req.utilization is not None else 2):
         cards = cards_needed(total, peak, req.days, u)
+        _check_cards(req, cards, u)
         layout = _layout(spec, cards, req.headroom)
         report = _cross_check(spec, w, layout["phase1_gpus"], req.global_batch)
         if report.feasible and req.utilization is None:
@@ -128,10 +140,11 @@ def size(req: SizingInput) -> dict[str, Any]:
         "utilization_source": "given" if req.utilization is not None else "best plan MFU",
         "cards": cards, "cards_range": [cards_needed(total, peak, req.days, x)
                                         for x in UTILIZATION_RANGE[::-1]],
-        "memory": memory_need(w), **layout,
+        "memory": memory_need(w, probe.precision), **layout,
     }
+    # usable memory (capacity less the runtime reserve), as the planner's memory check
     out["memory"]["min_cards_for_states"] = math.ceil(
-        out["memory"]["model_states_bytes"] / probe.system.memory_bytes)
+        out["memory"]["model_states_bytes"] / probe.system.usable_memory_bytes)
     out.update(_bandwidth(report, w, total, layout, spec))
     out["cross_check"] = _cross_check_summary(report, req)
     return out
@@ -171,7 +184,9 @@ def _bandwidth(report: PlanReport, w: WorkloadSpec, total: float, layout: dict[s
     already hidden under compute is taken to stay hidden).
     """
     t = report.outcome.target
-    grad_bytes = float(total_params(w)) * STATE_BYTES[t.precision][0]
+    # gradients are reduced at their own width (fp32 main grads for bf16/fp8), the same
+    # bytes per parameter the traffic model's data-parallel calls use
+    grad_bytes = float(total_params(w)) * state_bytes(t.precision)[1]
     out: dict[str, Any] = {"gradient_bytes_per_sync": grad_bytes}
     if not report.feasible:
         return out

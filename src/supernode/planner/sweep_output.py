@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from supernode.errors import InputError
 from supernode.planner.sweep_run import METRIC_COLUMNS
 
 MAX_LINES_WITH_LEGEND = 8
@@ -29,21 +33,75 @@ def _cell(value: Any) -> Any:
     return "" if value is None else value
 
 
+def check_output_folder(out: str | Path, option: str = "--out") -> Path:
+    """``out`` if it is a folder or can be created; :class:`InputError` at ``option``
+    otherwise (checked before the sweep runs, so a bad path costs no planning)."""
+    path = Path(out)
+    if path.exists():
+        if not path.is_dir():
+            raise InputError(option, f"{str(path)!r} exists and is not a folder; give a "
+                                     f"folder (existing or new) for the results")
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise InputError(option, f"folder {str(path)!r} is not writable")
+        return path
+    parent = path.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InputError(option, f"cannot create folder {str(path)!r}: {str(parent)!r} is "
+                                 f"not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(option, f"cannot create folder {str(path)!r}: {str(parent)!r} is "
+                                 f"not writable")
+    return path
+
+
+@contextmanager
+def output_errors(out: Path, option: str = "--out") -> Iterator[None]:
+    """Turn an OSError while writing into :class:`InputError` at ``option``."""
+    try:
+        yield
+    except OSError as exc:
+        raise InputError(option, f"cannot write to {str(out)!r}: "
+                                 f"{exc.strerror or exc}") from None
+
+
+@contextmanager
+def _atomic(path: Path) -> Iterator[Path]:
+    """A temporary path beside ``path``, moved onto it on success (no half-written file)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def write_tables(rows: list[dict[str, Any]], keys: list[str], meta: dict[str, Any],
-                 out: Path) -> list[Path]:
+                 out: Path, option: str = "--out") -> list[Path]:
     """``results.csv`` and ``results.json`` always; ``results.parquet`` if pandas and
-    pyarrow are importable. Returns the paths written."""
+    pyarrow are importable. Returns the paths written; a failed write is an
+    :class:`InputError` at ``option``."""
+    out = check_output_folder(out, option)
+    with output_errors(out, option):
+        return _write_tables(rows, keys, meta, out)
+
+
+def _write_tables(rows: list[dict[str, Any]], keys: list[str], meta: dict[str, Any],
+                  out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     cols = columns(keys)
     csv_path = out / "results.csv"
-    with csv_path.open("w", newline="", encoding="utf-8") as handle:
+    text = json.dumps({"meta": meta, "columns": cols, "rows": rows}, indent=2,
+                      allow_nan=False) + "\n"
+    with _atomic(csv_path) as tmp, tmp.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=cols, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
             writer.writerow({c: _cell(row.get(c)) for c in cols})
     json_path = out / "results.json"
-    json_path.write_text(json.dumps({"meta": meta, "columns": cols, "rows": rows}, indent=2,
-                                    allow_nan=False) + "\n", encoding="utf-8")
+    with _atomic(json_path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
     paths = [csv_path, json_path]
     parquet = _write_parquet(rows, cols, out / "results.parquet")
     if parquet:
@@ -58,7 +116,8 @@ def _write_parquet(rows: list[dict[str, Any]], cols: list[str], path: Path) -> P
     except ImportError:
         return None
     frame = pd.DataFrame([{c: _cell(r.get(c)) for c in cols} for r in rows], columns=cols)
-    frame.to_parquet(path)
+    with _atomic(path) as tmp:
+        frame.to_parquet(tmp)
     return path
 
 
@@ -70,8 +129,15 @@ def _slug(key: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", key).strip("_")
 
 
-def plot_axes(rows: list[dict[str, Any]], keys: list[str], out: Path) -> list[Path]:
-    """One PNG per swept key: step time and MFU against it. Returns the paths."""
+def plot_axes(rows: list[dict[str, Any]], keys: list[str], out: Path,
+              option: str = "--out") -> list[Path]:
+    """One PNG per swept key: step time and MFU against it. Returns the paths; a failed
+    write is an :class:`InputError` at ``option``."""
+    with output_errors(out, option):
+        return _plot_axes(rows, keys, out)
+
+
+def _plot_axes(rows: list[dict[str, Any]], keys: list[str], out: Path) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -105,7 +171,10 @@ def plot_axes(rows: list[dict[str, Any]], keys: list[str], out: Path) -> list[Pa
             ax_m.legend(fontsize=7)
         fig.tight_layout()
         path = out / f"plot_{_slug(key)}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        try:
+            with _atomic(path) as tmp:
+                fig.savefig(tmp, dpi=110, format="png")
+        finally:
+            plt.close(fig)
         paths.append(path)
     return paths

@@ -18,15 +18,19 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import types
+import typing
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from supernode.errors import InputError
+from supernode.planner.build import MAX_GLOBAL_BATCH
 from supernode.spec.base import StrictModel
 from supernode.spec.cluster import ClusterSpec
 from supernode.spec.loader import read_document, validate_document
+from supernode.spec.workload import WorkloadSpec
 
 PLAN_SETTINGS = ("gpus", "global_batch", "objective", "allow_cross_domain_tp", "precision",
                  "price_per_gpu_hour")
@@ -40,8 +44,9 @@ class SweepBase(StrictModel):
     workload: str = Field(description="Workload preset name or file (relative to the spec).")
     gpus: int | None = Field(None, ge=1, description="GPUs of the job; null = the base "
                                                      "cluster's GPU count, for every variant.")
-    global_batch: int | None = Field(None, ge=1, description="Sequences per step; null = "
-                                                             "the planner's default.")
+    global_batch: int | None = Field(None, ge=1, le=MAX_GLOBAL_BATCH,
+                                     description="Sequences per step; null = the planner's "
+                                                 "default.")
     objective: Literal["time", "cost", "energy"] = Field("time", description="Ranking.")
     allow_cross_domain_tp: bool = Field(False, description="Allow TP across domains.")
     precision: Literal["bf16", "fp16", "fp8"] = Field("bf16", description="Matmul precision.")
@@ -122,6 +127,74 @@ def expand(spec: SweepSpec) -> list[dict[str, Any]]:
             for i, variant in enumerate(spec.variants)]
 
 
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The document models a field's type allows (``X | None``, ``str | X``, ...)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType, typing.Annotated):
+        return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
+    return []
+
+
+def check_field_path(model: type[BaseModel], path: str, where: str, root: str,
+                     data: Any = None) -> None:
+    """Refuse a dotted ``path`` that names no field of ``model`` (or a field inside a
+    value that is not a section, such as a catalog name in ``data``, the base document).
+
+    Paths only, not values: a bad value is one variant's error row, a bad path would make
+    every variant an error, so it is refused at load (STYLE §9).
+    """
+    models, node = [model], data
+    parts = path.split(".")
+    for i, part in enumerate(parts):
+        here = ".".join([root, *parts[:i]])
+        fields = {name: f for m in models for name, f in m.model_fields.items()}
+        if part not in fields:
+            close = difflib.get_close_matches(part, list(fields), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise InputError(where, f"{here} has no field {part!r}{hint}; fields: "
+                                    f"{', '.join(sorted(fields))}")
+        if i == len(parts) - 1:
+            return
+        node = node.get(part) if isinstance(node, dict) else None
+        models = _models_in(fields[part].annotation)
+        if node is not None and not isinstance(node, dict):
+            models = []
+        if not models:
+            what = f"is {node!r} in the base" if node is not None else "has no fields"
+            raise InputError(where, f"{here}.{part} {what}: nothing to set inside it")
+
+
+def check_keys(spec: SweepSpec) -> None:
+    """Every swept cluster/workload path names a field (checked once per key, at load)."""
+    wheres: dict[str, str] = {}
+    if spec.mode == "product":
+        assert spec.axes is not None
+        for key in spec.axes:
+            wheres.setdefault(normalise_key(key, f"axes['{key}']"), f"axes['{key}']")
+    else:
+        assert spec.variants is not None
+        for i, variant in enumerate(spec.variants):
+            for key in variant:
+                wheres.setdefault(normalise_key(key, f"variants[{i}]['{key}']"),
+                                  f"variants[{i}]['{key}']")
+    cluster_data = None
+    for key, where in wheres.items():
+        if key.startswith("cluster."):
+            if cluster_data is None:
+                from supernode.spec.clusterfile import load_cluster_spec
+
+                try:
+                    cluster_data = load_cluster_spec(spec.base.cluster).model_dump()
+                except InputError as exc:
+                    raise InputError("base.cluster", exc.render()) from None
+            check_field_path(ClusterSpec, key[len("cluster."):], where, "cluster",
+                             cluster_data)
+        elif key.startswith("workload."):
+            check_field_path(WorkloadSpec, key[len("workload."):], where, "workload")
+
+
 def resolve_reference(ref: str, folder: Path) -> str:
     """A preset name as is; a relative file path against the spec's folder."""
     path = folder / ref
@@ -142,6 +215,7 @@ def load_sweep_spec(path: str | Path) -> tuple[SweepSpec, list[dict[str, Any]]]:
     spec = spec.model_copy(update={"base": base})
     try:
         variants = expand(spec)
+        check_keys(spec)
     except InputError as exc:
         raise InputError(exc.path, exc.message, source=str(path)) from None
     for variant in variants:
