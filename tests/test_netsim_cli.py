@@ -171,6 +171,7 @@ def test_plot_path_that_is_not_a_folder_exits_2_before_the_run(tmp_path: Path,
 
 
 def test_plot_write_failure_is_an_input_error(tmp_path: Path, monkeypatch) -> None:
+    from supernode import outputs
     from supernode.errors import InputError
     from supernode.netsim import plots
 
@@ -181,7 +182,7 @@ def test_plot_write_failure_is_an_input_error(tmp_path: Path, monkeypatch) -> No
     def broken(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(plots.os, "replace", broken)
+    monkeypatch.setattr(outputs.os, "replace", broken)
     with pytest.raises(InputError, match="--plot.*No space left"):
         plots.write_plots(Tables(), tmp_path / "p")
     assert list((tmp_path / "p").iterdir()) == []

@@ -147,7 +147,7 @@ def simulate_command(
 ) -> None:
     """Simulate one training step (or a traffic file) with flows on the real topology."""
     if plot is not None:
-        from supernode.netsim.plots import check_output_folder
+        from supernode.outputs import check_output_folder
 
         check_output_folder(plot, "--plot")
     loaded = load_cluster(cluster)

@@ -13,7 +13,8 @@ from rich.table import Table
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
 from supernode.errors import InputError
-from supernode.planner.sweep_output import check_output_folder, plot_axes, write_tables
+from supernode.outputs import check_output_folder
+from supernode.planner.sweep_output import plot_axes, write_tables
 from supernode.planner.sweep_run import make_tasks, run_tasks
 from supernode.planner.sweep_spec import load_sweep_spec
 

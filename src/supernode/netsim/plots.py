@@ -8,9 +8,6 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +17,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from supernode.errors import InputError  # noqa: E402
 from supernode.netsim.fluid import HOT_UTILIZATION  # noqa: E402
+from supernode.outputs import atomic_path, check_output_folder, output_errors  # noqa: E402
 
 #: Colours of timeline categories (anything else: grey).
 COLOURS = {"compute": "#4c72b0", "optimizer": "#8172b3", "tp": "#dd8452", "cp": "#937860",
@@ -91,48 +88,13 @@ def _lane_key(lane: str) -> tuple:
     return tuple(int(p) if p.isdigit() else p for p in parts)
 
 
-def check_output_folder(directory: str | Path, option: str = "--plot") -> Path:
-    """``directory`` if it is a folder or can be created; :class:`InputError` at ``option``
-    otherwise (checked before a run, so a bad path costs no simulation)."""
-    path = Path(directory)
-    if path.exists():
-        if not path.is_dir():
-            raise InputError(option, f"{str(path)!r} exists and is not a folder; give a "
-                                     f"folder (existing or new) for the output")
-        if not os.access(path, os.W_OK | os.X_OK):
-            raise InputError(option, f"folder {str(path)!r} is not writable")
-        return path
-    parent = path.absolute().parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        raise InputError(option, f"cannot create folder {str(path)!r}: {str(parent)!r} is "
-                                 f"not a folder")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise InputError(option, f"cannot create folder {str(path)!r}: {str(parent)!r} is "
-                                 f"not writable")
-    return path
-
-
-@contextmanager
-def _output_errors(option: str, directory: Path) -> Iterator[None]:
-    """Turn an OSError while writing into :class:`InputError` at ``option``."""
-    try:
-        yield
-    except OSError as exc:
-        raise InputError(option, f"cannot write to {str(directory)!r}: "
-                                 f"{exc.strerror or exc}") from None
-
-
 def _save(fig: Any, path: Path) -> None:
     """Save ``fig`` as PNG through a temporary file: no half-written plot is left."""
-    tmp = path.with_name(f".{path.name}.tmp")
     try:
-        fig.savefig(tmp, dpi=110, format="png")
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=110, format="png")
     finally:
         plt.close(fig)
-        tmp.unlink(missing_ok=True)
 
 
 def write_plots(tables: Any, directory: str | Path, option: str = "--plot") -> list[Path]:
@@ -142,7 +104,7 @@ def write_plots(tables: Any, directory: str | Path, option: str = "--plot") -> l
     ``option``.
     """
     directory = check_output_folder(directory, option)
-    with _output_errors(option, directory):
+    with output_errors(directory, option):
         directory.mkdir(parents=True, exist_ok=True)
         files = plot_heatmaps(tables.extra.get("heatmap", {}), directory)
         timeline = plot_timeline(tables.timeline, directory)

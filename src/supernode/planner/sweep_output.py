@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from supernode.errors import InputError
+from supernode.outputs import atomic_path, check_output_folder, output_errors
 from supernode.planner.sweep_run import METRIC_COLUMNS
 
 MAX_LINES_WITH_LEGEND = 8
@@ -31,50 +28,6 @@ def _cell(value: Any) -> Any:
     if isinstance(value, list | dict):
         return json.dumps(value)
     return "" if value is None else value
-
-
-def check_output_folder(out: str | Path, option: str = "--out") -> Path:
-    """``out`` if it is a folder or can be created; :class:`InputError` at ``option``
-    otherwise (checked before the sweep runs, so a bad path costs no planning)."""
-    path = Path(out)
-    if path.exists():
-        if not path.is_dir():
-            raise InputError(option, f"{str(path)!r} exists and is not a folder; give a "
-                                     f"folder (existing or new) for the results")
-        if not os.access(path, os.W_OK | os.X_OK):
-            raise InputError(option, f"folder {str(path)!r} is not writable")
-        return path
-    parent = path.absolute().parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        raise InputError(option, f"cannot create folder {str(path)!r}: {str(parent)!r} is "
-                                 f"not a folder")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise InputError(option, f"cannot create folder {str(path)!r}: {str(parent)!r} is "
-                                 f"not writable")
-    return path
-
-
-@contextmanager
-def output_errors(out: Path, option: str = "--out") -> Iterator[None]:
-    """Turn an OSError while writing into :class:`InputError` at ``option``."""
-    try:
-        yield
-    except OSError as exc:
-        raise InputError(option, f"cannot write to {str(out)!r}: "
-                                 f"{exc.strerror or exc}") from None
-
-
-@contextmanager
-def _atomic(path: Path) -> Iterator[Path]:
-    """A temporary path beside ``path``, moved onto it on success (no half-written file)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def write_tables(rows: list[dict[str, Any]], keys: list[str], meta: dict[str, Any],
@@ -94,13 +47,13 @@ def _write_tables(rows: list[dict[str, Any]], keys: list[str], meta: dict[str, A
     csv_path = out / "results.csv"
     text = json.dumps({"meta": meta, "columns": cols, "rows": rows}, indent=2,
                       allow_nan=False) + "\n"
-    with _atomic(csv_path) as tmp, tmp.open("w", newline="", encoding="utf-8") as handle:
+    with atomic_path(csv_path) as tmp, tmp.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=cols, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
             writer.writerow({c: _cell(row.get(c)) for c in cols})
     json_path = out / "results.json"
-    with _atomic(json_path) as tmp:
+    with atomic_path(json_path) as tmp:
         tmp.write_text(text, encoding="utf-8")
     paths = [csv_path, json_path]
     parquet = _write_parquet(rows, cols, out / "results.parquet")
@@ -116,7 +69,7 @@ def _write_parquet(rows: list[dict[str, Any]], cols: list[str], path: Path) -> P
     except ImportError:
         return None
     frame = pd.DataFrame([{c: _cell(r.get(c)) for c in cols} for r in rows], columns=cols)
-    with _atomic(path) as tmp:
+    with atomic_path(path) as tmp:
         frame.to_parquet(tmp)
     return path
 
@@ -172,7 +125,7 @@ def _plot_axes(rows: list[dict[str, Any]], keys: list[str], out: Path) -> list[P
         fig.tight_layout()
         path = out / f"plot_{_slug(key)}.png"
         try:
-            with _atomic(path) as tmp:
+            with atomic_path(path) as tmp:
                 fig.savefig(tmp, dpi=110, format="png")
         finally:
             plt.close(fig)

@@ -1,0 +1,59 @@
+"""Writing result files safely: folders checked before a run, no half-written files.
+
+Commands that write a folder of results (``simulate --plot``, ``sweep --out``) check the
+folder first (:func:`check_output_folder`), write each file through a temporary path that is
+renamed into place (:func:`atomic_path`), and turn OS errors into an :class:`InputError`
+naming the option (:func:`output_errors`), so bad paths exit with code 2 and no traceback.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from supernode.errors import InputError
+
+
+def check_output_folder(directory: str | Path, option: str) -> Path:
+    """``directory`` if it is a writable folder or can be created; InputError at ``option``."""
+    path = Path(directory)
+    if path.exists():
+        if not path.is_dir():
+            raise InputError(option, f"{str(path)!r} exists and is not a folder; give a "
+                                     f"folder (existing or new) for the output")
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise InputError(option, f"folder {str(path)!r} is not writable")
+        return path
+    parent = path.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InputError(option, f"cannot create folder {str(path)!r}: {str(parent)!r} is "
+                                 f"not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(option, f"cannot create folder {str(path)!r}: {str(parent)!r} is "
+                                 f"not writable")
+    return path
+
+
+@contextmanager
+def output_errors(directory: Path, option: str) -> Iterator[None]:
+    """Turn an OSError raised while writing into an :class:`InputError` at ``option``."""
+    try:
+        yield
+    except OSError as exc:
+        raise InputError(option, f"cannot write to {str(directory)!r}: "
+                                 f"{exc.strerror or exc}") from None
+
+
+@contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """A temporary path beside ``path``, renamed onto it on success (never half-written)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
