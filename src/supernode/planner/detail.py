@@ -70,7 +70,9 @@ class PlanDetail:
             "memory_capacity_bytes": self.memory_capacity_bytes,
             "fits_in_memory": self.fits_in_memory,
             "tp_crosses_scale_up_domain": self.tp_crosses_domain,
-            "placement": {d: p["tier"] for d, p in self.placement.items()},
+            # every dimension: the tier its group spans, or None when its size is 1
+            "placement": {d: self.placement[d]["tier"] if d in self.placement else None
+                          for d in PLACED_DIMS if d != "dp_expert" or d in self.placement},
             "placement_detail": self.placement,
             "breakdown_s": self.breakdown_s,
             "comm_compute": self.comm_compute,
