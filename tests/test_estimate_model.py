@@ -132,3 +132,13 @@ def test_estimate_json_keys():
                 "fits_in_memory", "comm_share_by_tier"):
         assert key in data
     assert "total" in data["memory_per_gpu_bytes"]
+
+
+def test_borrowed_scale_up_efficiency_is_noted():
+    """Parts without a measured scale-up efficiency table say which table was borrowed."""
+    amd = system_from_cluster(load_cluster("mi300x-8"))
+    assert amd.notes and "mi300x" in amd.notes[0]
+    assert system_from_cluster(load_cluster(CLUSTER)).notes == ()
+    result = estimate_plan(load_workload("llama3-8b"),
+                           ParallelPlan(tp=1, dp=8, global_batch_sequences=64), amd)
+    assert any("mi300x" in n for n in result.notes)

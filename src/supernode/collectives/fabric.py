@@ -143,6 +143,13 @@ _SCALE_UP_HINTS: tuple[tuple[str, str], ...] = (
 )
 
 
+def scale_up_table_is_borrowed(accelerator: str | None) -> bool:
+    """True when no efficiency table was measured for this part's scale-up bus (the nearest
+    NVLink generation's is used instead)."""
+    key = (accelerator or "").lower()
+    return not any(fragment in key for fragment, _ in _SCALE_UP_HINTS)
+
+
 def scale_up_efficiency_name(accelerator: str | None, bandwidth_bytes_per_s: float) -> str:
     """Efficiency table for a scale-up domain: by accelerator id, else by per-GPU bandwidth.
 

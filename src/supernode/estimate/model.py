@@ -145,9 +145,9 @@ def _result(w: WorkloadSpec, plan: ParallelPlan, system: SystemModel, a: PlanArr
     shares = {t: float(v[i]) / denominator for t, v in steps.comm_total_by_tier_s.items()}
     chosen = {"micro_batch": int(a.micro_batch[i]), "recompute": recompute,
               "sequence_parallel": bool(a.sequence_parallel[i]), "vpp": int(a.vpp[i])}
-    notes = [] if fits else [
+    notes = list(system.notes) + ([] if fits else [
         f"does not fit: needs {memory['total'][i] / 1e9:.1f} GB per GPU, "
-        f"{system.usable_memory_bytes / 1e9:.1f} GB available"]
+        f"{system.usable_memory_bytes / 1e9:.1f} GB available"])
     return Estimate(
         step_time_s=step,
         tokens_per_s=gb * w.seq_len / step,

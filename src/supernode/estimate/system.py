@@ -15,6 +15,7 @@ from supernode.collectives.fabric import (
     make_tier,
     scale_out_efficiency_name,
     scale_up_efficiency_name,
+    scale_up_table_is_borrowed,
 )
 from supernode.errors import InputError
 from supernode.spec.resolve import Cluster
@@ -38,6 +39,7 @@ class SystemModel:
     memory_bytes: float
     memory_bandwidth_bytes_per_s: float
     fabric: Fabric
+    notes: tuple[str, ...] = ()
 
     @property
     def usable_memory_bytes(self) -> float:
@@ -58,6 +60,10 @@ def system_from_cluster(cluster: Cluster, precision: str = "bf16") -> SystemMode
                                in_network_reduction=nvls))
     if cluster.supernodes > 1 or not tiers:
         tiers += _scale_out_tiers(cluster, size)
+    notes = ()
+    if tiers and scale_up_table_is_borrowed(cluster.accelerator.name):
+        notes = (f"no measured collective efficiency for {cluster.accelerator.name}'s scale-up "
+                 f"bus: costed with the {tiers[0].efficiency} table (nearest in bandwidth)",)
     return SystemModel(
         accelerator=cluster.accelerator.name,
         gpus=cluster.accelerators,
@@ -66,6 +72,7 @@ def system_from_cluster(cluster: Cluster, precision: str = "bf16") -> SystemMode
         memory_bytes=cluster.accelerator.memory_bytes,
         memory_bandwidth_bytes_per_s=cluster.accelerator.memory_bandwidth_bytes_per_s,
         fabric=Fabric(tuple(tiers)),
+        notes=notes,
     )
 
 

@@ -62,7 +62,7 @@ def build_target(cluster: str | Path | ClusterSpec, workload: str | Path | Workl
     scaled = scale_cluster(spec, gpus, add_tiers=add_tiers)
     system = system_from_cluster(scaled.cluster, precision)
     job = scaled.job_gpus
-    notes = list(scaled.notes)
+    notes = list(scaled.notes) + list(system.notes)
     if global_batch is None:
         global_batch = default_global_batch(w, job)
         notes.append(f"global batch {global_batch:,} sequences ({global_batch * w.seq_len:,} "
