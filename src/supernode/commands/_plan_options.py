@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from supernode.spec.plan import MAX_GLOBAL_BATCH
+
 PlanFile = Annotated[Path | None, typer.Option("--plan", help="Plan file (YAML/JSON).")]
 Tp = Annotated[int | None, typer.Option("--tp", help="Tensor-parallel size.")]
 Pp = Annotated[int | None, typer.Option("--pp", help="Pipeline stages.")]
@@ -15,7 +17,8 @@ Cp = Annotated[int | None, typer.Option("--cp", help="Context-parallel size.")]
 Ep = Annotated[int | None, typer.Option("--ep", help="Expert-parallel size.")]
 Vpp = Annotated[int | None, typer.Option("--vpp", help="Virtual stages (null: choose).")]
 MicroBatch = Annotated[int | None, typer.Option("--micro-batch", help="Micro-batch size.")]
-GlobalBatch = Annotated[int | None, typer.Option("--global-batch", min=1, max=2**31,
+GlobalBatch = Annotated[int | None, typer.Option("--global-batch", min=1,
+                                                 max=MAX_GLOBAL_BATCH,
                                                  help="Sequences per step.")]
 Recompute = Annotated[str | None, typer.Option("--recompute", help="none|selective|full.")]
 SequenceParallel = Annotated[bool | None, typer.Option(

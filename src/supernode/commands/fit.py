@@ -7,8 +7,8 @@ from rich.table import Table
 
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
+from supernode.commands._plan_options import GlobalBatch
 from supernode.errors import InputError
-from supernode.planner.build import MAX_GLOBAL_BATCH
 from supernode.planner.fit import DEFAULT_SIZES, DEFAULT_SUPERNODE_PREMIUM, FitInput, workload_fit
 from supernode.spec.clusterfile import load_cluster_spec
 from supernode.workload.presets import load_workload
@@ -86,8 +86,7 @@ def fit_command(
                                                        "and NICs are kept, domains resized."),
     gpus: int | None = typer.Option(None, "--gpus", min=1, help="GPUs of the job (default: "
                                                                 "the cluster's)."),
-    global_batch: int | None = typer.Option(None, "--global-batch", min=1, max=MAX_GLOBAL_BATCH,
-                                            help="Sequences per step."),
+    global_batch: GlobalBatch = None,
     sizes: str | None = typer.Option(None, "--sizes", help="Domain sizes to try, e.g. "
                                                            "8,36,72,144,576."),
     price: float | None = typer.Option(None, "--price-per-gpu-hour",

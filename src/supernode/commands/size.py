@@ -7,8 +7,8 @@ from rich.table import Table
 
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
+from supernode.commands._plan_options import GlobalBatch
 from supernode.errors import InputError
-from supernode.planner.build import MAX_GLOBAL_BATCH
 from supernode.planner.sizing import DEFAULT_HEADROOM, SizingInput, size, template_for
 from supernode.spec.clusterfile import load_cluster_spec
 from supernode.workload.presets import load_workload
@@ -99,8 +99,7 @@ def size_command(
                                          "plan's MFU."),
     headroom: float = typer.Option(DEFAULT_HEADROOM, "--headroom",
                                    help="Growth headroom of phase 2 (seed: 0.2-0.3)."),
-    global_batch: int | None = typer.Option(None, "--global-batch", min=1, max=MAX_GLOBAL_BATCH,
-                                            help="Sequences per step."),
+    global_batch: GlobalBatch = None,
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Cards, memory, sync bandwidth, supernodes and links for a training requirement."""

@@ -18,6 +18,7 @@ from supernode.planner.scaling import ScaledCluster, scale_cluster
 from supernode.planner.search import PlanTarget
 from supernode.spec.cluster import ClusterSpec
 from supernode.spec.clusterfile import load_cluster_spec
+from supernode.spec.plan import MAX_GLOBAL_BATCH
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.presets import load_workload
 
@@ -28,8 +29,6 @@ DEFAULT_GPUS_PER_SEQUENCE = 8
 #: The default batch is a multiple of the GPUs' odd part times 2**this, so that data
 #: parallelism can take any odd factor of the GPU count (504 GPUs -> batches of 504).
 BATCH_POWER_OF_TWO = 5
-#: Largest global batch (sequences per step) the planner takes, as the plan schema.
-MAX_GLOBAL_BATCH = 2**31
 
 
 def default_global_batch(w: WorkloadSpec, gpus: int) -> int:

@@ -25,6 +25,8 @@ from supernode.spec.workload import WorkloadSpec, _fail, validate_as
 Recompute = Literal["none", "selective", "full"]
 RECOMPUTE_CODES: dict[str, int] = {"none": 0, "selective": 1, "full": 2}
 PlanPrecision = Literal["bf16", "fp16", "fp8"]
+#: Largest global batch (sequences) any plan or command accepts.
+MAX_GLOBAL_BATCH = 2**31
 
 
 class ParallelPlan(StrictModel):
@@ -39,8 +41,8 @@ class ParallelPlan(StrictModel):
                                                     "null = choose, 1 = plain 1F1B.")
     micro_batch: int | None = Field(None, ge=1, description="Sequences per micro-batch; "
                                                             "null = choose.")
-    global_batch_sequences: int = Field(gt=0, le=2**31, description="Sequences per optimizer "
-                                                                          "step.")
+    global_batch_sequences: int = Field(gt=0, le=MAX_GLOBAL_BATCH,
+                                        description="Sequences per optimizer step.")
     recompute: Recompute | None = Field(None, description="Activation recomputation; "
                                                           "null = choose.")
     sequence_parallel: bool | None = Field(None, description="Megatron sequence parallelism "
