@@ -57,3 +57,34 @@ def atomic_path(path: Path) -> Iterator[Path]:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+@contextmanager
+def output_folder(directory: str | Path, option: str) -> Iterator[Path]:
+    """Stage a set of result files; ``directory`` gets all of them or none (exit 2 on OSError).
+
+    Yields an empty staging folder beside ``directory`` (``.NAME.staging-PID``). Write every
+    file of the set there. On success the set is moved into place: a new ``directory`` is the
+    staging folder renamed; an existing folder receives each staged file by ``os.replace``
+    (files of the same names are replaced, others are kept). On any exception the staging
+    folder is removed and ``directory`` is left as it was.
+    """
+    import shutil
+
+    target = check_output_folder(directory, option)
+    parent = target.absolute().parent
+    with output_errors(target, option):
+        parent.mkdir(parents=True, exist_ok=True)
+        staging = parent / f".{target.name}.staging-{os.getpid()}"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+    try:
+        yield staging
+        with output_errors(target, option):
+            if not target.exists():
+                os.rename(staging, target)
+            else:
+                for item in sorted(staging.iterdir()):
+                    os.replace(item, target / item.name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

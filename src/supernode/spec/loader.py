@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from supernode.errors import InputError
+from supernode.inputs import read_text_file
 from supernode.spec.base import FieldError, StrictModel
 
 MAX_DOCUMENT_BYTES = 16 * 2**20
@@ -94,16 +95,7 @@ def parse_text(text: str, source: str = "<input>") -> Any:
 def read_document(path: str | Path) -> Any:
     """Read and parse a YAML or JSON file; missing or unreadable files are InputErrors."""
     path = Path(path)
-    try:
-        size = path.stat().st_size
-        if size > MAX_DOCUMENT_BYTES:
-            raise InputError("", f"file is {size:,} bytes; the limit is {MAX_DOCUMENT_BYTES:,}",
-                             source=str(path))
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("", "no such file", source=str(path)) from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise InputError("", f"cannot read: {exc.__class__.__name__}", source=str(path)) from None
+    text = read_text_file(path, limit_bytes=MAX_DOCUMENT_BYTES)
     if path.suffix == ".json":
         try:
             return json.loads(text)
