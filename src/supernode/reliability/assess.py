@@ -66,6 +66,7 @@ class ReliabilityOptions:
     use_ray: bool = False
     ray_address: str | None = None
     what_if: bool = True
+    netsim: bool = False
 
 
 def _check(o: ReliabilityOptions) -> None:
@@ -141,6 +142,13 @@ def assess_reliability(cluster: Cluster, workload: WorkloadSpec, plan: ParallelP
     context = (cluster, inventory, rates, job)
     extras = (options.times, options.days * DAY_S, options.seed, options.weibull_shape,
               pcie_bandwidth_bytes_per_s(cluster), checkpoint_bytes(workload, plan.precision))
+    speeds = None
+    if options.netsim:
+        from supernode.reliability.degraded import netsim_speeds
+        from supernode.reliability.domains import failure_modes
+
+        speeds = netsim_speeds(cluster, job, failure_modes(cluster, inventory, rates))
+    extras = (*extras, speeds)
     main = build_scenario(*context, design, *extras)
     rows = run_monte_carlo(main.spec, options.runs, options.workers, options.use_ray,
                            options.ray_address, progress)

@@ -105,3 +105,20 @@ def price_modes(job: Job, modes: list[FailureMode], netsim: dict[str, float] | N
             speed, note = netsim[mode.netsim_spec], "speed from the flow simulator"
         out.append(with_speed(mode, speed, note))
     return out
+
+
+def netsim_speeds(cluster, job: Job, modes: list[FailureMode]) -> dict[str, float]:
+    """Flow-simulated speed (healthy step / degraded step) of each degrading mode's
+    ``--fail`` spec on ``cluster`` (the job on its first GPUs, Megatron rank order)."""
+    import numpy as np
+
+    from supernode.netsim.scenario import JobInput, simulate_jobs
+
+    specs = sorted({m.netsim_spec for m in modes if m.effect == DEGRADE and m.netsim_spec})
+    if not specs:
+        return {}
+    fixed = job.plan.model_copy(update=dict(job.nominal.chosen))
+    jobs = [JobInput("job", job.workload, fixed, np.arange(job.nominal.gpus))]
+    healthy = simulate_jobs(cluster, jobs).jobs[0]["step_time_s"]
+    return {s: healthy / simulate_jobs(cluster, jobs, failures=(s,)).jobs[0]["step_time_s"]
+            for s in specs}
