@@ -85,7 +85,8 @@ def ready_times(t: np.ndarray, hosts: np.ndarray, repair: np.ndarray, spares: in
         return t
     bt = np.concatenate([t, t + repair])
     step = np.concatenate([hosts, -hosts])
-    order = np.argsort(bt, kind="stable")
+    # at equal times a repair ends before a failure starts; failures keep their order
+    order = np.lexsort((np.concatenate([np.ones(n), np.zeros(n)]), bt))
     level = np.cumsum(step[order])
     position = np.empty(2 * n, dtype=np.int64)
     position[order] = np.arange(2 * n)
