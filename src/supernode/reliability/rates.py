@@ -154,7 +154,8 @@ def default_rates() -> dict[str, ComponentRate]:
 
 
 def with_overrides(rates: dict[str, ComponentRate], per_year: dict[str, float],
-                   repair_h: dict[str, float], path: str = "reliability") -> dict[str, ComponentRate]:
+                   repair_h: dict[str, float], path: str = "reliability"
+                   ) -> dict[str, ComponentRate]:
     """``rates`` with some components' rates (per unit-year) and repair times (h) replaced.
 
     Unknown component names and negative or non-finite values raise :class:`InputError`.

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from supernode.reliability.montecarlo import METRICS
-from supernode.reliability.recovery import RecoveryTimes, recovery_objective
 from supernode.reliability.rates import DAY_S
+from supernode.reliability.recovery import RecoveryTimes, recovery_objective
 
 #: Seed 001 §4.1: at least 10% hot-standby bandwidth inside the NVSwitch fabric.
 HOT_STANDBY_OBJECTIVE = 0.10

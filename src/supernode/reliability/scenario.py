@@ -22,13 +22,13 @@ from supernode.reliability.degraded import Job, price_modes, replicas_hit, shrin
 from supernode.reliability.domains import ABSORBED, DEGRADE, INTERRUPT, FailureMode, failure_modes
 from supernode.reliability.goodput import daly_goodput, degraded_share
 from supernode.reliability.inventory import Inventory
+from supernode.reliability.montecarlo import DEGRADE as MC_DEGRADE
 from supernode.reliability.montecarlo import (
     RESTART,
     SHRINK,
     FailureClass,
     MonteCarloSpec,
 )
-from supernode.reliability.montecarlo import DEGRADE as MC_DEGRADE
 from supernode.reliability.recovery import RecoveryTimes, restart_parts
 from supernode.spec.resolve import Cluster
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from supernode.errors import InputError
 from supernode.validation.harness import Prediction, UnsupportedCase, register_predictor
 
 
