@@ -109,3 +109,26 @@ def test_local_pool_and_ray_give_identical_runs():
     pool = run_monte_carlo(spec, 30, workers=2)
     ray = run_monte_carlo(spec, 30, workers=2, use_ray=True)
     assert np.array_equal(inline, pool) and np.array_equal(inline, ray)
+
+
+def test_shrink_policy_isolates_a_host_and_keeps_the_job_running():
+    d = json.loads(_run("--json", "--recovery", "shrink").stdout)
+    gpu = next(m for m in d["blast_radius"] if m["component"] == "gpu")
+    assert gpu["effect"] == "shrink"
+    assert gpu["speed"] == pytest.approx(7 / 8, rel=0.05)  # one of 8 DP replicas dropped
+    assert next(m for m in d["blast_radius"] if m["component"] == "software")["effect"] == \
+        "interrupt"
+
+
+def test_netsim_prices_the_fabric_degradations():
+    d = json.loads(_run("--json", "--netsim", "--runs", "10").stdout)
+    rows = [m for m in d["blast_radius"] if m["effect"] == "degrade"]
+    assert rows and all("speed from the flow simulator" in m["notes"] for m in rows)
+    assert all(0 < m["speed"] <= 1.0 + 1e-9 for m in rows)
+
+
+def test_default_plan_comes_from_the_planner():
+    out = CliRunner().invoke(app, ["reliability", "--cluster", "dgx-h100-superpod-su",
+                                   "--workload", "llama3-8b", "--runs", "10", "--json"])
+    assert out.exit_code == 0, out.output
+    assert "planner" in json.loads(out.stdout)["notes"][0]

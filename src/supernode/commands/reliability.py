@@ -69,7 +69,8 @@ def _plan(loaded, workload, plan_file, flags):
 
         gpus = (int(data.get("tp", 1)) * int(data.get("pp", 1)) * int(data["dp"])
                 * int(data.get("cp", 1)))
-        data["global_batch_sequences"] = default_global_batch(workload, gpus)
+        dp = int(data["dp"])
+        data["global_batch_sequences"] = -(-default_global_batch(workload, gpus) // dp) * dp
     return plan_from_data(data, source=str(plan_file) if plan_file else "plan"), None
 
 
