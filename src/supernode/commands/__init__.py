@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "supernode.commands.sweep",
     "supernode.commands.fit",
     "supernode.commands.simulate",
+    "supernode.commands.reliability",
 )
 
 _registered = False

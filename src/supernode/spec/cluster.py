@@ -20,6 +20,7 @@ from supernode.spec.hardware import (
     PcieSpec,
     SwitchSpec,
 )
+from supernode.spec.reliability import ReliabilitySpec
 
 Medium = Literal["pcb", "copper", "optical", "mixed"]
 PcieDistance = Literal["NV", "PIX", "PXB", "PHB", "NODE", "SYS"]
@@ -219,3 +220,5 @@ class ClusterSpec(StrictModel):
     supernodes: int = Field(1, ge=1, description="Number of scale-up domains.")
     racks: RackSpec | None = Field(None, description="Racking (optional).")
     facility: FacilitySpec | None = Field(None, description="Facility constraints (optional).")
+    reliability: ReliabilitySpec | None = Field(
+        None, description="Failure-rate overrides and recovery design (optional).")

@@ -3,14 +3,14 @@
 * ``training_step``: the step-time model on the case's system, model and plan;
 * ``collective``: the collective cost model (bus bandwidth, nccl-tests definition);
 * ``model_state_memory`` / ``activation_memory``: the workload memory model;
-* ``interruptions``: the default fleet failure rate (reliability.rates).
+* ``interruptions``: the default component failure rates on the case's inventory
+  (reliability.interruptions).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from supernode.errors import InputError
 from supernode.validation.harness import Prediction, UnsupportedCase, register_predictor
 
 
@@ -53,17 +53,10 @@ def _activation(case: dict[str, Any]) -> Prediction:
 
 
 def _interruptions(case: dict[str, Any]) -> Prediction:
-    from supernode.reliability.rates import expected_interruptions
+    from supernode.reliability.interruptions import predict_case
 
-    system = case.get("system") or {}
-    try:
-        gpus = int(system["gpus"])
-        days = float(case["duration_days"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError("system.gpus" if "gpus" in str(exc) else "duration_days",
-                         "required: GPU count and duration in days") from None
-    return Prediction(expected_interruptions(gpus, days * 86_400.0),
-                      "default rate: Llama 3 report, 419 in 54 days on 16,384 GPUs")
+    value, detail = predict_case(case)
+    return Prediction(value, detail)
 
 
 register_predictor("training_step", "step_time_s", _training_step)

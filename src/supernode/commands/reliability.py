@@ -1,0 +1,209 @@
+"""``supernode reliability``: failure domains, degraded modes, checkpoints and goodput of a job."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import nullcontext
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from supernode.commands import app
+from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
+from supernode.commands._plan_options import (
+    Cp,
+    DistributedOptimizer,
+    Dp,
+    Ep,
+    GlobalBatch,
+    MicroBatch,
+    PlanFile,
+    Pp,
+    Precision,
+    Recompute,
+    SequenceParallel,
+    Tp,
+    Vpp,
+    ZeroStage,
+)
+from supernode.errors import InputError
+from supernode.reliability.assess import ReliabilityOptions, assess_reliability
+from supernode.reliability.result import ReliabilityResult
+from supernode.spec.clusterfile import load_cluster
+from supernode.spec.plan import plan_from_data
+from supernode.spec.planfile import INLINE_PLAN_FIELDS, plan_data
+from supernode.textsafe import rich_safe
+from supernode.workload.presets import load_workload
+
+
+def _rates(values: list[str]) -> dict[str, float]:
+    out = {}
+    for value in values:
+        name, sep, number = value.partition("=")
+        try:
+            out[name.strip()] = float(number)
+        except ValueError:
+            raise InputError("rate", f"{value!r}: give COMPONENT=FAILURES_PER_UNIT_YEAR, "
+                                     "e.g. gpu=0.05") from None
+        if not sep or not name.strip():
+            raise InputError("rate", f"{value!r}: give COMPONENT=FAILURES_PER_UNIT_YEAR")
+    return out
+
+
+def _plan(loaded, workload, plan_file, flags):
+    """The plan from the file and flags, or the planner's best when none is given."""
+    if plan_file is None and all(v is None for k, v in flags.items()
+                                 if k != "global_batch_sequences"):
+        from supernode.netsim.plans import default_plan
+
+        plan, _, _ = default_plan(workload, loaded, loaded.accelerators,
+                                  flags.get("global_batch_sequences"))
+        return plan, (f"no plan given: the planner's best (tp={plan.tp}, pp={plan.pp}, "
+                      f"dp={plan.dp}, cp={plan.cp}, global batch "
+                      f"{plan.global_batch_sequences:,})")
+    data = plan_data(plan_file, flags, loaded.accelerators)
+    if "global_batch_sequences" not in data:
+        from supernode.planner.build import default_global_batch
+
+        gpus = (int(data.get("tp", 1)) * int(data.get("pp", 1)) * int(data["dp"])
+                * int(data.get("cp", 1)))
+        dp = int(data["dp"])
+        data["global_batch_sequences"] = -(-default_global_batch(workload, gpus) // dp) * dp
+    return plan_from_data(data, source=str(plan_file) if plan_file else "plan"), None
+
+
+def _progress(quiet: bool):
+    if quiet or not sys.stdout.isatty() or not sys.stderr.isatty():
+        return nullcontext(None)
+    return Progress(TextColumn("Monte Carlo"), BarColumn(),
+                    TextColumn("{task.completed:,}/{task.total:,} runs"), TimeElapsedColumn(),
+                    console=stderr, transient=True)
+
+
+@app.command("reliability")
+@handles_input_errors
+def reliability_command(
+    cluster: str = typer.Option(..., "--cluster", help="Cluster file or preset name."),
+    workload: str = typer.Option(..., "--workload", help="Workload file or preset name."),
+    plan: PlanFile = None, tp: Tp = None, pp: Pp = None, dp: Dp = None, cp: Cp = None,
+    ep: Ep = None, vpp: Vpp = None, micro_batch: MicroBatch = None,
+    global_batch: GlobalBatch = None, recompute: Recompute = None,
+    sequence_parallel: SequenceParallel = None, zero_stage: ZeroStage = None,
+    distributed_optimizer: DistributedOptimizer = None, precision: Precision = None,
+    days: float = typer.Option(30.0, "--days", help="Horizon of each simulated run (days)."),
+    runs: int = typer.Option(200, "--runs", help="Monte Carlo runs."),
+    seed: int = typer.Option(0, "--seed", help="Seed (same inputs + seed = same output)."),
+    weibull: float = typer.Option(1.0, "--weibull-shape", help="Failure inter-arrival "
+                                  "shape: 1 = exponential, <1 = bursty (Weibull)."),
+    spares: int | None = typer.Option(None, "--spares", help="Hot-spare hosts (default: 2%)."),
+    hot_standby: float | None = typer.Option(None, "--hot-standby", help="Share of scale-up "
+                                             "bandwidth held as hot standby, 0-1."),
+    write_bw: float | None = typer.Option(None, "--checkpoint-write-gbyte-per-s",
+                                          help="Aggregate checkpoint write bandwidth (GB/s)."),
+    mode: str | None = typer.Option(None, "--checkpoint-mode", help="sync|async."),
+    interval: float | None = typer.Option(None, "--interval-s", help="Checkpoint interval "
+                                          "(s of work; default: Daly's optimum)."),
+    recovery: str | None = typer.Option(None, "--recovery", help="restart|shrink."),
+    rate: list[str] = typer.Option([], "--rate", help="COMPONENT=FAILURES_PER_UNIT_YEAR "
+                                   "override (repeatable)."),
+    netsim: bool = typer.Option(False, "--netsim", help="Price fabric degradations with the "
+                                "flow simulator too (slower)."),
+    use_ray: bool = typer.Option(False, "--ray", help="Run the Monte Carlo on Ray."),
+    workers: int | None = typer.Option(None, "--workers", min=1, help="Processes/Ray CPUs."),
+    plot: Path | None = typer.Option(None, "--plot", help="Directory for PNG plots."),
+    json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+) -> None:
+    """Interruptions by component, blast radius, degraded modes, checkpoint interval, RTO,
+    goodput (analytic and Monte Carlo) and what-ifs for one job."""
+    if plot is not None:
+        from supernode.outputs import check_output_folder
+
+        check_output_folder(plot, "--plot")
+    loaded = load_cluster(cluster)
+    spec = load_workload(workload)
+    values = (tp, pp, dp, cp, ep, vpp, micro_batch, global_batch, recompute,
+              sequence_parallel, zero_stage, distributed_optimizer, precision)
+    chosen, note = _plan(loaded, spec, plan, dict(zip(INLINE_PLAN_FIELDS, values, strict=True)))
+    options = ReliabilityOptions(
+        days=days, runs=runs, seed=seed, weibull_shape=weibull, spare_hosts=spares,
+        hot_standby_share=hot_standby, checkpoint_write_gbyte_per_s=write_bw,
+        checkpoint_mode=mode, interval_s=interval, recovery=recovery,
+        failures_per_unit_year=_rates(rate), workers=workers, use_ray=use_ray,
+        netsim=netsim)
+    if spares is not None and spares < 0:
+        raise InputError("spares", f"must be >= 0, got {spares}")
+    with _progress(quiet or json_output) as bar:
+        task = bar.add_task("mc", total=runs) if bar is not None else None
+        hook = (lambda n: bar.advance(task, n)) if bar is not None else None
+        result = assess_reliability(loaded, spec, chosen, options, progress=hook)
+    plots = []
+    if plot is not None:
+        from supernode.reliability.plots import write_plots
+
+        plots = [str(p) for p in write_plots(result, plot)]
+    if json_output:
+        print_json({**result.to_dict(), "plots": plots, "notes": [note] if note else []})
+    else:
+        _print(result, plots, note)
+
+
+def _print(result: ReliabilityResult, plots: list[str], note: str | None) -> None:
+    d = result.to_dict()
+    if note:
+        stdout.print(f"note: {note}", highlight=False)
+    inter = d["interruptions"]
+    stdout.print(f"{rich_safe(d['cluster'])}: {d['job']['gpus']:,} GPUs, "
+                 f"{inter['failures_per_day']:.3g} failures/day, "
+                 f"{inter['interruptions_per_day']:.3g} job interruptions/day "
+                 f"(MTBF {inter['job_mtbf_s'] / 3600:.3g} h)", highlight=False)
+    stdout.print(_blast_table(d))
+    c = d["checkpoint"]
+    stdout.print(f"checkpoint {c['size_bytes'] / 1e12:.3g} TB ({c['mode']}): stops training "
+                 f"{c['blocking_s']:.3g} s, write {c['write_s']:.3g} s; interval Young "
+                 f"{c['young_interval_s'] / 60:.3g} min, Daly {c['daly_interval_s'] / 60:.3g} "
+                 f"min, simulated best {c['simulated_best_interval_s'] / 60:.3g} min",
+                 highlight=False)
+    r = d["recovery"]
+    verdict = "meets" if r["meets_objective"] else "[bold red]misses[/]"
+    stdout.print(f"recovery ({r['policy']}): RTO {r['rto_s'] / 60:.3g} min {verdict} the "
+                 f"{r['objective_s'] / 60:.0f}-min objective; spare wait "
+                 f"{r['mean_spare_wait_s_per_run'] / 3600:.3g} h per run")
+    g = d["goodput"]["monte_carlo"]["goodput"]
+    stdout.print(f"goodput: analytic {d['goodput']['analytic']:.4f}; Monte Carlo mean "
+                 f"{g['mean']:.4f} ± {g['standard_error']:.4f} (p5 {g['p5']:.4f}, p50 "
+                 f"{g['p50']:.4f}, p95 {g['p95']:.4f}) over {d['goodput']['monte_carlo']['runs']}"
+                 f" runs", highlight=False)
+    h = d["hot_standby"]
+    stdout.print(f"hot standby {h['share']:.0%} vs {h['objective']:.0%} objective; largest "
+                 f"single scale-up loss {h['largest_single_failure_loss']:.1%}", highlight=False)
+    stdout.print(_what_if_table(d))
+    for p in plots:
+        stdout.print(f"plot: {p}")
+
+
+def _blast_table(d: dict) -> Table:
+    table = Table(title="blast radius (per failure) and degraded modes")
+    for col in ("component", "where", "per day", "detect", "takes down", "effect",
+                "step s"):
+        table.add_column(col, justify="right" if col in ("per day", "step s") else "left")
+    step = d["job"]["step_time_s"]
+    for row in d["blast_radius"]:
+        speed = row["speed"]
+        shown = f"{step / speed:.4g}" if row["effect"] != "interrupt" and speed > 0 else "-"
+        table.add_row(row["component"], row["location"], f"{row['failures_per_day']:.3g}",
+                      row["detection"], rich_safe(row["takes_down"]), row["effect"], shown)
+    return table
+
+
+def _what_if_table(d: dict) -> Table:
+    table = Table(title="what if (Monte Carlo on common draws)")
+    for col in ("knob", "now", "what if", "analytic", "Monte Carlo", "vs now"):
+        table.add_column(col, justify="left" if col == "knob" else "right")
+    for w in d["what_if"]:
+        table.add_row(w["knob"], f"{w['current']:.3g}", f"{w['value']:.3g}",
+                      f"{w['analytic_goodput']:.4f}", f"{w['monte_carlo_goodput']:.4f}",
+                      f"{w['delta_vs_base']:+.4f}")
+    return table

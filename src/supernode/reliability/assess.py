@@ -1,0 +1,186 @@
+"""The library entry point: :func:`assess_reliability` of one job on one cluster.
+
+Reads the cluster's optional ``reliability`` block and the caller's what-if options (which
+win), prices every failure mode on the job's plan (the planner's best when none is given),
+sizes checkpoints, and runs the Monte Carlo (process pool or Ray). The result
+(:class:`~supernode.reliability.result.ReliabilityResult`) is what ``supernode reliability``
+prints and what the design report's reliability section and rules read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from supernode.errors import InputError
+from supernode.estimate.model import estimate_plan
+from supernode.estimate.system import system_from_cluster
+from supernode.reliability.checkpoint import (
+    GBYTE_PER_S,
+    checkpoint_bytes,
+    default_bandwidth_bytes_per_s,
+)
+from supernode.reliability.degraded import Job
+from supernode.reliability.inventory import cluster_inventory
+from supernode.reliability.montecarlo import METRICS
+from supernode.reliability.parallel import run_monte_carlo
+from supernode.reliability.rates import DAY_S, default_rates, with_overrides
+from supernode.reliability.recovery import RecoveryTimes
+from supernode.reliability.result import ReliabilityResult, WhatIf, mc_summary
+from supernode.reliability.scenario import Design, Scenario, build_scenario
+from supernode.spec.plan import ParallelPlan
+from supernode.spec.reliability import ReliabilitySpec
+from supernode.spec.resolve import Cluster
+from supernode.spec.workload import WorkloadSpec
+from supernode.topology.cluster_graph import pcie_bandwidth_bytes_per_s
+
+#: Spare hosts held when neither the cluster nor the caller says. ASSUMPTION: 2% of the
+#: job's hosts, rounded up (operators keep a small hot-spare pool per pod).
+DEFAULT_SPARE_SHARE = 0.02
+MAX_DAYS = 3650.0
+MAX_RUNS = 100_000
+#: Runs of each what-if row (common random numbers: the same draws as the main runs).
+WHAT_IF_RUNS = 64
+
+
+@dataclass(frozen=True)
+class ReliabilityOptions:
+    """What-if knobs and Monte Carlo settings; None means: the cluster's, else the default."""
+
+    days: float = 30.0
+    runs: int = 200
+    seed: int = 0
+    weibull_shape: float = 1.0
+    spare_hosts: int | None = None
+    hot_standby_share: float | None = None
+    checkpoint_write_gbyte_per_s: float | None = None
+    checkpoint_mode: str | None = None
+    interval_s: float | None = None
+    recovery: str | None = None
+    failures_per_unit_year: dict[str, float] = field(default_factory=dict)
+    times: RecoveryTimes = RecoveryTimes()
+    workers: int | None = None
+    use_ray: bool = False
+    ray_address: str | None = None
+    what_if: bool = True
+    netsim: bool = False
+
+
+def _check(o: ReliabilityOptions) -> None:
+    checks = [("days", 0 < o.days <= MAX_DAYS, f"in (0, {MAX_DAYS:g}]"),
+              ("runs", 1 <= o.runs <= MAX_RUNS, f"in [1, {MAX_RUNS:,}]"),
+              ("weibull_shape", 0.1 <= o.weibull_shape <= 10, "in [0.1, 10]"),
+              ("seed", 0 <= o.seed < 2**63, "in [0, 2^63)"),
+              ("interval_s", o.interval_s is None or o.interval_s > 0, "> 0")]
+    for name, ok, allowed in checks:
+        if not ok or (isinstance(getattr(o, name), float)
+                      and not math.isfinite(getattr(o, name))):
+            raise InputError(name, f"must be {allowed}, got {getattr(o, name)}")
+
+
+def _rates(cluster: Cluster, inventory, spec: ReliabilitySpec, extra: dict[str, float]):
+    per_year = {**spec.failures_per_unit_year, **extra}
+    rates = with_overrides(default_rates(), per_year, spec.repair_h)
+    present = inventory.components()
+    for name in {**per_year, **spec.repair_h}:
+        if name not in present:
+            raise InputError(f"reliability.failures_per_unit_year.{name}",
+                             f"the topology of {cluster.name} has no {name} (scale-up "
+                             f"{cluster.scale_up.kind}, {inventory.job_gpus:,} GPUs); failure "
+                             f"types present: {', '.join(present)}")
+    return rates
+
+
+def _design(cluster: Cluster, spec: ReliabilitySpec, o: ReliabilityOptions, job_hosts: int
+            ) -> Design:
+    spares = o.spare_hosts if o.spare_hosts is not None else spec.spare_hosts
+    if spares is None:
+        spares = math.ceil(DEFAULT_SPARE_SHARE * job_hosts)
+    elif spares > cluster.hosts:
+        raise InputError("spare_hosts", f"a spare pool of {spares:,} hosts is larger than "
+                                        f"the cluster ({cluster.hosts:,} hosts)")
+    standby = o.hot_standby_share if o.hot_standby_share is not None else spec.hot_standby_share
+    if not 0.0 <= standby < 1.0:
+        raise InputError("hot_standby_share", f"must be in [0, 1), got {standby}")
+    write = o.checkpoint_write_gbyte_per_s or spec.checkpoint_write_gbyte_per_s
+    if write is not None and not (math.isfinite(write) and write > 0):
+        raise InputError("checkpoint_write_gbyte_per_s", f"must be > 0, got {write}")
+    default_bw = default_bandwidth_bytes_per_s(job_hosts)
+    write_bps = write * GBYTE_PER_S if write else default_bw
+    read = spec.checkpoint_read_gbyte_per_s
+    mode = o.checkpoint_mode or spec.checkpoint_mode
+    recovery = o.recovery or spec.recovery
+    if mode not in ("sync", "async"):
+        raise InputError("checkpoint_mode", f"sync or async, got {mode!r}")
+    if recovery not in ("restart", "shrink"):
+        raise InputError("recovery", f"restart or shrink, got {recovery!r}")
+    idle = cluster.hosts - job_hosts
+    return Design(spares + idle, standby, write_bps, read * GBYTE_PER_S if read else write_bps,
+                  mode, recovery, spec.dual_homed_nics, o.interval_s)
+
+
+def assess_reliability(cluster: Cluster, workload: WorkloadSpec, plan: ParallelPlan,
+                       options: ReliabilityOptions = ReliabilityOptions(),
+                       progress: Callable[[int], None] | None = None) -> ReliabilityResult:
+    """Interruptions, blast radius, degraded modes, checkpoints, recovery and goodput."""
+    _check(options)
+    system = system_from_cluster(cluster, plan.precision)
+    gpus = plan.tp * plan.pp * plan.dp * plan.cp
+    if gpus > cluster.accelerators:
+        raise InputError("plan", f"the plan spans {gpus:,} GPUs; {cluster.name} has "
+                                 f"{cluster.accelerators:,}")
+    system = replace(system, gpus=gpus)
+    nominal = estimate_plan(workload, plan, system)
+    job = Job(workload, plan, system, nominal)
+    spec = cluster.spec.reliability or ReliabilitySpec()
+    inventory = cluster_inventory(cluster, gpus, spec.racks_per_cdu)
+    rates = _rates(cluster, inventory, spec, options.failures_per_unit_year)
+    design = _design(cluster, spec, options, inventory.hosts)
+    context = (cluster, inventory, rates, job)
+    extras = (options.times, options.days * DAY_S, options.seed, options.weibull_shape,
+              pcie_bandwidth_bytes_per_s(cluster), checkpoint_bytes(workload, plan.precision))
+    speeds = None
+    if options.netsim:
+        from supernode.reliability.degraded import netsim_speeds
+        from supernode.reliability.domains import failure_modes
+
+        speeds = netsim_speeds(cluster, job, failure_modes(cluster, inventory, rates))
+    extras = (*extras, speeds)
+    main = build_scenario(*context, design, *extras)
+    rows = run_monte_carlo(main.spec, options.runs, options.workers, options.use_ray,
+                           options.ray_address, progress)
+    what_ifs = _what_ifs(context, extras, main, rows) if options.what_if else []
+    return ReliabilityResult(cluster=cluster.name, workload=workload.name, job=job,
+                             inventory=inventory, rates=rates, scenario=main,
+                             times=options.times, options=options,
+                             monte_carlo=mc_summary(main, rows), what_if=what_ifs)
+
+
+def _what_ifs(context: tuple, extras: tuple, main: Scenario, rows: np.ndarray) -> list[WhatIf]:
+    """Goodput with one design knob changed (analytic, and Monte Carlo on common draws)."""
+    d = main.design
+    variants = [("spare hosts", d.spare_hosts, replace(d, spare_hosts=0), 0),
+                ("spare hosts", d.spare_hosts, replace(d, spare_hosts=max(4, d.spare_hosts * 4)),
+                 max(4, d.spare_hosts * 4))]
+    for share in (0.10, 0.20):
+        if abs(share - d.hot_standby_share) > 1e-9:
+            variants.append(("hot-standby share", d.hot_standby_share,
+                             replace(d, hot_standby_share=share), share))
+    for factor in (0.5, 2.0):
+        variants.append(("checkpoint write GB/s", d.write_bytes_per_s / GBYTE_PER_S,
+                         replace(d, write_bytes_per_s=d.write_bytes_per_s * factor,
+                                 read_bytes_per_s=d.read_bytes_per_s * factor,
+                                 interval_s=None), d.write_bytes_per_s * factor / GBYTE_PER_S))
+    runs = min(WHAT_IF_RUNS, rows.shape[0])
+    base = rows[:runs, len(METRICS) + list(main.spec.intervals_s).index(main.interval_s)]
+    out = []
+    for knob, current, design, value in variants:
+        s = build_scenario(*context, design, *extras)
+        mc = run_monte_carlo(s.spec, runs, workers=1)
+        col = mc[:, len(METRICS) + list(s.spec.intervals_s).index(s.interval_s)]
+        out.append(WhatIf(knob, float(current), float(value), s.analytic_goodput,
+                          float(col.mean()), float((col - base).mean()), s.interval_s))
+    return out

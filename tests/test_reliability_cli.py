@@ -1,0 +1,134 @@
+"""supernode reliability: output, plots, bad input (exit 2), seeds, pool vs Ray."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from supernode.cli import app
+from supernode.commands import register_all
+from supernode.reliability.montecarlo import RESTART, FailureClass, MonteCarloSpec
+from supernode.reliability.parallel import run_monte_carlo
+from supernode.reliability.rates import DAY_S
+
+register_all()
+BASE = ["reliability", "--cluster", "dgx-h100-superpod-su", "--workload", "llama3-70b",
+        "--tp", "8", "--pp", "4", "--global-batch", "256", "--runs", "40", "--days", "20"]
+
+
+def _run(*extra: str):
+    return CliRunner().invoke(app, [*BASE, *extra])
+
+
+def test_json_has_every_section_and_the_rules():
+    out = _run("--json")
+    assert out.exit_code == 0, out.output
+    d = json.loads(out.stdout)
+    for key in ("interruptions", "blast_radius", "degraded_modes", "checkpoint", "recovery",
+                "goodput", "hot_standby", "what_if", "rules"):
+        assert key in d
+    assert d["job"]["gpus"] == 256
+    assert {r["id"] for r in d["rules"]} == {"reliability.rto", "reliability.hot_standby"}
+    assert d["recovery"]["rto_s"] == pytest.approx(sum(
+        d["recovery"]["times"][k] for k in ("detection_s", "diagnosis_s", "reschedule_s",
+                                            "warmup_s")) + d["checkpoint"]["read_s"])
+    c = d["checkpoint"]
+    assert c["young_interval_s"] == pytest.approx((2 * c["blocking_s"] * c["mtbf_s"]) ** 0.5)
+    g = d["goodput"]["monte_carlo"]["goodput"]
+    assert 0 < g["p5"] <= g["p50"] <= g["p95"] <= 1
+    spine = next(m for m in d["degraded_modes"] if m["component"] == "spine_switch")
+    assert spine["step_time_s"] > d["job"]["step_time_s"]  # a lost spine slows the step
+
+
+def test_same_seed_same_output_other_seed_differs():
+    a, b, c = _run("--json"), _run("--json"), _run("--json", "--seed", "5")
+    assert a.stdout == b.stdout
+    assert json.loads(a.stdout)["goodput"] != json.loads(c.stdout)["goodput"]
+
+
+def test_hot_standby_absorbs_a_lost_nvswitch_plane_on_nvl72():
+    args = ["reliability", "--cluster", "gb200-nvl72-superpod", "--workload", "llama3-70b",
+            "--tp", "8", "--pp", "4", "--global-batch", "288", "--runs", "20", "--json"]
+    plain = json.loads(CliRunner().invoke(app, args).stdout)
+    spare = json.loads(CliRunner().invoke(app, [*args, "--hot-standby", "0.1"]).stdout)
+    row = next(m for m in plain["blast_radius"] if m["component"] == "nvswitch")
+    assert row["effect"] == "degrade" and row["bandwidth_loss"] == pytest.approx(1 / 18)
+    assert next(m for m in spare["blast_radius"]
+                if m["component"] == "nvswitch")["effect"] == "absorbed"
+    assert spare["rules"][1]["passes"] and not plain["rules"][1]["passes"]
+
+
+def test_plots_are_written(tmp_path):
+    out = _run("--plot", str(tmp_path / "plots"), "--quiet")
+    assert out.exit_code == 0, out.output
+    files = sorted(p.name for p in (tmp_path / "plots").iterdir())
+    assert files == ["checkpoint_interval.png", "goodput_distribution.png",
+                     "interruptions_by_component.png"]
+    assert all((tmp_path / "plots" / f).read_bytes()[:4] == b"\x89PNG" for f in files)
+
+
+@pytest.mark.parametrize("extra,where", [
+    (["--rate", "gpu=-1"], "reliability.failures_per_unit_year.gpu"),
+    (["--rate", "cdu=0.1"], "has no cdu"),
+    (["--rate", "flux_capacitor=1"], "unknown component"),
+    (["--spares", "33"], "larger than the cluster"),
+    (["--days", "0"], "days"),
+    (["--hot-standby", "1.5"], "hot_standby_share"),
+    (["--checkpoint-mode", "maybe"], "checkpoint_mode"),
+])
+def test_bad_input_exits_2_with_the_reason(extra, where):
+    out = _run(*extra)
+    assert out.exit_code == 2, out.output
+    assert "error:" in out.output and where in out.output
+    assert "Traceback" not in out.output
+
+
+def test_negative_rate_in_the_cluster_file_is_refused(tmp_path):
+    import yaml
+
+    from supernode.catalog import cluster_presets
+
+    doc = yaml.safe_load(cluster_presets()["dgx-h100-superpod-su"].read_text())
+    doc["reliability"] = {"failures_per_unit_year": {"gpu": -0.5}}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    out = CliRunner().invoke(app, ["reliability", "--cluster", str(path), "--workload",
+                                   "llama3-70b", "--tp", "8", "--pp", "4"])
+    assert out.exit_code == 2 and "reliability.failures_per_unit_year.gpu" in out.output
+
+
+def test_local_pool_and_ray_give_identical_runs():
+    pytest.importorskip("ray")
+    spec = MonteCarloSpec(10 * DAY_S, (FailureClass("x", 5e-5, RESTART, restart_s=300,
+                                                    hosts_out=1, repair_s=DAY_S),),
+                          (1800.0, 3600.0), 5.0, spare_hosts=1, seed=11)
+    inline = run_monte_carlo(spec, 30, workers=1)
+    pool = run_monte_carlo(spec, 30, workers=2)
+    ray = run_monte_carlo(spec, 30, workers=2, use_ray=True)
+    assert np.array_equal(inline, pool) and np.array_equal(inline, ray)
+
+
+def test_shrink_policy_isolates_a_host_and_keeps_the_job_running():
+    d = json.loads(_run("--json", "--recovery", "shrink").stdout)
+    gpu = next(m for m in d["blast_radius"] if m["component"] == "gpu")
+    assert gpu["effect"] == "shrink"
+    assert gpu["speed"] == pytest.approx(7 / 8, rel=0.05)  # one of 8 DP replicas dropped
+    assert next(m for m in d["blast_radius"] if m["component"] == "software")["effect"] == \
+        "interrupt"
+
+
+def test_netsim_prices_the_fabric_degradations():
+    d = json.loads(_run("--json", "--netsim", "--runs", "10").stdout)
+    rows = [m for m in d["blast_radius"] if m["effect"] == "degrade"]
+    assert rows and all("speed from the flow simulator" in m["notes"] for m in rows)
+    assert all(0 < m["speed"] <= 1.0 + 1e-9 for m in rows)
+
+
+def test_default_plan_comes_from_the_planner():
+    out = CliRunner().invoke(app, ["reliability", "--cluster", "dgx-h100-superpod-su",
+                                   "--workload", "llama3-8b", "--runs", "10", "--json"])
+    assert out.exit_code == 0, out.output
+    assert "planner" in json.loads(out.stdout)["notes"][0]

@@ -1,0 +1,148 @@
+"""Reliability model: published interval formulas, analytic vs Monte Carlo, rates, fleet check."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from supernode.reliability.checkpoint import daly_interval_s, young_interval_s
+from supernode.reliability.goodput import daly_goodput
+from supernode.reliability.interruptions import case_inventory, predict_case, rates_by_component
+from supernode.reliability.montecarlo import (
+    METRICS,
+    RESTART,
+    FailureClass,
+    MonteCarloSpec,
+    arrivals,
+    progress_at,
+    progress_clock,
+    ready_times,
+    simulate_runs,
+)
+from supernode.reliability.rates import DAY_S, default_rates, level_per_gpu_s, rates_file
+from supernode.validation.harness import validate_file
+
+DATA = Path(__file__).parent / "data" / "reliability"
+
+
+def test_young_and_daly_match_the_published_formulas():
+    # Young (1974): sqrt(2 C M); C = 300 s, M = 1 day -> exactly 7,200 s
+    assert young_interval_s(300.0, 86_400.0) == pytest.approx(7_200.0, rel=1e-3)
+    # Daly (2006) eq. 37 by hand: x = C/2M = 300/172,800
+    x = 300.0 / 172_800.0
+    by_hand = 7_200.0 * (1 + math.sqrt(x) / 3 + x / 9) - 300.0
+    assert daly_interval_s(300.0, 86_400.0) == pytest.approx(by_hand, rel=1e-3)
+    assert by_hand == pytest.approx(7_001.39, rel=1e-3)
+    # C >= 2M: checkpoint every M
+    assert daly_interval_s(5_000.0, 2_000.0) == 2_000.0
+
+
+@given(st.floats(1.0, 3_600.0), st.floats(600.0, 1e7))
+def test_daly_interval_is_near_the_numerical_optimum_of_daly_goodput(cost, mtbf):
+    """Daly's higher-order interval nearly maximises his own exact wall-time model."""
+    if cost >= 2 * mtbf:
+        return
+    grid = daly_interval_s(cost, mtbf) * np.exp(np.linspace(-1.5, 1.5, 601))
+    best = max(daly_goodput(t, cost, 0.0, mtbf) for t in grid)
+    assert daly_goodput(daly_interval_s(cost, mtbf), cost, 0.0, mtbf) >= best - 2e-3
+    assert young_interval_s(cost, mtbf) == pytest.approx(math.sqrt(2 * cost * mtbf), rel=1e-9)
+
+
+@pytest.mark.parametrize("mtbf_h,restart_s,cost_s", [(3.0, 600.0, 60.0), (24.0, 1800.0, 300.0),
+                                                     (0.5, 120.0, 10.0)])
+def test_monte_carlo_goodput_agrees_with_daly_within_its_error(mtbf_h, restart_s, cost_s):
+    """Differential: one exponential failure class, ample spares -> Daly's exact model."""
+    m = mtbf_h * 3600
+    tau = daly_interval_s(cost_s, m)
+    spec = MonteCarloSpec(120 * DAY_S, (FailureClass("x", 1 / m, RESTART, restart_s=restart_s),),
+                          (tau / 3, tau, 3 * tau), cost_s, spare_hosts=0, seed=7)
+    rows = simulate_runs(spec, 0, 200)[:, len(METRICS):]
+    mean, se = rows.mean(axis=0), rows.std(axis=0, ddof=1) / math.sqrt(len(rows))
+    for j, t in enumerate(spec.intervals_s):
+        exact = daly_goodput(t, cost_s, restart_s, m)
+        assert abs(mean[j] - exact) <= 3.5 * se[j] + 2e-4, (t, mean[j], exact, se[j])
+
+
+def test_weibull_arrivals_keep_the_mean_rate_and_are_burstier():
+    rng = np.random.default_rng(1)
+    exp = [arrivals(rng, 1e-3, 1e6, 1.0).size for _ in range(200)]
+    wei = [arrivals(rng, 1e-3, 1e6, 0.7).size for _ in range(200)]
+    assert np.mean(exp) == pytest.approx(1000, rel=0.01)
+    assert np.mean(wei) == pytest.approx(1000, rel=0.03)
+    gaps = np.diff(arrivals(rng, 1e-3, 1e8, 0.7))
+    assert gaps.std() / gaps.mean() > 1.2  # CV > 1: clustered failures
+
+
+@given(st.lists(st.tuples(st.floats(0, 100), st.integers(0, 3), st.floats(0, 30)),
+                min_size=1, max_size=12, unique_by=lambda e: e[0]), st.integers(0, 4))
+def test_ready_times_match_a_brute_force_scan(events, spares):
+    events.sort()
+    t, h, r = (np.array(v, dtype=float) for v in zip(*events, strict=True))
+    got = ready_times(t, h, r, spares)
+    # what matters is the ready time before the next failure ends failure i's segment
+    for i in range(t.size):
+        def out_at(q, i=i):
+            return sum(h[j] for j in range(i + 1) if t[j] <= q < t[j] + r[j])
+        candidates = [t[i]] + [t[j] + r[j] for j in range(i + 1) if t[j] + r[j] >= t[i]]
+        want = min((q for q in sorted(candidates) if out_at(q) <= spares), default=math.inf)
+        cut = t[i + 1] if i + 1 < t.size else math.inf
+        assert min(got[i], cut) == pytest.approx(min(want, cut))
+
+
+@given(st.lists(st.tuples(st.floats(0, 50), st.floats(0, 20), st.floats(0, 1)),
+                max_size=8), st.floats(0, 80))
+def test_progress_clock_is_the_integral_of_the_product_of_speeds(windows, q):
+    w = np.array([(a, a + d, s) for a, d, s in windows], dtype=float).reshape(-1, 3)
+    grid = np.linspace(0, q, 4001)
+    speed = np.ones_like(grid)
+    for a, b, s in w:
+        speed = np.where((grid >= a) & (grid < b), speed * s, speed)
+    brute = np.trapezoid(speed, grid) if q > 0 else 0.0
+    assert progress_at(progress_clock(w), np.array([q]))[0] == pytest.approx(brute, abs=0.05)
+
+
+def test_runs_do_not_depend_on_how_they_are_split():
+    spec = MonteCarloSpec(30 * DAY_S, (FailureClass("x", 1e-4, RESTART, restart_s=300,
+                                                    hosts_out=1, repair_s=86_400),),
+                          (3_600.0,), 10.0, spare_hosts=1, seed=3)
+    whole = simulate_runs(spec, 0, 12)
+    assert np.array_equal(whole, np.concatenate([simulate_runs(spec, 0, 5),
+                                                 simulate_runs(spec, 5, 12)]))
+    assert not np.array_equal(whole, simulate_runs(MonteCarloSpec(**{**spec.__dict__,
+                                                                     "seed": 4}), 0, 12))
+
+
+def test_default_rates_follow_the_data_file_arithmetic():
+    data = rates_file()
+    level = math.sqrt(6.50 * 2.34) / 1000 / 8 / DAY_S  # geometric mean, per GPU-second
+    assert level_per_gpu_s() == pytest.approx(level)
+    gpu_count = sum(c.count for c in data.mix.categories if c.component == "gpu")
+    assert gpu_count == 148 + 19 + 17 + 6 + 6
+    # per GPU: level x 16,384 x share / 16,384 GPUs
+    assert default_rates()["gpu"].rate_per_unit_s == pytest.approx(level * gpu_count / 419)
+    assert sum(c.count for c in data.mix.categories) == data.mix.total == 419
+
+
+def test_llama3_54_days_from_default_rates_lands_in_the_reported_range():
+    """Default component rates on 16,384 H100 for 54 days: a few hundred (419 reported)."""
+    predicted, detail = predict_case({"system": {"accelerator": "h100-sxm-80gb",
+                                                 "gpus": 16_384, "scale_up_gpus": 8},
+                                      "duration_days": 54})
+    assert 300 < predicted < 600, detail
+    # the level alone spans the two RSC clusters: 2.34 .. 6.50 per 1,000 node-days
+    assert 2.34e-3 * 2048 * 54 < predicted < 6.50e-3 * 2048 * 54
+    cases, _ = validate_file(DATA / "llama3_interruptions.json")
+    assert cases[0].status == "ok" and abs(cases[0].error_frac) < 0.25
+
+
+def test_interruptions_per_day_scale_linearly_with_gpus():
+    per_gpu = []
+    for gpus in (4_096, 16_384, 65_536):
+        inventory, _ = case_inventory({"accelerator": "h100-sxm-80gb", "gpus": gpus})
+        per_gpu.append(sum(rates_by_component(inventory).values()) / gpus)
+    assert max(per_gpu) / min(per_gpu) < 1.03, per_gpu
