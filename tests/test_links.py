@@ -154,3 +154,25 @@ def test_netsim_slow_link_by_ber_uses_the_link_model():
     assert 0 < nic.factor < 1 and 0 < nvl.factor < 1
     with pytest.raises(InputError, match="ber=B"):
         apply_failures(net, ["slow:link:leaf/0-spine/0:ber=lots"])
+
+
+def test_link_command():
+    import json
+
+    from typer.testing import CliRunner
+
+    from supernode.commands import app, register_all
+
+    register_all()
+    runner = CliRunner()
+    listing = runner.invoke(app, ["link"])
+    assert listing.exit_code == 0 and "infiniband-ndr" in listing.output
+    result = runner.invoke(app, ["link", "infiniband-ndr", "--ber", "1e-3", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    expected = link_performance(get_generation("infiniband-ndr"), pre_fec_ber=1e-3)
+    assert data["performance"]["effective_bytes_per_s"] == pytest.approx(
+        expected.effective_bytes_per_s)
+    assert data["thresholds"]["drain_pre_fec_ber"] == 2.4e-4
+    bad = runner.invoke(app, ["link", "infiniband-ndr", "--ber", "0.7"])
+    assert bad.exit_code == 2 and bad.output.startswith("error:")

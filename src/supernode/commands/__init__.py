@@ -28,6 +28,9 @@ COMMAND_MODULES = (
     "supernode.commands.sweep",
     "supernode.commands.fit",
     "supernode.commands.simulate",
+    "supernode.commands.compare",
+    "supernode.commands.bench_plan",
+    "supernode.commands.link",
 )
 
 _registered = False

@@ -59,6 +59,7 @@ class RankInfo:
     device: int
     bus_id: str
     device_name: str
+    group: int = 0
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,9 @@ class JobContext:
     ``count column``, ``busbw/algbw``, ``NCCL log``); ``hosts`` are the host names the
     output shows, in rank order (an elided device list shows only some), ``host_count``
     how many hosts the job had (shown or inferred). ``ranks_per_domain``: ranks of the
-    job in each scale-up domain, when given.
+    job in each scale-up domain, when given. With ``NCCL_TESTS_SPLIT`` the job's
+    ``processes`` run ``groups`` concurrent collectives of ``ranks`` each, the members of
+    one group ``group_stride`` ranks apart (1: consecutive).
     """
 
     ranks: int | None = None
@@ -80,6 +83,9 @@ class JobContext:
     device_names: tuple[str, ...] = ()
     ranks_listed: tuple[RankInfo, ...] = ()
     ranks_per_domain: int | None = None
+    processes: int | None = None
+    groups: int = 1
+    group_stride: int | None = 1
     notes: tuple[str, ...] = ()
 
     def with_notes(self, *notes: str) -> JobContext:

@@ -97,7 +97,8 @@ def collective_sets(text: str, source: str, *, op: str | None = None,
             tool_version=block.tests_version, library_version=library, op=block_op,
             op_source=how, job=job, collectives=tuple(rows), nccl=runtime,
             attributes={"program": block.program, **block.params,
-                        "average_busbw_gbyte_per_s": block.average_busbw},
+                        "average_busbw_gbyte_per_s": block.average_busbw,
+                        "out_of_bounds": block.out_of_bounds},
             notes=tuple(notes)))
     return sets
 

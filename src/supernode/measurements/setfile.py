@@ -66,6 +66,9 @@ class JobDoc(StrictModel):
     ranks_per_host: int | None = Field(None, ge=1, description="Ranks on each host.")
     device_names: list[str] = Field(default_factory=list, description="Devices reported.")
     ranks_per_domain: int | None = Field(None, ge=1, description="Ranks per scale-up domain.")
+    processes: int | None = Field(None, ge=1, description="All ranks of the run.")
+    groups: int = Field(1, ge=1, description="Concurrent groups (NCCL_TESTS_SPLIT).")
+    group_stride: int | None = Field(1, ge=1, description="Rank distance inside a group.")
     notes: list[str] = Field(default_factory=list, description="How the job was inferred.")
 
 
@@ -203,7 +206,9 @@ def set_document(s: MeasurementSet) -> dict[str, Any]:
                 "hosts": list(s.job.hosts), "host_count": s.job.host_count,
                 "ranks_per_host": s.job.ranks_per_host,
                 "device_names": list(s.job.device_names),
-                "ranks_per_domain": s.job.ranks_per_domain, "notes": list(s.job.notes)},
+                "ranks_per_domain": s.job.ranks_per_domain, "processes": s.job.processes,
+                "groups": s.job.groups, "group_stride": s.job.group_stride,
+                "notes": list(s.job.notes)},
         "collectives": [{"message_bytes": r.message_bytes, "count": r.count, "dtype": r.dtype,
                          "redop": r.redop, "root": r.root,
                          "out_of_place": _timing_doc(r.out_of_place),
@@ -252,7 +257,9 @@ def _from_doc(d: SetDoc) -> MeasurementSet:
                      hosts=tuple(d.job.hosts), host_count=d.job.host_count,
                      ranks_per_host=d.job.ranks_per_host,
                      device_names=tuple(d.job.device_names),
-                     ranks_per_domain=d.job.ranks_per_domain, notes=tuple(d.job.notes))
+                     ranks_per_domain=d.job.ranks_per_domain, processes=d.job.processes,
+                     groups=d.job.groups, group_stride=d.job.group_stride,
+                     notes=tuple(d.job.notes))
     rows = tuple(CollectiveResult(r.message_bytes, r.count, r.dtype, r.redop, r.root,
                                   _timing(r.out_of_place), _timing(r.in_place), r.line)
                  for r in d.collectives)
