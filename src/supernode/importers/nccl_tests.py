@@ -65,7 +65,7 @@ class RawBlock:
     library: str | None = None
     library_version: str | None = None
     params: dict[str, int] = field(default_factory=dict)
-    ranks: list[tuple[int, str, int, str, str]] = field(default_factory=list)
+    ranks: list[tuple[int, str, int, str, str, int]] = field(default_factory=list)
     elided: bool = False
     per_iteration: bool = False
     timestamp: bool = False
@@ -157,7 +157,7 @@ class _Parser:
         block = self.current(number)
         if (m := _RANK.search(line)) is not None:
             block.ranks.append((int(m.group(1)), m.group(4), int(m.group(5)), m.group(6),
-                                m.group(7).strip()))
+                                m.group(7).strip(), int(m.group(2))))
         elif (m := _PARAMS.search(line)) is not None:
             block.params = dict(zip(("nthreads", "ngpus", "min_bytes", "max_bytes"),
                                     map(int, m.groups()), strict=True))

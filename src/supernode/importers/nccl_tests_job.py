@@ -197,20 +197,35 @@ def _op_from_columns(block: RawBlock, rows: list[CollectiveResult], source: str)
                      source=source)
 
 
+def _split(listed: tuple[RankInfo, ...], processes: int) -> tuple[int, int | None, str]:
+    """``(groups, stride, note)`` of an ``NCCL_TESTS_SPLIT`` run (1 group: no split)."""
+    groups = max(r.group for r in listed) + 1
+    if groups == 1:
+        return 1, 1, ""
+    first = sorted(r.rank for r in listed if r.group == listed[0].group)
+    steps = {b - a for a, b in zip(first, first[1:], strict=False)}
+    stride = steps.pop() if len(steps) == 1 and len(first) > 1 else None
+    return groups, stride, (f"NCCL_TESTS_SPLIT: {groups} concurrent groups of "
+                            f"{processes // groups} ranks (busbw is per group)")
+
+
 def job_context(block: RawBlock, op: str | None, rows: list[CollectiveResult],
                 ranks_hint: int | None, source: str) -> JobContext:
     """The job of ``block``: ranks (and where they came from), hosts, devices."""
-    listed = tuple(RankInfo(r, host, dev, bus, name) for r, host, dev, bus, name in block.ranks)
+    listed = tuple(RankInfo(*r) for r in block.ranks)
     notes = []
-    ranks, how = None, "unknown"
+    ranks, how, processes, groups, stride = None, "unknown", None, 1, 1
     if listed:
-        ranks, how = max(r.rank for r in listed) + 1, "rank list"
-        if len(listed) < ranks or block.elided:
-            notes.append(f"the device list shows {len(listed)} of {ranks} ranks (elided in "
-                         "the source); hosts are inferred from the ranks shown")
+        processes, how = max(r.rank for r in listed) + 1, "rank list"
+        if len(listed) < processes or block.elided:
+            notes.append(f"the device list shows {len(listed)} of {processes} ranks (elided "
+                         "in the source); hosts are inferred from the ranks shown")
+        groups, stride, note = _split(listed, processes)
+        notes += [note] if note else []
+        ranks = processes // groups
         if ranks_hint is not None and ranks_hint != ranks:
             raise InputError("--ranks", f"{ranks_hint} contradicts the device list, which "
-                                        f"names rank {ranks - 1}", source=source)
+                                        f"names rank {processes - 1}", source=source)
     elif ranks_hint is not None:
         ranks, how = ranks_hint, "--ranks"
     elif op is not None and (n := ranks_from_count(op, rows)) is not None:
@@ -222,14 +237,15 @@ def job_context(block: RawBlock, op: str | None, rows: list[CollectiveResult],
     _check_ratio(block, op, ranks, source, how)
     hosts, per_host = _hosts(listed)
     host_count = len(hosts) or None
-    if listed and ranks and per_host and (len(listed) < ranks or block.elided):
-        host_count = ranks // per_host if ranks % per_host == 0 else None
+    if listed and processes and per_host and (len(listed) < processes or block.elided):
+        host_count = processes // per_host if processes % per_host == 0 else None
         if host_count:
             notes.append(f"{host_count} hosts of {per_host} ranks (ranks fill hosts in order)")
     return JobContext(ranks=ranks, ranks_source=how, hosts=hosts, host_count=host_count,
                       ranks_per_host=per_host,
                       device_names=tuple(sorted({r.device_name for r in listed if r.device_name})),
-                      ranks_listed=listed, notes=tuple(notes))
+                      ranks_listed=listed, processes=processes or ranks, groups=groups,
+                      group_stride=stride, notes=tuple(notes))
 
 
 def _check_ratio(block: RawBlock, op: str | None, ranks: int | None, source: str,
