@@ -24,6 +24,7 @@ from supernode.measurements.report import report_dict
 from supernode.spec.clusterfile import load_cluster
 
 DATA = Path(__file__).parent / "data"
+EXAMPLES = Path(__file__).parents[1] / "examples"
 NCCL = DATA / "nccl_tests"
 CASES = {c["id"]: c for c in json.loads(
     (Path(__file__).parents[1] / "src/supernode/data/validation/public.json").read_text()
@@ -93,7 +94,7 @@ def test_tier_bounds_closed_forms():
 def test_findings_name_the_binding_tier_and_its_variables():
     """OCI's GB300 all-to-all over two racks: 47.7 GB/s busbw where one 800 Gb/s NIC per GPU
     allows 197: a finding that names the NICs and the NCCL variables for them."""
-    racks = load_cluster(DATA / "clusters" / "gb300-nvl72-x3.yaml")
+    racks = load_cluster(EXAMPLES / "gb300-nvl72-3rack.yaml")
     (measured,) = read_results(NCCL / "oci-gb300-alltoall-2rack.txt")
     comparison = compare_set(measured, racks)
     findings = {f.code: f for f in comparison_findings(comparison, racks)}

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from supernode.commands import app, register_all
 
 DATA = Path(__file__).parent / "data"
+EXAMPLES = Path(__file__).parents[1] / "examples"
 GB300_RACK = str(DATA / "nccl_tests" / "oci-gb300-allreduce-1rack.txt")
 
 
@@ -21,7 +22,7 @@ def run(*args: str):
 
 
 def test_compare_table_and_findings():
-    result = run("compare", "--cluster", str(DATA / "clusters" / "gb300-nvl72-x3.yaml"),
+    result = run("compare", "--cluster", str(EXAMPLES / "gb300-nvl72-3rack.yaml"),
                  str(DATA / "nccl_tests" / "oci-gb300-alltoall-2rack.txt"))
     assert result.exit_code == 0, result.output
     out = result.output

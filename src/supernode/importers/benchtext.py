@@ -38,8 +38,9 @@ def result_lines(text: str) -> list[tuple[int, str]]:
     """``(line number, text)`` of every line, without CR, ANSI codes or launcher tags."""
     out = []
     for number, raw in enumerate(text.splitlines(), start=1):
-        line = _ANSI.sub("", raw.replace("\r", ""))
-        line = _TAG.sub("", line, count=1)
+        line = _ANSI.sub("", raw.replace("\r", "")) if "\x1b" in raw else raw.replace("\r", "")
+        if line[:1] == "[" or line[:1].isdigit():
+            line = _TAG.sub("", line, count=1)
         out.append((number, line))
     return out
 
@@ -50,7 +51,7 @@ def split_nccl_message(number: int, line: str) -> tuple[str, NcclMessage | None]
     ``"  8192  2048  float  sum  -1h1:5:5 [0] NCCL INFO ..."`` gives the row fragment
     and the message; a line without ``NCCL INFO|WARN|ERROR`` comes back unchanged.
     """
-    match = _NCCL.search(line)
+    match = _NCCL.search(line) if "NCCL" in line else None
     if match is None:
         return line, None
     message = NcclMessage(number, match.group("level"), match.group("host"),

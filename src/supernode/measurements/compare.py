@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from supernode.collectives import busbw_bytes_per_s, collective_time_s, load_efficiency_tables
 from supernode.collectives.efficiency import EfficiencyTable
 from supernode.collectives.fabric import Fabric
@@ -26,6 +28,8 @@ from supernode.spec.resolve import Cluster
 #: A bandwidth no tier reaches: the "unlimited" tiers of a bound (bytes/s).
 UNLIMITED_BYTES_PER_S = 1e30
 PLACEMENTS = ("out_of_place", "in_place")
+#: Most rows of one test compared (a full nccl-tests sweep has about 35).
+MAX_ROWS = 100_000
 
 
 @dataclass(frozen=True)
@@ -84,18 +88,20 @@ def _bound_fabric(fabric: Fabric, keep: int) -> Fabric:
     return Fabric(tuple(tiers))
 
 
-def tier_bounds(op: str, message_bytes: int, ranks: int, fabric: Fabric,
-                measured_busbw: float) -> tuple[TierBound, ...]:
-    """Line-rate busbw bound of every tier of ``fabric`` and the share ``measured_busbw``
-    reaches of it (bytes/s; see the module docstring)."""
+def tier_bounds(op: str, message_bytes, ranks: int, fabric: Fabric) -> list[tuple[str, np.ndarray]]:
+    """``(tier, busbw bound in bytes/s per size)`` for every tier of ``fabric`` (vectorised
+    over ``message_bytes``; see the module docstring)."""
     ideal = load_efficiency_tables()
+    sizes = np.atleast_1d(np.asarray(message_bytes, dtype=float))
     out = []
     for j, tier in enumerate(fabric.tiers):
-        t, _ = collective_time_s(op, message_bytes, ranks, _bound_fabric(fabric, j),
-                                 tables=ideal)
-        bound = float(busbw_bytes_per_s(op, message_bytes, ranks, t)) if t > 0 else float("inf")
-        out.append(TierBound(tier.name, bound, measured_busbw / bound))
-    return tuple(out)
+        t, _ = collective_time_s(op, sizes, ranks, _bound_fabric(fabric, j), tables=ideal)
+        t = np.atleast_1d(t)
+        with np.errstate(divide="ignore"):
+            bound = np.where(t > 0, busbw_bytes_per_s(op, sizes, ranks, np.where(t > 0, t, 1.0)),
+                             np.inf)
+        out.append((tier.name, np.asarray(bound, dtype=float)))
+    return out
 
 
 def compare_set(measurement: MeasurementSet, cluster: Cluster, *,
@@ -108,27 +114,32 @@ def compare_set(measurement: MeasurementSet, cluster: Cluster, *,
     if measurement.op is None:
         raise InputError("op", f"{measurement.source}: the model has no cost for "
                                f"{measurement.attributes.get('program')}")
+    if len(measurement.collectives) > MAX_ROWS:
+        raise InputError("RESULTS", f"{measurement.source}: {len(measurement.collectives):,} "
+                                    f"rows; the limit is {MAX_ROWS:,} per test")
     job = place_job(cluster, measurement.job, ranks_per_domain=ranks_per_domain)
+    kept = [(row, row.timing(placement)) for row in measurement.collectives]
+    kept = [(row, t) for row, t in kept if t is not None and t.time_s > 0 and row.message_bytes > 0]
+    if not kept:
+        raise InputError("RESULTS", f"{measurement.source}: no row with a {placement} time "
+                                    "to compare")
+    sizes = np.array([row.message_bytes for row, _ in kept], dtype=float)
+    times, algorithms = collective_time_s(measurement.op, sizes, job.ranks, job.fabric,
+                                          tables=tables)
+    busbw = np.atleast_1d(busbw_bytes_per_s(measurement.op, sizes, job.ranks, times))
+    bounds = tier_bounds(measurement.op, sizes, job.ranks, job.fabric)
     rows = []
-    for row in measurement.collectives:
-        timing = row.timing(placement)
-        if timing is None or timing.time_s <= 0 or row.message_bytes <= 0:
-            continue
-        t, algorithm = collective_time_s(measurement.op, row.message_bytes, job.ranks,
-                                         job.fabric, tables=tables)
-        busbw = float(busbw_bytes_per_s(measurement.op, row.message_bytes, job.ranks, t))
+    for i, (row, timing) in enumerate(kept):
         rows.append(RowComparison(
             message_bytes=row.message_bytes, measured_time_s=timing.time_s,
             measured_algbw_bytes_per_s=timing.algbw_bytes_per_s,
-            measured_busbw_bytes_per_s=timing.busbw_bytes_per_s, predicted_time_s=float(t),
-            predicted_algbw_bytes_per_s=row.message_bytes / float(t),
-            predicted_busbw_bytes_per_s=busbw, algorithm=str(algorithm),
-            bounds=tier_bounds(measurement.op, row.message_bytes, job.ranks, job.fabric,
-                               timing.busbw_bytes_per_s),
+            measured_busbw_bytes_per_s=timing.busbw_bytes_per_s,
+            predicted_time_s=float(times[i]),
+            predicted_algbw_bytes_per_s=row.message_bytes / float(times[i]),
+            predicted_busbw_bytes_per_s=float(busbw[i]), algorithm=str(algorithms[i]),
+            bounds=tuple(TierBound(name, float(b[i]), timing.busbw_bytes_per_s / float(b[i]))
+                         for name, b in bounds),
             wrong=timing.wrong, line=row.line))
-    if not rows:
-        raise InputError("RESULTS", f"{measurement.source}: no row with a {placement} time "
-                                    "to compare")
     return SetComparison(measurement, measurement.op, placement, job, tuple(rows))
 
 
