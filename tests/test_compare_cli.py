@@ -67,10 +67,10 @@ def test_gate_exit_codes():
 ])
 def test_bad_input_is_one_error_line(args, message):
     result = run("compare", *args)
-    assert result.exit_code == 2
-    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and message in lines[0]
-    assert "Traceback" not in result.output
+    assert "Traceback" not in result.stderr
 
 
 def test_truncated_output_exit_2_names_the_line(tmp_path):

@@ -9,10 +9,12 @@ the NCCL variables that bear on them. ``--fail-below 0.9`` exits 1 when any row 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import typer
+from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
 from supernode.commands import app
@@ -109,12 +111,18 @@ def compare_command(
                                      help="Exit 1 when a row is under SHARE x the prediction."),
     plot: Path = typer.Option(None, "--plot", help="Write busbw plots into this folder."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
     """Measured vs predicted collectives, share of each tier's bound, and findings."""
     loaded = load_cluster(cluster)
-    report = compare_results(loaded, results, op=op, ranks=ranks,
-                             ranks_per_domain=ranks_per_domain, placement=placement,
-                             threshold=fail_below)
+    show = not quiet and len(results) > 1 and sys.stderr.isatty()
+    with Progress(TextColumn("comparing"), BarColumn(), TextColumn("{task.completed}/"
+                  "{task.total} files"), console=stderr, disable=not show) as bar:
+        task = bar.add_task("compare", total=len(results))
+        report = compare_results(loaded, results, op=op, ranks=ranks,
+                                 ranks_per_domain=ranks_per_domain, placement=placement,
+                                 threshold=fail_below,
+                                 progress=lambda _: bar.advance(task))
     data = report_dict(report)
     plots: list[str] = []
     if plot is not None and data["collectives"]:

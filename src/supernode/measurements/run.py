@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from supernode.collectives.efficiency import EfficiencyTable
@@ -23,12 +23,14 @@ def compare_results(cluster: Cluster, paths: Sequence[str | Path], *, op: str | 
                     ranks: int | None = None, ranks_per_domain: int | None = None,
                     placement: str = "out_of_place",
                     tables: Mapping[str, EfficiencyTable] | None = None,
-                    threshold: float | None = None) -> CompareReport:
+                    threshold: float | None = None,
+                    progress: Callable[[str], None] | None = None) -> CompareReport:
     """Compare every results file in ``paths`` with the model of ``cluster``.
 
     ``tables``: efficiency tables to predict with (default: the packaged ones; a
     calibration of this cluster when there is one). ``threshold``: the regression gate,
-    the share of the prediction under which a row fails.
+    the share of the prediction under which a row fails. ``progress`` is called with each
+    file's name once it is done.
     """
     if not paths:
         raise InputError("RESULTS", "give at least one results file")
@@ -48,4 +50,6 @@ def compare_results(cluster: Cluster, paths: Sequence[str | Path], *, op: str | 
                 report.points.extend(point_comparisons(s, cluster))
             else:
                 report.other.append((s, nccl_log_findings(s, cluster)))
+        if progress is not None:
+            progress(str(path))
     return report
