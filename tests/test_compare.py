@@ -173,3 +173,14 @@ def test_measured_groups_for_calibration():
     assert group.op == "all_reduce" and group.ranks == 16
     assert list(group.message_bytes) == [2**31, 2**32, 2**33]
     assert group.busbw_bytes_per_s[-1] == pytest.approx(189.60e9)
+
+
+def test_programs_without_a_cost_model_are_read_not_compared(tmp_path):
+    path = tmp_path / "gather.log"
+    path.write_text("# Collective test starting: gather_perf\n"
+                    "#  size  count  type  redop  root  time  algbw  busbw #wrong  time  algbw "
+                    " busbw #wrong\n 1048576 262144 float none 0 100.0 10.49 9.18 0 100.0 "
+                    "10.49 9.18 0\n")
+    data = report_dict(compare_results(load_cluster("hgx-h100"), [path], ranks=8))
+    assert data["collectives"] == []
+    assert data["logs"][0]["findings"][0]["code"] == "not_modelled"

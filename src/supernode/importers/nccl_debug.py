@@ -126,6 +126,12 @@ def parse_nccl_messages(messages: list[NcclMessage]) -> NcclRuntime:
         elif (choice := _tuning(text, msg.line)) is not None:
             tuning.setdefault((choice.op, choice.message_bytes, choice.algorithm,
                                choice.protocol), choice)
+    return _runtime(found, rings, trees, hcas, transports, env, tuning, warnings,
+                    len(messages))
+
+
+def _runtime(found: dict, rings, trees, hcas, transports, env, tuning, warnings,
+             count: int) -> NcclRuntime:
     net_links = sum(v for k, v in transports.items() if k.startswith("NET/"))
     gdr = None if net_links == 0 else any("+GDRDMA" in k for k in transports)
     return NcclRuntime(
@@ -137,7 +143,7 @@ def parse_nccl_messages(messages: list[NcclMessage]) -> NcclRuntime:
         nvls_available=found.get("nvls_available"),
         transports=MappingProxyType(dict(transports)), gdr=gdr,
         env=MappingProxyType(env), tuning=tuple(tuning.values()),
-        warnings=tuple(warnings[:50]), lines=len(messages))
+        warnings=tuple(warnings[:50]), lines=count)
 
 
 def looks_like_nccl_debug(text: str) -> bool:

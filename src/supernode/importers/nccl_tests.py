@@ -112,25 +112,30 @@ class _Parser:
         self.in_table = False
 
     def error(self, line: int, message: str) -> InputError:
+        """An InputError at ``line N`` of this file."""
         return InputError(f"line {line}", message, source=self.source)
 
     def current(self, line: int) -> RawBlock:
+        """The open block (a new one if none)."""
         if self.block is None:
             self.block = RawBlock(start_line=line)
             self.blocks.append(self.block)
         return self.block
 
     def close(self) -> None:
+        """End the open block (a cut-off row in it is an error)."""
         self.check_pending()
         self.block, self.in_table = None, False
 
     def check_pending(self) -> None:
+        """Refuse a row left incomplete before anything else starts."""
         if self.pending is not None:
             got, need = len(self.pending.tokens), self.current(self.pending.line).row_width
             raise self.error(self.pending.line, f"row is cut off: {got} of its {need} fields "
                                                 "(truncated output?)")
 
     def feed(self, number: int, text: str) -> None:
+        """Take one line: NCCL messages out, then a comment, an elision or a row fragment."""
         data, message = split_nccl_message(number, text)
         if message is not None:
             self.messages.append(message)
@@ -146,6 +151,7 @@ class _Parser:
             self.fragment(number, stripped.split())
 
     def comment(self, number: int, line: str) -> None:
+        """A ``#`` line: program, header, device list, parameters, versions, footer."""
         if (m := _PROGRAM.search(line)) is not None:
             self.close()
             self.current(number).program = m.group(1)
@@ -180,6 +186,7 @@ class _Parser:
             block.truncated = True
 
     def header(self, number: int, rest: str) -> None:
+        """The table header: which columns each row has (a second header starts a block)."""
         self.check_pending()
         if self.block is not None and self.block.rows:
             previous = self.block
@@ -196,6 +203,7 @@ class _Parser:
         self.in_table = True
 
     def fragment(self, number: int, tokens: list[str]) -> None:
+        """Tokens of a row, or of the rest of a row that NCCL lines split."""
         block = self.current(number)
         starts_row = (len(tokens) >= 3 and _INT.fullmatch(tokens[0]) is not None
                       and _INT.fullmatch(tokens[1]) is not None
@@ -217,6 +225,7 @@ class _Parser:
             block.rows.append(row)
 
     def finish(self) -> ParsedOutput:
+        """The blocks with rows, after checking that no row was left cut off."""
         self.check_pending()
         blocks = [b for b in self.blocks if b.rows]
         return ParsedOutput(blocks, self.messages)

@@ -47,6 +47,7 @@ class _State:
         self.version: str | None = None
 
     def matrix_line(self, number: int, line: str) -> None:
+        """A line of the open case: its description, its header, or a matrix row."""
         case = self.case
         if case["description"] is None:
             case["description"] = line.strip()
@@ -73,6 +74,7 @@ class _State:
             case["rows"].append(tuple(row))
 
     def feed(self, number: int, line: str) -> None:
+        """Take one line of output."""
         stripped = line.strip()
         if (m := _RUNNING.match(stripped)) is not None:
             self.case = self.cases.setdefault(m.group(1), self._new(m.group(1), number))

@@ -8,7 +8,7 @@ from pathlib import Path
 from supernode.collectives.efficiency import EfficiencyTable
 from supernode.errors import InputError
 from supernode.measurements.compare import compare_set
-from supernode.measurements.findings import comparison_findings
+from supernode.measurements.findings import Finding, comparison_findings
 from supernode.measurements.links_compare import point_comparisons
 from supernode.measurements.log_findings import nccl_log_findings
 from supernode.measurements.reader import read_results
@@ -42,7 +42,11 @@ def compare_results(cluster: Cluster, paths: Sequence[str | Path], *, op: str | 
     report = CompareReport(cluster=cluster.name, threshold=threshold)
     for path in paths:
         for s in read_results(path, op=op, ranks=ranks, ranks_per_domain=ranks_per_domain):
-            if s.collectives:
+            if s.collectives and s.op is None:
+                report.other.append((s, [Finding("info", "not_modelled", (
+                    f"{s.attributes.get('program')}: the cost model has no counterpart; "
+                    f"{len(s.collectives)} rows read, not compared"))]))
+            elif s.collectives:
                 comparison = compare_set(s, cluster, tables=tables, placement=placement)
                 report.collectives.append((comparison, comparison_findings(comparison,
                                                                            cluster)))
