@@ -224,3 +224,12 @@ def test_measurement_file_round_trip():
     assert back[3].nccl.env == sets[3].nccl.env and back[3].nccl.rings == sets[3].nccl.rings
     with pytest.raises(InputError, match="sets"):
         sets_from_document("schema: supernode-measurements/1\nsets: []\n", "x.yaml")
+
+
+def test_non_finite_values_are_refused():
+    text = (DATA / "nccl_tests" / "oci-gb300-allreduce-1rack.txt").read_text().replace(
+        "897.52", "   inf", 1)
+    with pytest.raises(InputError, match="line 16: busbw is inf; a finite number"):
+        results_from_text(text, "x.txt")
+    with pytest.raises(InputError, match="finite"):
+        results_from_text("SUM device_local_copy nan\n", "nvb.txt")

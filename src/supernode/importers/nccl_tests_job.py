@@ -69,9 +69,9 @@ def _number(token: str, row: RawRow, name: str, source: str) -> float:
     except ValueError:
         raise InputError(f"line {row.line}", f"{name} is {token!r}; a number is required",
                          source=source) from None
-    if value < 0:
-        raise InputError(f"line {row.line}", f"{name} is {token}; it cannot be negative",
-                         source=source)
+    if not math.isfinite(value) or value < 0:
+        raise InputError(f"line {row.line}", f"{name} is {token}; a finite number >= 0 is "
+                                             "required", source=source)
     return value
 
 

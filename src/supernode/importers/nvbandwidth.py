@@ -11,6 +11,7 @@ forms are read. A matrix row with the wrong number of values is an error at its 
 
 from __future__ import annotations
 
+import math
 import re
 
 from supernode.errors import InputError
@@ -19,7 +20,7 @@ from supernode.measurements.model import CopyResult, MeasurementSet
 from supernode.units import GBYTE_PER_S, NS
 
 _RUNNING = re.compile(r"^Running (\S+)\.$")
-_SUM = re.compile(r"^(?:SUM|&&&& PERF) (\S+) ([-+0-9.eE]+)")
+_SUM = re.compile(r"^(?:SUM|&&&& PERF) (\S+) ([-+0-9.eE]+|[-+]?(?:nan|inf))", re.IGNORECASE)
 _DEVICE = re.compile(r"^Device (\d+): (.+?)\s*(?:\(([0-9a-fA-F:.]+)\))?$")
 _VERSION = re.compile(r"^nvbandwidth Version:\s*(\S+)")
 _DESCRIPTION = re.compile(r"\((GB/s|ns|us)\)\s*$")
@@ -66,10 +67,13 @@ class _State:
                     row.append(None)
                     continue
                 try:
-                    row.append(float(token) * scale)
+                    value = float(token)
                 except ValueError:
-                    raise InputError(f"line {number}", f"value {token!r} is not a number",
-                                     source=self.source) from None
+                    value = math.nan
+                if not math.isfinite(value):
+                    raise InputError(f"line {number}", f"value {token!r} is not a finite number",
+                                     source=self.source)
+                row.append(value * scale)
             case["labels"].append(tokens[0])
             case["rows"].append(tuple(row))
 
@@ -80,7 +84,11 @@ class _State:
             self.case = self.cases.setdefault(m.group(1), self._new(m.group(1), number))
         elif (m := _SUM.match(stripped)) is not None:
             case = self.cases.setdefault(m.group(1), self._new(m.group(1), number))
-            case["sum"] = float(m.group(2)) * _scale(m.group(1), case["description"])
+            value = float(m.group(2))
+            if not math.isfinite(value):
+                raise InputError(f"line {number}", "SUM is not a finite number",
+                                 source=self.source)
+            case["sum"] = value * _scale(m.group(1), case["description"])
             self.case = None
         elif (m := _DEVICE.match(stripped)) is not None and self.case is None:
             self.devices.append(m.group(2))

@@ -13,6 +13,7 @@ peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]`` (``[MiB/sec]`` without
 
 from __future__ import annotations
 
+import math
 import re
 
 from supernode.errors import InputError
@@ -59,8 +60,9 @@ def _row(tokens: list[str], columns: list[str], test: str, number: int,
         except ValueError:
             raise InputError(f"line {number}", f"{column} is {token!r}; a number is required",
                              source=source) from None
-        if value < 0:
-            raise InputError(f"line {number}", f"{column} is negative", source=source)
+        if not math.isfinite(value) or value < 0:
+            raise InputError(f"line {number}", f"{column} is {token}; a finite number >= 0 "
+                                               "is required", source=source)
         values[column] = value
     fields: dict = {"message_bytes": int(values.pop("#bytes")),
                     "iterations": int(values.pop("#iterations"))}

@@ -118,6 +118,9 @@ def compare_set(measurement: MeasurementSet, cluster: Cluster, *,
         raise InputError("RESULTS", f"{measurement.source}: {len(measurement.collectives):,} "
                                     f"rows; the limit is {MAX_ROWS:,} per test")
     job = place_job(cluster, measurement.job, ranks_per_domain=ranks_per_domain)
+    if job.ranks < 2:
+        raise InputError("--ranks", f"{measurement.source}: a collective of one rank moves "
+                                    "nothing; nothing to compare")
     kept = [(row, row.timing(placement)) for row in measurement.collectives]
     kept = [(row, t) for row, t in kept if t is not None and t.time_s > 0 and row.message_bytes > 0]
     if not kept:
