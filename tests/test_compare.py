@@ -184,3 +184,18 @@ def test_programs_without_a_cost_model_are_read_not_compared(tmp_path):
     data = report_dict(compare_results(load_cluster("hgx-h100"), [path], ranks=8))
     assert data["collectives"] == []
     assert data["logs"][0]["findings"][0]["code"] == "not_modelled"
+
+
+def test_device_names_are_checked_against_the_description():
+    from supernode.measurements.devices import catalog_accelerator
+
+    assert catalog_accelerator("NVIDIA GB200") == "gb200"            # not b200
+    assert catalog_accelerator("NVIDIA A100-SXM4-40GB") == "a100-sxm-80gb"
+    assert catalog_accelerator("NVIDIA Graphics Device") is None
+    (a100,) = read_results(NCCL / "oci-hpc-oke-a100-allreduce-2node.txt")
+    h100 = load_cluster("dgx-h100-superpod-su")
+    wrong = comparison_findings(compare_set(a100, h100), h100)
+    assert wrong[0].code == "device_mismatch" and "A100-SXM4-40GB" in wrong[0].message
+    right = load_cluster("dgx-a100-selene-like")
+    assert "device_mismatch" not in {
+        f.code for f in comparison_findings(compare_set(a100, right), right)}

@@ -32,6 +32,8 @@ LATENCY_EXCESS = 2.0
 STILL_RISING = 1.05
 #: In-place and out-of-place differing by more than this at large sizes.
 PLACEMENT_GAP = 0.10
+#: Severities, most urgent first (findings are listed in this order).
+SEVERITIES = ("critical", "warning", "info")
 
 
 @dataclass(frozen=True)
@@ -197,6 +199,19 @@ def corrupted(comparison: SetComparison) -> list[Finding]:
         "check the hardware (Xid errors, NVLink and PCIe replay counters) before tuning"))]
 
 
+def device_mismatch(comparison: SetComparison, cluster: Cluster) -> list[Finding]:
+    """The output names GPUs of another family than the cluster description's."""
+    from supernode.measurements.devices import catalog_accelerator, same_family
+
+    for name in comparison.measurement.job.device_names:
+        found = catalog_accelerator(name)
+        if found is not None and not same_family(found, cluster.accelerator.name):
+            return [Finding("warning", "device_mismatch", (
+                f"the output ran on {name} (catalog {found}) but {cluster.name} describes "
+                f"{cluster.accelerator.name}: the comparison is against other hardware"))]
+    return []
+
+
 RULES = (corrupted, below_model, above_model, small_message_latency, sweep_shape)
 
 
@@ -204,8 +219,8 @@ def comparison_findings(comparison: SetComparison, cluster: Cluster) -> list[Fin
     """Every rule's findings for one comparison, then the NCCL log's."""
     from supernode.measurements.log_findings import nccl_log_findings
 
-    out: list[Finding] = []
+    out: list[Finding] = device_mismatch(comparison, cluster)
     for rule in RULES:
         out.extend(rule(comparison))
     out.extend(nccl_log_findings(comparison.measurement, cluster, comparison))
-    return out
+    return sorted(out, key=lambda f: SEVERITIES.index(f.severity))
