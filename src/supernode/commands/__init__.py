@@ -29,6 +29,9 @@ COMMAND_MODULES = (
     "supernode.commands.fit",
     "supernode.commands.simulate",
     "supernode.commands.reliability",
+    "supernode.commands.compare",
+    "supernode.commands.bench_plan",
+    "supernode.commands.link",
 )
 
 _registered = False

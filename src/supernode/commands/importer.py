@@ -112,3 +112,32 @@ def _file_mode(path: Path) -> int:
     umask = os.umask(0)
     os.umask(umask)
     return 0o666 & ~umask
+
+
+@import_app.command("results")
+@handles_input_errors
+def results_command(
+    files: list[Path] = typer.Argument(..., help="nccl-tests/rccl-tests, perftest, "
+                                                 "nvbandwidth outputs or NCCL_DEBUG logs."),
+    op: str = typer.Option(None, "--op", help="Collective, for outputs that do not say."),
+    ranks: int = typer.Option(None, "--ranks", help="Ranks, for outputs that do not say."),
+    ranks_per_domain: int = typer.Option(None, "--ranks-per-domain",
+                                         help="Job ranks per scale-up domain, if known."),
+    as_json: bool = typer.Option(False, "--json", help="Print the sets as JSON."),
+    output: Path = typer.Option(None, "--output", help="Write to this file (atomically)."),
+) -> None:
+    """Read benchmark outputs into a supernode-measurements/1 file (docs/measurements.md)."""
+    from supernode.measurements.reader import read_results
+    from supernode.measurements.setfile import measurement_document, render_yaml
+
+    sets = [s for f in files for s in read_results(f, op=op, ranks=ranks,
+                                                   ranks_per_domain=ranks_per_domain)]
+    if as_json:
+        text = json.dumps(measurement_document(sets), indent=2, allow_nan=False) + "\n"
+    else:
+        text = render_yaml(sets)
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    write_atomically(output, text)
+    typer.echo(f"{len(sets)} measurement set(s); wrote {output}")

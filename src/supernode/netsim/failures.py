@@ -8,6 +8,11 @@ One spec per ``--fail`` (or several separated by commas):
 ``switch:NODE``                 a switch (or any node: ``nic/3/1``) fails with all its links
 ``slow:link:U-V:F``             the link runs at F x its capacity (0 < F <= 1), both ways
 ``slow:switch:NODE:F``          every link of NODE runs at F x its capacity
+``slow:link:U-V:ber=B[@GEN]``   the link runs at the share of its capacity that link
+                                generation GEN keeps at raw (pre-FEC) bit error rate B
+                                (:mod:`supernode.links`); GEN defaults by tier: NVLink of
+                                the accelerators' bandwidth, InfiniBand of the NIC rate,
+                                PCIe; ``slow:switch:NODE:ber=B`` works the same way
 ==============================  ===========================================================
 
 Node names are the topology's ids joined by ``/``: ``leaf/3``, ``spine/1``, ``core/0``,
@@ -104,15 +109,19 @@ def _links_between(net: Network, us: list[int], vs: list[int], both: bool,
 
 def parse_failure(net: Network, spec: str) -> Failure:
     """Parse one spec against ``net``; :class:`InputError` names what is missing."""
-    text, factor = spec, 0.0
+    text, factor, ber = spec, 0.0, None
     if text.startswith("slow:"):
         body, _, tail = text[5:].rpartition(":")
-        try:
-            factor = float(tail)
-        except ValueError:
-            raise InputError("fail", f"{spec!r}: a slow spec ends with ':FACTOR'") from None
-        if not 0.0 < factor <= 1.0:
-            raise InputError("fail", f"{spec!r}: factor must be in (0, 1], got {factor}")
+        if tail.startswith("ber="):
+            ber = tail[4:]
+        else:
+            try:
+                factor = float(tail)
+            except ValueError:
+                raise InputError("fail", f"{spec!r}: a slow spec ends with ':FACTOR' or "
+                                         "':ber=BER[@GENERATION]'") from None
+            if not 0.0 < factor <= 1.0:
+                raise InputError("fail", f"{spec!r}: factor must be in (0, 1], got {factor}")
         text = body
     kind, _, target = text.partition(":")
     if kind == "link":
@@ -127,7 +136,51 @@ def parse_failure(net: Network, spec: str) -> Failure:
         links = np.flatnonzero(np.isin(net.tail, nodes) | np.isin(net.head, nodes)).tolist()
     else:
         raise InputError("fail", f"{spec!r}: kinds are link:, switch:, node: and slow:")
+    if ber is not None:
+        factor = _ber_factor(net, links, ber, spec)
     return Failure(spec, tuple(sorted(set(links))), factor)
+
+
+def _ber_factor(net: Network, links: list[int], text: str, spec: str) -> float:
+    """Capacity fraction the link model leaves at ``BER[@GENERATION]`` (the slowest link)."""
+    from supernode.links import get_generation, link_performance
+    from supernode.links.fec import check_ber
+
+    value, _, name = text.partition("@")
+    try:
+        ber = check_ber(value, "fail")
+    except InputError:
+        raise InputError("fail", f"{spec!r}: ber=B needs a bit error rate in [0, 0.5], "
+                                 "e.g. ber=1e-5") from None
+    gens = [get_generation(name, "fail") if name else _generation_of(net, k) for k in links]
+    return min(link_performance(g, pre_fec_ber=ber).bandwidth_fraction for g in gens)
+
+
+def _generation_of(net: Network, k: int):
+    """Link generation of link ``k`` from its tier and the network's rates.
+
+    Scale-up: the NVLink generation of the accelerators' scale-up bandwidth (the same rule
+    as the collective efficiency tables); fabric: the generation of one NIC's link rate;
+    host: the PCIe generation nearest the link's capacity. A bundle is costed per link.
+    """
+    from supernode.collectives.fabric import scale_up_efficiency_name
+    from supernode.links import generation_for_rate, get_generation
+    from supernode.netsim.network import ACC, FABRIC_CODES, NIC, SCALE_UP_CODES
+
+    code = int(net.tier[k])
+    tails = net.kind[net.tail]
+    if code in SCALE_UP_CODES:
+        ends = [v for v in (net.tail[k], net.head[k]) if net.kind[v] == ACC]
+        acc = ends[0] if ends else net.acc_node[0]
+        own = (net.tail == acc) & np.isin(net.tier, list(SCALE_UP_CODES))
+        return get_generation(scale_up_efficiency_name(None, float(
+            net.capacity_bytes_per_s[own].sum())))
+    if code in FABRIC_CODES:
+        nic_links = (tails == NIC) & np.isin(net.tier, list(FABRIC_CODES))
+        rate = float(net.capacity_bytes_per_s[nic_links].min()) if nic_links.any() else float(
+            net.capacity_bytes_per_s[k])
+        return generation_for_rate("infiniband", rate)
+    return generation_for_rate("pcie", float(net.capacity_bytes_per_s[k]))
 
 
 def apply_failures(net: Network, specs: list[str] | tuple[str, ...]

@@ -1,0 +1,143 @@
+"""``supernode compare --cluster C RESULTS...``: measured against the model, with findings.
+
+Reads nccl-tests/rccl-tests, perftest and nvbandwidth outputs, NCCL_DEBUG=INFO logs and
+saved measurement sets (docs/measurements.md); per collective and size prints measured
+and predicted busbw and time, the share of each tier's line-rate bound, and findings with
+the NCCL variables that bear on them. ``--fail-below 0.9`` exits 1 when any row runs under
+90 % of the prediction: the communication regression gate for CI.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn
+from rich.table import Table
+
+from supernode.commands import app
+from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
+from supernode.measurements.findings import size_label
+from supernode.measurements.report import report_dict
+from supernode.measurements.run import compare_results
+from supernode.outputs import output_folder
+from supernode.spec.clusterfile import load_cluster
+from supernode.textsafe import rich_safe
+
+_MARK = {"critical": "[bold red]critical[/]", "warning": "[yellow]warning[/]",
+         "info": "[cyan]info[/]"}
+
+
+def _collective_table(entry: dict[str, Any]) -> Table:
+    job = entry["job"]
+    tiers = [t["name"] for t in job["tiers"]]
+    version = f", {entry['library_version']}" if entry["library_version"] else ""
+    title = (f"{rich_safe(Path(entry['source']).name)}: {entry['op']} ({entry['op_source']}), "
+             f"{job['ranks']} ranks ({rich_safe(job['ranks_source'])}) on {job['domains']} "
+             f"domain(s) of {job['ranks_per_domain']}, {entry['tool']}{rich_safe(version)}")
+    table = Table(title=title, title_justify="left")
+    for col in ("size", "busbw GB/s", "model GB/s", "meas/model", "time us", "model us",
+                "algorithm", f"share of bound ({' | '.join(tiers)})"):
+        table.add_column(col, justify="left" if col in ("algorithm", "size") else "right")
+    for r in entry["rows"]:
+        shares = " | ".join(f"{b['share']:.0%}" for b in r["bounds"])
+        ratio = f"{r['measured_over_predicted']:.0%}"
+        table.add_row(size_label(r["message_bytes"]), f"{r['measured_busbw_gbyte_per_s']:.1f}",
+                      f"{r['predicted_busbw_gbyte_per_s']:.1f}",
+                      f"[red]{ratio}[/]" if r["below_gate"] else ratio,
+                      f"{r['measured_time_s'] * 1e6:,.1f}", f"{r['predicted_time_s'] * 1e6:,.1f}",
+                      r["algorithm"], shares)
+    return table
+
+
+def _print_findings(findings: list[dict[str, Any]], indent: str = "  ") -> None:
+    for f in findings:
+        stdout.print(f"{indent}{_MARK[f['severity']]}: {rich_safe(f['message'])}", highlight=False)
+        for v in f["variables"]:
+            stdout.print(f"{indent}    {v['name']}: {rich_safe(v['meaning'])}", highlight=False)
+
+
+def _print_report(data: dict[str, Any], plots: list[str]) -> None:
+    for entry in data["collectives"]:
+        stdout.print(_collective_table(entry))
+        for note in entry["job"]["notes"] + entry["notes"]:
+            stdout.print(f"  note: {rich_safe(note)}", highlight=False)
+        _print_findings(entry["findings"])
+    if data["point_to_point"]:
+        table = Table(title="point-to-point measurements against the description",
+                      title_justify="left")
+        for col in ("source", "test", "size", "measured", "reference", "share"):
+            table.add_column(col, justify="right" if col in ("measured", "share") else "left")
+        for p in data["point_to_point"]:
+            if p["unit"] == "s":
+                value = f"{p['measured'] * 1e6:.2f} us"
+            elif p["test"].startswith("ib_"):
+                value = f"{p['measured'] * 8 / 1e9:.1f} Gb/s"
+            else:
+                value = f"{p['measured'] / 1e9:.1f} GB/s"
+            share = "-" if p["share"] is None else f"{p['share']:.0%}"
+            size = "-" if p["message_bytes"] is None else size_label(p["message_bytes"])
+            table.add_row(rich_safe(Path(p["source"]).name), rich_safe(p["test"]), size, value,
+                          rich_safe(p["reference_name"]), share)
+        stdout.print(table)
+    for log in data["logs"]:
+        stdout.print(f"{rich_safe(Path(log['source']).name)} ({log['tool']}):", highlight=False)
+        _print_findings(log["findings"]) if log["findings"] else stdout.print("  no finding")
+    for path in plots:
+        stdout.print(f"wrote {rich_safe(path)}", highlight=False)
+    gate = data["gate"]
+    if gate is not None:
+        verdict = "passed" if gate["passed"] else "FAILED"
+        stdout.print(f"gate {verdict}: {gate['failed_rows']} of {gate['rows']} rows under "
+                     f"{gate['threshold']:.0%} of the prediction", highlight=False)
+
+
+@app.command("compare")
+@handles_input_errors
+def compare_command(
+    results: list[Path] = typer.Argument(..., help="Results files (nccl-tests, rccl-tests, "
+                                                   "perftest, nvbandwidth, NCCL logs, sets)."),
+    cluster: str = typer.Option(..., "--cluster", help="Cluster file or preset the runs used."),
+    op: str = typer.Option(None, "--op", help="Collective, for outputs that do not say."),
+    ranks: int = typer.Option(None, "--ranks", help="Ranks, for outputs that do not say."),
+    ranks_per_domain: int = typer.Option(None, "--ranks-per-domain",
+                                         help="Job ranks per scale-up domain (default: hosts "
+                                              "split evenly over the fewest domains)."),
+    placement: str = typer.Option("out_of_place", "--placement",
+                                  help="out_of_place or in_place timings."),
+    fail_below: float = typer.Option(None, "--fail-below", metavar="SHARE",
+                                     help="Exit 1 when a row is under SHARE x the prediction."),
+    plot: Path = typer.Option(None, "--plot", help="Write busbw plots into this folder."),
+    json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+) -> None:
+    """Measured vs predicted collectives, share of each tier's bound, and findings."""
+    loaded = load_cluster(cluster)
+    show = not quiet and len(results) > 1 and sys.stderr.isatty()
+    with Progress(TextColumn("comparing"), BarColumn(), TextColumn("{task.completed}/"
+                  "{task.total} files"), console=stderr, disable=not show) as bar:
+        task = bar.add_task("compare", total=len(results))
+        report = compare_results(loaded, results, op=op, ranks=ranks,
+                                 ranks_per_domain=ranks_per_domain, placement=placement,
+                                 threshold=fail_below,
+                                 progress=lambda _: bar.advance(task))
+    data = report_dict(report)
+    plots: list[str] = []
+    if plot is not None and data["collectives"]:
+        from supernode.measurements.plots import plot_collective
+
+        with output_folder(plot, "--plot") as staging:
+            names = [plot_collective(i, e, staging).name
+                     for i, e in enumerate(data["collectives"], start=1)]
+        plots = [str(plot / name) for name in names]
+    if json_output:
+        print_json({**data, "plots": plots})
+    else:
+        _print_report(data, plots)
+    if data["gate"] is not None and not data["gate"]["passed"]:
+        if not json_output:
+            stderr.print(f"gate: {data['gate']['failed_rows']} row(s) under "
+                         f"{fail_below:.0%} of the prediction", highlight=False)
+        raise typer.Exit(code=1)

@@ -1,0 +1,150 @@
+"""The link-layer model: effective bandwidth and retransmission latency from a bit error rate.
+
+For one link of a :class:`~supernode.links.generations.LinkGeneration`:
+
+* Frame error probability ``P``: with FEC and a raw BER, a frame spanning ``c`` codewords
+  fails when any of them is uncorrectable, ``P = 1 - (1 - P_cw)^c``
+  (:mod:`supernode.links.fec`); with a post-FEC BER ``b`` (or no FEC),
+  ``P = 1 - (1 - b)^L`` for a frame of ``L`` bits. The CRC is assumed to catch every bad
+  frame (32-bit CRCs miss about 2^-32 of them).
+* Recovery is go-back-N, both for link-level replay (PCIe ACK/NAK, NVLink) and for the
+  InfiniBand/RoCE RC transport (resend from the NAKed sequence number): a bad frame and
+  the ``W - 1`` frames sent behind it during the retry latency ``T`` are sent again, so
+  the throughput efficiency is ``η = (1 - P) / (1 + (W - 1) P)`` with
+  ``W = max(1, ceil(T · frame rate))`` (Bertsekas & Gallager, *Data Networks*, 2nd ed.,
+  §2.4.2, go back n). Effective bandwidth = goodput × η.
+* Added latency of a message of ``F`` frames: every retry stalls the stream by ``T``; the
+  retries before the ``F`` frames all get through are negative-binomial,
+  ``R ~ NB(F, 1 - P)``, so the added latency is ``T · R``: mean ``T F P / (1 - P)``,
+  tails from the NB quantiles. The FEC decode latency is added to every frame, errors or
+  not, and reported apart.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import nbinom
+
+from supernode.errors import InputError
+from supernode.links.fec import (
+    check_ber,
+    codeword_failure_probability,
+    codewords_per_frame,
+    post_fec_ber,
+)
+from supernode.links.generations import LinkGeneration
+
+
+@dataclass(frozen=True)
+class LinkPerformance:
+    """A link at a given BER (SI: bytes/s, seconds; probabilities dimensionless)."""
+
+    generation: str
+    pre_fec_ber: float | None
+    post_fec_ber: float
+    frame_error_probability: float
+    line_rate_bytes_per_s: float
+    data_rate_bytes_per_s: float
+    goodput_bytes_per_s: float
+    effective_bytes_per_s: float
+    window_frames: int
+    message_bytes: int
+    message_frames: int
+    fec_latency_s: float
+    retry_latency_s: float
+    added_latency_mean_s: float
+    added_latency_p99_s: float
+    added_latency_p999_s: float
+    assumed: tuple[str, ...]
+
+    @property
+    def bandwidth_fraction(self) -> float:
+        """Effective / error-free goodput: the slowdown factor retransmissions cause."""
+        return self.effective_bytes_per_s / self.goodput_bytes_per_s
+
+    def as_dict(self) -> dict:
+        """Plain data for JSON output (SI values, keys with units)."""
+        return {
+            "generation": self.generation, "pre_fec_ber": self.pre_fec_ber,
+            "post_fec_ber": self.post_fec_ber,
+            "frame_error_probability": self.frame_error_probability,
+            "line_rate_bytes_per_s": self.line_rate_bytes_per_s,
+            "data_rate_bytes_per_s": self.data_rate_bytes_per_s,
+            "goodput_bytes_per_s": self.goodput_bytes_per_s,
+            "effective_bytes_per_s": self.effective_bytes_per_s,
+            "bandwidth_fraction": self.bandwidth_fraction,
+            "window_frames": self.window_frames, "message_bytes": self.message_bytes,
+            "message_frames": self.message_frames, "fec_latency_s": self.fec_latency_s,
+            "retry_latency_s": self.retry_latency_s,
+            "added_latency_mean_s": self.added_latency_mean_s,
+            "added_latency_p99_s": self.added_latency_p99_s,
+            "added_latency_p999_s": self.added_latency_p999_s,
+            "assumed": list(self.assumed),
+        }
+
+
+def frame_error_probability(gen: LinkGeneration, *, pre_fec_ber: float | None = None,
+                            post_fec_ber_value: float | None = None) -> tuple[float, float]:
+    """``(P, post-FEC BER)``: probability that one frame fails its CRC, from either BER."""
+    if (pre_fec_ber is None) == (post_fec_ber_value is None):
+        raise InputError("ber", "give exactly one of a pre-FEC and a post-FEC bit error rate")
+    bits = 8 * gen.frame_bytes
+    if pre_fec_ber is not None and gen.fec is not None:
+        p_cw = codeword_failure_probability(pre_fec_ber, gen.fec)
+        count = codewords_per_frame(gen.frame_bytes, gen.fec)
+        frame = -math.expm1(count * math.log1p(-p_cw)) if p_cw < 1 else 1.0
+        return frame, post_fec_ber(pre_fec_ber, gen.fec)
+    residual = pre_fec_ber if pre_fec_ber is not None else post_fec_ber_value
+    frame = -math.expm1(bits * math.log1p(-residual)) if residual < 1 else 1.0
+    return frame, residual
+
+
+def go_back_n_efficiency(p: float, window: int) -> float:
+    """Throughput efficiency (1 - P) / (1 + (W - 1) P) of go-back-N with window ``W``."""
+    return (1.0 - p) / (1.0 + (window - 1) * p)
+
+
+def retry_latency_quantile_s(q: float, frames: int, p: float, retry_s: float) -> float:
+    """``q``-quantile of the latency retries add to a message of ``frames`` frames (s)."""
+    if p <= 0.0:
+        return 0.0
+    if p >= 1.0:
+        return math.inf
+    return float(nbinom.ppf(q, frames, 1.0 - p)) * retry_s
+
+
+def link_performance(gen: LinkGeneration, *, pre_fec_ber: float | None = None,
+                     post_fec_ber: float | None = None,
+                     message_bytes: int = 1 << 20) -> LinkPerformance:
+    """Effective bandwidth and retransmission latency of one link of ``gen`` at a BER.
+
+    Give the raw BER measured before the FEC (``pre_fec_ber``, what PHY counters report)
+    or the residual BER after it (``post_fec_ber``); links without FEC take either.
+    ``message_bytes`` sizes the message whose added latency is reported.
+    """
+    pre = None if pre_fec_ber is None else check_ber(pre_fec_ber, "pre_fec_ber")
+    post_in = None if post_fec_ber is None else check_ber(post_fec_ber, "post_fec_ber")
+    if not isinstance(message_bytes, int | np.integer) or message_bytes < 1:
+        raise InputError("message_bytes", f"got {message_bytes!r}; an integer >= 1 is required")
+    p, post = frame_error_probability(gen, pre_fec_ber=pre, post_fec_ber_value=post_in)
+    frame_rate = gen.data_rate_bytes_per_s / gen.frame_bytes
+    window = max(1, math.ceil(gen.retry_latency_s * frame_rate))
+    efficiency = go_back_n_efficiency(p, window)
+    frames = max(1, math.ceil(message_bytes / gen.frame_payload_bytes))
+    t = gen.retry_latency_s
+    mean = t * frames * p / (1.0 - p) if p < 1.0 else math.inf
+    return LinkPerformance(
+        generation=gen.name, pre_fec_ber=pre, post_fec_ber=post,
+        frame_error_probability=p, line_rate_bytes_per_s=gen.line_rate_bytes_per_s,
+        data_rate_bytes_per_s=gen.data_rate_bytes_per_s,
+        goodput_bytes_per_s=gen.goodput_bytes_per_s,
+        effective_bytes_per_s=gen.goodput_bytes_per_s * efficiency,
+        window_frames=window, message_bytes=int(message_bytes), message_frames=frames,
+        fec_latency_s=gen.fec.latency_s if gen.fec is not None else 0.0,
+        retry_latency_s=t, added_latency_mean_s=mean,
+        added_latency_p99_s=retry_latency_quantile_s(0.99, frames, p, t),
+        added_latency_p999_s=retry_latency_quantile_s(0.999, frames, p, t),
+        assumed=gen.assumed)

@@ -1,0 +1,151 @@
+"""Measured against predicted: per collective and size, time, algbw and busbw, and the
+share of each tier's theoretical bound the run reached.
+
+The prediction is the public cost model, :func:`supernode.collectives.collective_time_s`,
+on the job's fabric (:mod:`supernode.measurements.placement`), with the packaged
+efficiency tables or the ``tables`` given (a calibration). A tier's bound is the busbw
+the best NCCL algorithm would reach if that tier alone limited it, at line rate: every
+tier costed with the ``ideal`` table (η = 1, no ramp, α = 0; in-network reduction kept
+where the tier has it), the other tiers made unlimited. The lowest bound is the binding
+tier; ``share`` = measured busbw / bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from supernode.collectives import busbw_bytes_per_s, collective_time_s, load_efficiency_tables
+from supernode.collectives.efficiency import EfficiencyTable
+from supernode.collectives.fabric import Fabric
+from supernode.errors import InputError
+from supernode.measurements.model import MeasurementSet
+from supernode.measurements.placement import JobPlacement, place_job
+from supernode.spec.resolve import Cluster
+
+#: A bandwidth no tier reaches: the "unlimited" tiers of a bound (bytes/s).
+UNLIMITED_BYTES_PER_S = 1e30
+PLACEMENTS = ("out_of_place", "in_place")
+#: Most rows of one test compared (a full nccl-tests sweep has about 35).
+MAX_ROWS = 100_000
+
+
+@dataclass(frozen=True)
+class TierBound:
+    """One tier's line-rate bound on busbw (bytes/s) and the measured share of it."""
+
+    tier: str
+    bound_busbw_bytes_per_s: float
+    share: float
+
+
+@dataclass(frozen=True)
+class RowComparison:
+    """One size: measured and predicted (SI), their ratio, and the bounds per tier."""
+
+    message_bytes: int
+    measured_time_s: float
+    measured_algbw_bytes_per_s: float
+    measured_busbw_bytes_per_s: float
+    predicted_time_s: float
+    predicted_algbw_bytes_per_s: float
+    predicted_busbw_bytes_per_s: float
+    algorithm: str
+    bounds: tuple[TierBound, ...]
+    wrong: int | None
+    line: int | None
+
+    @property
+    def ratio(self) -> float:
+        """Measured / predicted busbw (1 = as the model says; < 1 slower)."""
+        return self.measured_busbw_bytes_per_s / self.predicted_busbw_bytes_per_s
+
+    @property
+    def binding(self) -> TierBound:
+        """The tier with the lowest bound."""
+        return min(self.bounds, key=lambda b: b.bound_busbw_bytes_per_s)
+
+
+@dataclass(frozen=True)
+class SetComparison:
+    """A collective measurement set compared with the model on one cluster."""
+
+    measurement: MeasurementSet
+    op: str
+    placement_kind: str
+    job: JobPlacement
+    rows: tuple[RowComparison, ...]
+
+
+def _bound_fabric(fabric: Fabric, keep: int) -> Fabric:
+    tiers = []
+    for j, tier in enumerate(fabric.tiers):
+        bandwidth = tier.bandwidth_bytes_per_s if j == keep else UNLIMITED_BYTES_PER_S
+        tiers.append(replace(tier, efficiency="ideal", latency_s=0.0,
+                             bandwidth_bytes_per_s=bandwidth))
+    return Fabric(tuple(tiers))
+
+
+def tier_bounds(op: str, message_bytes, ranks: int, fabric: Fabric) -> list[tuple[str, np.ndarray]]:
+    """``(tier, busbw bound in bytes/s per size)`` for every tier of ``fabric`` (vectorised
+    over ``message_bytes``; see the module docstring)."""
+    ideal = load_efficiency_tables()
+    sizes = np.atleast_1d(np.asarray(message_bytes, dtype=float))
+    out = []
+    for j, tier in enumerate(fabric.tiers):
+        t, _ = collective_time_s(op, sizes, ranks, _bound_fabric(fabric, j), tables=ideal)
+        t = np.atleast_1d(t)
+        with np.errstate(divide="ignore"):
+            bound = np.where(t > 0, busbw_bytes_per_s(op, sizes, ranks, np.where(t > 0, t, 1.0)),
+                             np.inf)
+        out.append((tier.name, np.asarray(bound, dtype=float)))
+    return out
+
+
+def compare_set(measurement: MeasurementSet, cluster: Cluster, *,
+                tables: Mapping[str, EfficiencyTable] | None = None,
+                placement: str = "out_of_place", ranks_per_domain: int | None = None
+                ) -> SetComparison:
+    """Compare every row of a collective ``measurement`` with the model on ``cluster``."""
+    if placement not in PLACEMENTS:
+        raise InputError("--placement", f"one of {', '.join(PLACEMENTS)}")
+    if measurement.op is None:
+        raise InputError("op", f"{measurement.source}: the model has no cost for "
+                               f"{measurement.attributes.get('program')}")
+    if len(measurement.collectives) > MAX_ROWS:
+        raise InputError("RESULTS", f"{measurement.source}: {len(measurement.collectives):,} "
+                                    f"rows; the limit is {MAX_ROWS:,} per test")
+    job = place_job(cluster, measurement.job, ranks_per_domain=ranks_per_domain)
+    if job.ranks < 2:
+        raise InputError("--ranks", f"{measurement.source}: a collective of one rank moves "
+                                    "nothing; nothing to compare")
+    kept = [(row, row.timing(placement)) for row in measurement.collectives]
+    kept = [(row, t) for row, t in kept if t is not None and t.time_s > 0 and row.message_bytes > 0]
+    if not kept:
+        raise InputError("RESULTS", f"{measurement.source}: no row with a {placement} time "
+                                    "to compare")
+    sizes = np.array([row.message_bytes for row, _ in kept], dtype=float)
+    times, algorithms = collective_time_s(measurement.op, sizes, job.ranks, job.fabric,
+                                          tables=tables)
+    busbw = np.atleast_1d(busbw_bytes_per_s(measurement.op, sizes, job.ranks, times))
+    bounds = tier_bounds(measurement.op, sizes, job.ranks, job.fabric)
+    rows = []
+    for i, (row, timing) in enumerate(kept):
+        rows.append(RowComparison(
+            message_bytes=row.message_bytes, measured_time_s=timing.time_s,
+            measured_algbw_bytes_per_s=timing.algbw_bytes_per_s,
+            measured_busbw_bytes_per_s=timing.busbw_bytes_per_s,
+            predicted_time_s=float(times[i]),
+            predicted_algbw_bytes_per_s=row.message_bytes / float(times[i]),
+            predicted_busbw_bytes_per_s=float(busbw[i]), algorithm=str(algorithms[i]),
+            bounds=tuple(TierBound(name, float(b[i]), timing.busbw_bytes_per_s / float(b[i]))
+                         for name, b in bounds),
+            wrong=timing.wrong, line=row.line))
+    return SetComparison(measurement, measurement.op, placement, job, tuple(rows))
+
+
+def below_gate(comparison: SetComparison, threshold: float) -> list[RowComparison]:
+    """Rows whose measured busbw is under ``threshold`` × the prediction (the CI gate)."""
+    return [r for r in comparison.rows if r.ratio < threshold]

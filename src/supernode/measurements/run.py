@@ -1,0 +1,59 @@
+"""``compare`` as a library call: read results files, compare each set, collect findings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from supernode.collectives.efficiency import EfficiencyTable
+from supernode.errors import InputError
+from supernode.measurements.compare import compare_set
+from supernode.measurements.findings import Finding, comparison_findings
+from supernode.measurements.links_compare import point_comparisons
+from supernode.measurements.log_findings import nccl_log_findings
+from supernode.measurements.reader import read_results
+from supernode.measurements.report import CompareReport
+from supernode.spec.resolve import Cluster
+
+#: Most results files one ``compare`` reads.
+MAX_RESULTS_FILES = 256
+
+
+def compare_results(cluster: Cluster, paths: Sequence[str | Path], *, op: str | None = None,
+                    ranks: int | None = None, ranks_per_domain: int | None = None,
+                    placement: str = "out_of_place",
+                    tables: Mapping[str, EfficiencyTable] | None = None,
+                    threshold: float | None = None,
+                    progress: Callable[[str], None] | None = None) -> CompareReport:
+    """Compare every results file in ``paths`` with the model of ``cluster``.
+
+    ``tables``: efficiency tables to predict with (default: the packaged ones; a
+    calibration of this cluster when there is one). ``threshold``: the regression gate,
+    the share of the prediction under which a row fails. ``progress`` is called with each
+    file's name once it is done.
+    """
+    if not paths:
+        raise InputError("RESULTS", "give at least one results file")
+    if len(paths) > MAX_RESULTS_FILES:
+        raise InputError("RESULTS", f"{len(paths)} files; the limit is {MAX_RESULTS_FILES}")
+    if threshold is not None and not 0.0 < threshold <= 10.0:
+        raise InputError("--fail-below", f"got {threshold}; a share of the prediction in "
+                                         "(0, 10], e.g. 0.9")
+    report = CompareReport(cluster=cluster.name, threshold=threshold)
+    for path in paths:
+        for s in read_results(path, op=op, ranks=ranks, ranks_per_domain=ranks_per_domain):
+            if s.collectives and s.op is None:
+                report.other.append((s, [Finding("info", "not_modelled", (
+                    f"{s.attributes.get('program')}: the cost model has no counterpart; "
+                    f"{len(s.collectives)} rows read, not compared"))]))
+            elif s.collectives:
+                comparison = compare_set(s, cluster, tables=tables, placement=placement)
+                report.collectives.append((comparison, comparison_findings(comparison,
+                                                                           cluster)))
+            elif s.tool in ("perftest", "nvbandwidth"):
+                report.points.extend(point_comparisons(s, cluster))
+            else:
+                report.other.append((s, nccl_log_findings(s, cluster)))
+        if progress is not None:
+            progress(str(path))
+    return report

@@ -1,0 +1,178 @@
+"""The link-layer model: closed forms computed by hand, monotonicity in BER, drain levels."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from supernode.errors import InputError
+from supernode.links import (
+    ber_thresholds,
+    codeword_failure_probability,
+    get_generation,
+    link_generations,
+    link_performance,
+    post_fec_ber,
+)
+from supernode.links.generations import generation_for_rate
+
+
+def test_pcie5_closed_form_by_hand():
+    """PCIe 5.0 x16, no FEC, residual BER 1e-9: every figure from the formulas by hand."""
+    gen = get_generation("pcie5-x16")
+    perf = link_performance(gen, post_fec_ber=1e-9, message_bytes=2**20)
+    bits = 280 * 8                                   # TLP frame: 256 B payload + 24 B
+    p = 1 - (1 - 1e-9) ** bits                      # ≈ 2.24e-6
+    data = 32e9 * 16 * 128 / 130 / 8                # 128b/130b: 63.08 GB/s
+    window = math.ceil(500e-9 * data / 280)         # frames sent during a 500 ns replay
+    assert window == 113
+    goodput = data * 256 / 280
+    efficiency = (1 - p) / (1 + (window - 1) * p)   # go-back-N
+    assert perf.frame_error_probability == pytest.approx(p, rel=1e-9)
+    assert perf.goodput_bytes_per_s == pytest.approx(goodput, rel=1e-6)
+    assert perf.effective_bytes_per_s == pytest.approx(goodput * efficiency, rel=1e-9)
+    frames = 2**20 // 256                           # 4,096 frames in 1 MiB
+    assert perf.added_latency_mean_s == pytest.approx(500e-9 * frames * p / (1 - p), rel=1e-9)
+    # No retry at all: (1-p)^4096 = 0.99087 >= 0.99, so the p99 adds nothing; with one
+    # retry allowed the probability is 0.99087 + 4096 p (1-p)^4096 = 0.99996 >= 0.999.
+    none = (1 - p) ** frames
+    assert none > 0.99 and none + frames * p * (1 - p) ** frames > 0.999 > none
+    assert perf.added_latency_p99_s == 0.0
+    assert perf.added_latency_p999_s == pytest.approx(500e-9)
+
+
+def test_single_frame_retry_tail_is_geometric():
+    """One frame: retries are geometric, P(R >= k) = P^k; p99 is the smallest k with
+    1 - P^(k+1) >= 0.99. At P = 0.05 that is k = 1 (0.9975), at P = 0.2, k = 2 (0.992)."""
+    gen = get_generation("nvlink4")
+    bits = gen.frame_bytes * 8
+    for p, k99 in ((0.05, 1), (0.2, 2)):
+        ber = 1 - (1 - p) ** (1 / bits)
+        perf = link_performance(gen, post_fec_ber=ber, message_bytes=1)
+        assert perf.frame_error_probability == pytest.approx(p, rel=1e-9)
+        assert perf.added_latency_p99_s == pytest.approx(k99 * gen.retry_latency_s)
+        assert perf.added_latency_mean_s == pytest.approx(gen.retry_latency_s * p / (1 - p))
+
+
+def test_reed_solomon_against_a_direct_sum():
+    """RS(544,514), t = 15, 10-bit symbols: the binomial tail summed term by term."""
+    fec = get_generation("ethernet-400g").fec
+    ber = 1e-3
+    q = 1 - (1 - ber) ** 10
+    terms = [math.comb(544, i) * q**i * (1 - q) ** (544 - i) for i in range(16, 545)]
+    assert codeword_failure_probability(ber, fec) == pytest.approx(math.fsum(terms), rel=1e-9)
+    residual = math.fsum(i / 544 * t for i, t in zip(range(16, 545), terms, strict=True))
+    assert post_fec_ber(ber, fec) == pytest.approx(residual * ber / q, rel=1e-9)
+
+
+def test_rs544_at_the_ieee_limit_leaves_about_1e_15():
+    """At the 2.4e-4 raw-BER limit of IEEE 802.3 the random-error post-FEC BER is ~1e-15
+    (802.3's 1e-13 target leaves margin for bursts)."""
+    fec = get_generation("infiniband-ndr").fec
+    assert 1e-16 < post_fec_ber(2.4e-4, fec) < 1e-14
+
+
+def test_rates_from_lanes_and_coding():
+    ndr = get_generation("infiniband-ndr")
+    assert ndr.line_rate_bytes_per_s * 8 == pytest.approx(425e9)   # 4 x 106.25 Gb/s
+    assert ndr.data_rate_bytes_per_s * 8 == pytest.approx(400e9)
+    pcie6 = get_generation("pcie6-x16")
+    assert pcie6.data_rate_bytes_per_s * 8 == pytest.approx(64e9 * 16 * 236 / 256)
+    for gen in link_generations().values():
+        assert gen.data_rate_bytes_per_s <= gen.line_rate_bytes_per_s * (1 + 1e-9)
+        assert gen.sources
+
+
+ERROR_RATES = st.floats(min_value=1e-15, max_value=3e-2, allow_nan=False)
+
+
+@given(st.sampled_from(sorted(link_generations())), ERROR_RATES, ERROR_RATES,
+       st.sampled_from(["pre", "post"]))
+def test_monotone_in_ber(name, a, b, which):
+    """More bit errors never give more bandwidth or less added latency."""
+    low, high = sorted((a, b))
+    gen = get_generation(name)
+    key = "pre_fec_ber" if which == "pre" else "post_fec_ber"
+    p_low = link_performance(gen, **{key: low})
+    p_high = link_performance(gen, **{key: high})
+    assert p_high.effective_bytes_per_s <= p_low.effective_bytes_per_s * (1 + 1e-12)
+    assert p_high.frame_error_probability >= p_low.frame_error_probability
+    assert p_high.post_fec_ber >= p_low.post_fec_ber
+    for field in ("added_latency_mean_s", "added_latency_p99_s", "added_latency_p999_s"):
+        assert getattr(p_high, field) >= getattr(p_low, field)
+    assert p_low.added_latency_p99_s <= p_low.added_latency_p999_s
+
+
+def test_drain_thresholds():
+    """Standard limit where there is one, the 1 % bandwidth rule elsewhere; watch a decade below."""
+    eth = ber_thresholds("ethernet-400g")
+    assert (eth.criterion, eth.drain_pre_fec_ber) == ("spec", 2.4e-4)
+    assert eth.watch_pre_fec_ber == pytest.approx(2.4e-5)
+    nv = ber_thresholds("nvlink4")
+    assert nv.criterion == "bandwidth"
+    assert nv.bandwidth_loss_at_drain == pytest.approx(0.01, rel=1e-6)
+    loss = 1 - link_performance(get_generation("nvlink4"), pre_fec_ber=nv.drain_pre_fec_ber
+                                ).bandwidth_fraction
+    assert loss == pytest.approx(0.01, rel=1e-6)
+    pcie6 = ber_thresholds("pcie6-x16")
+    assert pcie6.drain_pre_fec_ber == 1e-6 and pcie6.drain_post_fec_ber < 1e-6
+
+
+def test_bad_inputs():
+    gen = get_generation("nvlink5")
+    with pytest.raises(InputError, match="exactly one"):
+        link_performance(gen)
+    with pytest.raises(InputError, match=r"\[0, 0.5\]"):
+        link_performance(gen, pre_fec_ber=2.0)
+    with pytest.raises(InputError, match="known"):
+        get_generation("nvlink9")
+
+
+def test_generation_for_rate():
+    assert generation_for_rate("infiniband", 50e9).name == "infiniband-ndr"
+    assert generation_for_rate("nvlink", 50e9).name == "nvlink5"
+
+
+def test_netsim_slow_link_by_ber_uses_the_link_model():
+    """`slow:link:U-V:ber=B` slows the link by the link model's bandwidth fraction."""
+    from supernode.netsim import apply_failures, network_from_cluster
+    from supernode.spec.clusterfile import load_cluster
+
+    net = network_from_cluster(load_cluster("dgx-h100-superpod-su"))
+    _, (nic, nvl, named) = apply_failures(net, [
+        "slow:link:leaf/0-spine/0:ber=1e-3", "slow:link:acc/0-scale_up_l1/0/0:ber=1e-7",
+        "slow:link:leaf/0-spine/1:ber=1e-3@ethernet-400g"])
+    ndr = link_performance(get_generation("infiniband-ndr"), pre_fec_ber=1e-3)
+    assert nic.factor == pytest.approx(ndr.bandwidth_fraction)      # 400 Gb/s NICs
+    nvlink4 = link_performance(get_generation("nvlink4"), pre_fec_ber=1e-7)
+    assert nvl.factor == pytest.approx(nvlink4.bandwidth_fraction)  # H100: 450 GB/s
+    assert named.factor == pytest.approx(link_performance(
+        get_generation("ethernet-400g"), pre_fec_ber=1e-3).bandwidth_fraction)
+    assert 0 < nic.factor < 1 and 0 < nvl.factor < 1
+    with pytest.raises(InputError, match="ber=B"):
+        apply_failures(net, ["slow:link:leaf/0-spine/0:ber=lots"])
+
+
+def test_link_command():
+    import json
+
+    from typer.testing import CliRunner
+
+    from supernode.commands import app, register_all
+
+    register_all()
+    runner = CliRunner()
+    listing = runner.invoke(app, ["link"])
+    assert listing.exit_code == 0 and "infiniband-ndr" in listing.output
+    result = runner.invoke(app, ["link", "infiniband-ndr", "--ber", "1e-3", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    expected = link_performance(get_generation("infiniband-ndr"), pre_fec_ber=1e-3)
+    assert data["performance"]["effective_bytes_per_s"] == pytest.approx(
+        expected.effective_bytes_per_s)
+    assert data["thresholds"]["drain_pre_fec_ber"] == 2.4e-4
+    bad = runner.invoke(app, ["link", "infiniband-ndr", "--ber", "0.7"])
+    assert bad.exit_code == 2 and bad.output.startswith("error:")
