@@ -39,18 +39,23 @@ def rack_air_load(facts: Facts, threshold: Threshold) -> Outcome:
 
 @rule("liquid_above_air_limit", "Racks above the air-cooled limit are liquid-cooled",
       "seed 000 §3.3, seed 001 §3.2", "kW", "<=", "facility", """
-      Above roughly 12 kW per rack (the top of an air-cooled room's 8-12 kW) air cannot
+      Above the room's air capacity (an air-cooled room: 8-12 kW per rack) air cannot
       carry the heat away at sane air speeds and outlet temperatures (120 kW by air blows
       60 °C air); liquid cooling becomes mandatory, not optional.""")
 def liquid_above_air(facts: Facts, threshold: Threshold) -> Outcome:
-    """Rack power against the air-cooled limit, and the rack's cooling."""
+    """Rack power against the room's air limit (stated, else the seed's 12 kW), and the
+    rack's cooling."""
     rack = _rack_w(facts)
     cooling = facts.facility["racks"]["cooling"]
-    ok = rack <= float(threshold) * 1e3 or cooling in LIQUID
-    return check(ok, rack / 1e3, f"{kw(rack)} per rack, cooling {cooling or 'not stated'}",
+    room = facts.facility["cooling"]["room_air_capacity_per_rack_w"]
+    limit = room if room is not None else float(threshold) * 1e3
+    ok = rack <= limit or cooling in LIQUID
+    where = "the room's stated air capacity" if room is not None else "an air-cooled room"
+    return check(ok, rack / 1e3, f"{kw(rack)} per rack, cooling {cooling or 'not stated'}; "
+                 f"{where}: {kw(limit)} per rack",
                  "set racks.cooling to liquid or hybrid (cold plate) and give the room a "
                  "coolant loop", f"{kw(rack * 0.8)} per rack to liquid, {kw(rack * 0.2)} "
-                 "to air", rack * 0.2 / 1e3)
+                 "to air", rack * 0.2 / 1e3, limit / 1e3)
 
 
 @rule("rack_power_budget", "Rack power within its stated budget", "seed 001 §3.1", "kW",
