@@ -1,14 +1,22 @@
-"""supernode design on the flawed example: the report set, and every figure in report.html
-equal to the one in results.json (the HTML is parsed, each value found by its key)."""
+"""supernode design on the flawed example: the report set; every figure in report.html
+equal to the one in results.json (the HTML is parsed, each value found by its key); and a
+real browser (Debian's chromium, headless, offline) renders every section with a silent
+console and a screenshot that is not blank. Without chromium the browser tests skip only
+when SUPERNODE_REQUIRE_TOOLS is unset (.ci/run sets it)."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
 import pytest
+from PIL import Image
 from typer.testing import CliRunner
 
 from supernode.commands import app, register_all
@@ -141,3 +149,59 @@ def test_json_prints_results(report: Path, tmp_path):
     assert data["verdict"]["verdict"] == "fail"
     assert json.loads((tmp_path / "j" / "results.json").read_text())["verdict"] == \
         data["verdict"]
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--enable-logging=stderr", "--v=0")
+
+
+
+def _need_chromium() -> str:
+    """The chromium binary; skip without it unless SUPERNODE_REQUIRE_TOOLS is set."""
+    if CHROMIUM is None:
+        if os.environ.get("SUPERNODE_REQUIRE_TOOLS"):
+            pytest.fail("chromium is required (SUPERNODE_REQUIRE_TOOLS is set): "
+                        "apt-get install -y chromium")
+        pytest.skip("chromium not installed (set SUPERNODE_REQUIRE_TOOLS=1 to require it)")
+    return CHROMIUM
+
+
+def _chromium(page: Path, profile: Path, *args: str) -> subprocess.CompletedProcess:
+    profile.mkdir()
+    return subprocess.run([_need_chromium(), *FLAGS, f"--user-data-dir={profile}", *args,
+                           page.resolve().as_uri()], capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def _console(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines()
+            if ":CONSOLE" in line or "Failed to load resource" in line or "net::ERR" in line]
+
+
+def test_console_check_catches_an_error(tmp_path):
+    page = tmp_path / "bad.html"
+    page.write_text('<html><body><p>x</p><script>console.error("boom")</script></body></html>')
+    run = _chromium(page, tmp_path / "profile", "--dump-dom")
+    assert any("boom" in line for line in _console(run.stderr))
+
+
+def test_browser_renders_every_section_silently(report, tmp_path):
+    run = _chromium(report / "report.html", tmp_path / "profile", "--dump-dom")
+    assert run.returncode == 0, run.stderr[-2000:]
+    for section in SECTION_IDS:
+        assert f'<section id="{section}">' in run.stdout
+    assert run.stdout.count("<svg") >= 7
+    assert _console(run.stderr) == []
+
+
+def test_screenshot_is_not_blank(report, tmp_path):
+    shot = tmp_path / "shot.png"
+    run = _chromium(report / "report.html", tmp_path / "profile", "--window-size=1280,2400",
+                    "--hide-scrollbars", f"--screenshot={shot}")
+    assert run.returncode == 0 and shot.exists(), run.stderr[-2000:]
+    pixels = np.asarray(Image.open(shot).convert("L"), dtype=float)
+    assert pixels.shape == (2400, 1280)
+    dark = (pixels < 128).mean()
+    assert pixels.std() > 20 and 0.02 < dark < 0.9, (pixels.std(), dark)
