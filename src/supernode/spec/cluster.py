@@ -194,7 +194,7 @@ class RackSpec(StrictModel):
     )
     liquid_heat_fraction: float | None = Field(
         None, ge=0, le=1, description="Share of the rack's heat taken by liquid (null: 0.8 "
-        "cold plate for liquid/hybrid, 1.0 immersion, 0 air; seed 001 §3.2).")
+        "with plate cooling for liquid or hybrid, 1.0 immersion, 0 air; seed 001 §3.2).")
     power_distribution: Literal["busbar", "pdu"] | None = Field(
         None, description="Busbar or PDUs (null = not stated; seed 001 §3.1).")
     psu_efficiency: float | None = Field(
