@@ -237,6 +237,14 @@ class FacilitySpec(StrictModel):
     pue: float = Field(1.2, ge=1, le=4, description="Power usage effectiveness: facility "
                        "energy over IT energy (assumption; set yours).")
 
+    @model_validator(mode="after")
+    def _feeds(self) -> FacilitySpec:
+        if self.feed_redundancy >= self.power_feeds:
+            raise FieldError("feed_redundancy", f"N+X needs X < feeds: {self.power_feeds} "
+                             f"feed(s) cannot lose {self.feed_redundancy} and still carry "
+                             "the load")
+        return self
+
 
 class ClusterSpec(StrictModel):
     """A whole cluster: hosts, scale-up domains, scale-out fabric, facility."""
