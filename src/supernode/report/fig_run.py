@@ -43,8 +43,9 @@ def comm_compute_svg(plans: dict[str, Any]) -> str | None:
     share = [p["comm_compute"]["share"] for p in rows]
     line = rows[0]["comm_compute"]["threshold"]
     bx.barh(y, share, color=[HOT if s > line else "#4c72b0" for s in share])
-    bx.axvline(line, color="black", linestyle="--", linewidth=1)
-    bx.text(line, -0.7, f" {line:.0%} line", fontsize=8)
+    bx.axvline(line, color="black", linestyle="--", linewidth=1,
+               label=f"seeds' {line:.0%} line")
+    bx.legend(loc="lower right", fontsize=7)
     bx.set_yticks(y, [""] * len(rows))
     bx.invert_yaxis()
     bx.set_xlabel("communication / (compute + communication)")

@@ -54,17 +54,38 @@ def supernode_svg(cluster: dict[str, Any]) -> str:
         for hx, cx in itertools.product(host_x, chip_x):
             ax.plot([hx, cx], [0.28, 0.75], color="#999999", linewidth=0.3, alpha=0.6)
         note = f"every accelerator: {up['links_per_accelerator']} links to the switch chips"
-    elif up["kind"] in ("full_mesh", "torus", "mesh"):
-        for a, b in itertools.combinations(host_x, 2):
-            ax.annotate("", xy=(b, 0.3), xytext=(a, 0.3),
-                        arrowprops={"arrowstyle": "-", "color": "#999999", "lw": 0.5,
-                                    "connectionstyle": "arc3,rad=-0.3"})
+    elif up["kind"] in ("full_mesh", "torus", "mesh", "hybrid"):
+        _direct_links(ax, up)
         note = f"{up['kind']} of {up['size']} accelerators, direct links"
     else:
         note = "no scale-up domain"
     ax.set_title(f"One supernode: {up['size']} accelerators, {up['kind']}; {note}",
                  fontsize=10)
     return svg_of(fig)
+
+
+def _direct_links(ax: Any, up: dict[str, Any]) -> None:
+    """Accelerators as dots above the hosts, with their direct links (up to 16 drawn):
+    every pair for a full mesh, grid neighbours (and wrap-around) for a mesh or torus."""
+    n = min(up["size"], MAX_DRAWN)
+    dims = up.get("dims") or []
+    if up["kind"] in ("torus", "mesh") and len(dims) >= 1:
+        cols = dims[0] if dims[0] <= MAX_DRAWN else 4
+        rows = max(1, min(n // cols, 4))
+        pos = {(i, j): (0.15 + 0.7 * i / max(cols - 1, 1), 0.45 + 0.4 * j / max(rows - 1, 1))
+               for i in range(cols) for j in range(rows)}
+        pairs = [((i, j), (i + 1, j)) for i in range(cols - 1) for j in range(rows)]
+        pairs += [((i, j), (i, j + 1)) for i in range(cols) for j in range(rows - 1)]
+        if up["kind"] == "torus" and cols > 2:
+            pairs += [((cols - 1, j), (0, j)) for j in range(rows)]
+    else:
+        pos = {k: (0.5 + 0.3 * math.cos(2 * math.pi * k / n),
+                   0.65 + 0.22 * math.sin(2 * math.pi * k / n)) for k in range(n)}
+        pairs = list(itertools.combinations(range(n), 2))
+    for a, b in pairs:
+        ax.plot([pos[a][0], pos[b][0]], [pos[a][1], pos[b][1]], color="#999999", lw=0.6)
+    for x, y in pos.values():
+        ax.plot([x], [y], "o", color="#4c72b0", markersize=7)
 
 
 def fabric_svg(cluster: dict[str, Any]) -> str | None:

@@ -71,8 +71,8 @@ def cluster_section(r: dict[str, Any]) -> Section:
                         if k in t["optical_transceivers"] else L("-")) for k in tiers)
     s.blocks.append(Table("Counts per tier", ("tier", "switches", "links", "cables", "optics"),
                           count_rows))
-    kinds = ["bytes_per_s" if c["metric"].endswith("bytes_per_s") else "ratio"
-             for c in t["checks"]]
+    kinds = ["bytes_per_s" if c["metric"].endswith("bytes_per_s") else
+             "count" if "hops" in c["metric"] else "ratio" for c in t["checks"]]
     checks = tuple((T("topology", "checks", i, "metric"),
                     N("topology", "checks", i, "value", kind=kinds[i]),
                     T("topology", "checks", i, "comparison"),
