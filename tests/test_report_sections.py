@@ -1,0 +1,49 @@
+"""The report's section registry: a later issue adds a section by registering a builder."""
+
+from __future__ import annotations
+
+import pytest
+
+from supernode.design import DesignInput, example, run_design
+from supernode.report import SECTIONS, register_section, write_report
+from supernode.report.blocks import Num, Paragraph, Section
+from supernode.report.format import format_value
+from supernode.report.sections import build_sections
+
+
+def _demo(results):
+    if "demo" not in results:
+        return None
+    return Section("demo", "Demo", [Paragraph((Num(("demo", "goodput"), "share"),))])
+
+
+@pytest.fixture()
+def results():
+    e = example("flawed")
+    return run_design(DesignInput(e.cluster, e.workload, e.plan, simulate=False)).to_dict()
+
+
+def test_registered_section_is_rendered_after_its_anchor(results, tmp_path):
+    build_sections(results)  # registers the built-in sections
+    register_section("demo", "Demo", _demo, after="facility")
+    try:
+        ids = [s.id for s in SECTIONS]
+        assert ids.index("demo") == ids.index("facility") + 1
+        with pytest.raises(ValueError):
+            register_section("demo", "Demo", _demo)
+        assert "demo" not in [s.id for s in build_sections(results)]
+        results["demo"] = {"goodput": 0.9321}
+        write_report(results, tmp_path / "r")
+        html = (tmp_path / "r" / "report.html").read_text()
+        assert '<section id="demo">' in html and format_value(0.9321, "share") in html
+        assert "## Demo" in (tmp_path / "r" / "report.md").read_text()
+    finally:
+        SECTIONS[:] = [s for s in SECTIONS if s.id != "demo"]
+
+
+def test_not_simulated_design_says_so(results, tmp_path):
+    assert results["simulation"] is None
+    statuses = {f["id"]: f["status"] for f in results["findings"]}
+    assert statuses["link_utilisation"] == "not_evaluated"
+    sections = {s.id: s for s in build_sections(results)}
+    assert len(sections["simulation"].blocks) == 1
