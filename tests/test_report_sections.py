@@ -47,3 +47,13 @@ def test_not_simulated_design_says_so(results, tmp_path):
     assert statuses["link_utilisation"] == "not_evaluated"
     sections = {s.id: s for s in build_sections(results)}
     assert len(sections["simulation"].blocks) == 1
+
+
+def test_rules_doc_is_generated():
+    from pathlib import Path
+
+    from supernode.rules.docs import render
+
+    doc = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
+    text = doc.read_text(encoding="utf-8")
+    assert render(text) == text, "regenerate docs/rules.md (see its 'Regenerate' block)"
