@@ -110,3 +110,24 @@ def test_workload_power_uses_the_planners_energy_model():
         e["per_step_facility_j"] / 4.7e6 * 1e6 / 3.6e6)
     assert e["per_step_facility_j"] == pytest.approx(fac["power"]["cluster_at_workload_w"]
                                                       * 1.2 * 8.0)
+
+
+@pytest.mark.parametrize("racks, path", [
+    ({"hosts_per_rack": 8}, "racks.hosts_per_rack"),
+    ({"hosts_per_rack": 1, "switch_trays_per_rack": 2}, "racks.switch_trays_per_rack"),
+])
+def test_racks_that_cannot_be_built_are_refused(tmp_path, racks, path):
+    import yaml
+
+    from supernode.errors import InputError
+
+    doc = {"name": "x", "host": {"accelerator": "h100-sxm-80gb", "accelerators_per_host": 8,
+                                 "rack_units": 8},
+           "scale_up": {"kind": "full_mesh", "size": 8} if "switch_trays_per_rack" in racks
+           else {"kind": "nvswitch", "size": 8, "switch": "nvswitch-gen3", "switch_chips": 4},
+           "racks": racks}
+    file = tmp_path / "c.yaml"
+    file.write_text(yaml.safe_dump(doc))
+    with pytest.raises(InputError) as err:
+        load_cluster(file)
+    assert err.value.path == path

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
-from supernode.commands.design import design_input
+from supernode.commands.design import design_input, progress_display, stage_hook
 from supernode.design import run_design
 from supernode.netsim.scenario import MAX_SEED
 from supernode.textsafe import rich_safe
@@ -52,10 +52,12 @@ def check_command(
                                   "iteration (the link-utilisation rule needs it)."),
     seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed of the ECMP hash."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
     """Check a design against the rules; exit 1 when an error-severity rule fails."""
     inputs = design_input(cluster, workload, plan, rules, name, simulate, seed, None)
-    data = run_design(inputs).to_dict()
+    with progress_display(quiet or json_output) as bar:
+        data = run_design(inputs, stage_hook(bar)).to_dict()
     if json_output:
         print_json({"verdict": data["verdict"], "findings": data["findings"],
                     "inputs": data["inputs"]})

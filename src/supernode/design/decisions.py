@@ -54,15 +54,21 @@ def _plan_record(data: dict[str, Any]) -> dict[str, Any]:
                                _fig("communication share", view["comm_share"], "share"),
                                _fig("memory per GPU", view["memory_per_gpu_bytes"], "bytes")]})
     decision = ("no plan fits: see the planner's advice" if view is None else
-                f"run {options[0]['name'] if view['source'] == 'given' else options[0]['name']}"
-                f" ({'the plan given' if view['source'] == 'given' else 'the planner best'})")
+                f"run {options[0]['name']} ("
+                f"{'the plan given' if view['source'] == 'given' else 'the planner best'})")
+    consequences = _consequences(_failed(data, "plan"), "every plan rule holds")
+    sim = data["simulation"]
+    if sim is not None:
+        consequences.append(f"simulated step {sim['step_time_s']:.3g} s against the "
+                            f"estimate {sim['estimate_step_time_s']:.3g} s; "
+                            f"{sum(sim['hot_link_counts'].values()):,} links hot for part "
+                            "of the iteration")
     return {"id": "D1", "title": "Parallel plan of the workload", "status": "proposed",
             "context": f"{data['workload']['name']} on {data['cluster']['accelerators']:,} "
                        f"{data['cluster']['accelerator']} in supernodes of "
                        f"{data['cluster']['scale_up']['size']}; global batch "
                        f"{plans['global_batch_sequences']:,} sequences",
-            "options": options, "decision": decision,
-            "consequences": _consequences(_failed(data, "plan"), "every plan rule holds")}
+            "options": options, "decision": decision, "consequences": consequences}
 
 
 def _fit_record(data: dict[str, Any]) -> dict[str, Any] | None:

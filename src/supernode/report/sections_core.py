@@ -33,6 +33,9 @@ def verdict_section(r: dict[str, Any]) -> Section:
                                N("verdict", "failed_by_severity", "info", kind="count"),
                                L(" of "), N("verdict", "rules_evaluated", kind="count"),
                                L(" rules evaluated."))))
+    s.blocks += [Paragraph((L("Note: "), T("notes", i))) for i in range(len(r["notes"]))]
+    s.blocks += [Paragraph((L("Planner note: "), T("plans", "notes", i)))
+                 for i in range(len(r["plans"]["notes"]))]
     index = {f["id"]: i for i, f in enumerate(r["findings"])}
     rows = tuple((T("findings", index[i], "id"), T("findings", index[i], "severity"),
                   T("findings", index[i], "detail"), T("findings", index[i], "fix"))
