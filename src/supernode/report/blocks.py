@@ -78,6 +78,13 @@ class Figure:
 
 
 @dataclass(frozen=True)
+class Heading:
+    """A sub-heading made of cells (e.g. a decision's id and title)."""
+
+    cells: tuple[Cell, ...]
+
+
+@dataclass(frozen=True)
 class Details:
     """A collapsible block: a summary label and paragraphs."""
 
@@ -85,7 +92,7 @@ class Details:
     paragraphs: tuple[Paragraph, ...]
 
 
-Block = Paragraph | Table | Figure | Details
+Block = Paragraph | Heading | Table | Figure | Details
 
 
 @dataclass

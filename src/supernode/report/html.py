@@ -7,7 +7,17 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from supernode.report.blocks import Details, Figure, Label, Num, Paragraph, Section, Table, Txt
+from supernode.report.blocks import (
+    Details,
+    Figure,
+    Heading,
+    Label,
+    Num,
+    Paragraph,
+    Section,
+    Table,
+    Txt,
+)
 from supernode.report.render import cell_html
 
 CSS = """
@@ -28,8 +38,9 @@ th{background:#f0f2f6}td .num{font-variant-numeric:tabular-nums;white-space:nowr
 figure{margin:12px 0}figure svg{max-width:100%;height:auto}
 figcaption{font-size:13px;color:#5a6372}
 details{margin:4px 0;font-size:13px}summary{cursor:pointer;color:#2a5db0}
-.verdict-fail{color:#b3261e;font-weight:700}.verdict-pass{color:#1b7f3b;font-weight:700}
-.sev-error{color:#b3261e;font-weight:600}.sev-warning{color:#9a6700}
+.v-fail,.v-error{color:#b3261e;font-weight:600}.v-warning{color:#9a6700}
+.v-pass{color:#1b7f3b}.v-not_applicable,.v-not_evaluated{color:#6b7280}
+h3{font-size:15px;margin:18px 0 4px}
 """
 
 PAGE = jinja2.Template("""<!DOCTYPE html>
@@ -48,6 +59,8 @@ def block_html(block: Any, results: dict[str, Any]) -> Markup:
     """One block as HTML."""
     if isinstance(block, Paragraph):
         return Markup(f"<p>{''.join(cell_html(c, results) for c in block.cells)}</p>")
+    if isinstance(block, Heading):
+        return Markup(f"<h3>{''.join(cell_html(c, results) for c in block.cells)}</h3>")
     if isinstance(block, Table):
         head = "".join(f"<th>{escape(c)}</th>" for c in block.columns)
         body = "".join("<tr>" + "".join(f"<td>{cell_html(c, results)}</td>" for c in row)

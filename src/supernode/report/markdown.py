@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from supernode.report.blocks import Details, Figure, Paragraph, Section, Table
+from supernode.report.blocks import Details, Figure, Heading, Paragraph, Section, Table
 from supernode.report.render import cell_text, md_escape
 
 
@@ -12,6 +12,8 @@ def block_md(block: Any, results: dict[str, Any]) -> list[str]:
     """One block as Markdown lines."""
     if isinstance(block, Paragraph):
         return ["".join(cell_text(c, results) for c in block.cells), ""]
+    if isinstance(block, Heading):
+        return ["### " + "".join(cell_text(c, results) for c in block.cells), ""]
     if isinstance(block, Table):
         lines = [f"**{block.title}**", "",
                  "| " + " | ".join(c or " " for c in block.columns) + " |",

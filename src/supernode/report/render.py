@@ -10,6 +10,9 @@ from markupsafe import escape
 from supernode.report.blocks import Label, Num, Txt, key_text, lookup
 from supernode.report.format import format_value
 
+#: Keys whose value also becomes a CSS class (``v-fail``, ``v-error``) for colour.
+MARKED = ("status", "severity", "verdict")
+
 
 def cell_html(cell: Any, results: dict[str, Any]) -> str:
     """One cell (or a run of cells) as HTML; values carry ``data-key`` for checking."""
@@ -25,7 +28,9 @@ def cell_html(cell: Any, results: dict[str, Any]) -> str:
                 f"{escape(format_value(value, cell.kind))}</span>")
     if isinstance(cell, Txt):
         text = "-" if value is None else str(value)
-        return f'<span class="txt" data-key="{escape(key_text(cell.key))}">{escape(text)}</span>'
+        mark = f" v-{text}" if cell.key[-1] in MARKED and text.isidentifier() else ""
+        return (f'<span class="txt{mark}" data-key="{escape(key_text(cell.key))}">'
+                f"{escape(text)}</span>")
     raise TypeError(f"not a cell: {cell!r}")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from supernode.report import sections_run  # noqa: F401  (registered before these)
-from supernode.report.blocks import Details, Paragraph, Section, Table
+from supernode.report.blocks import Details, Heading, Paragraph, Section, Table
 from supernode.report.format import UNIT_KINDS
 from supernode.report.sections import register_section
 from supernode.report.sections_core import L, N, T
@@ -50,8 +50,8 @@ def decisions_section(r: dict[str, Any]) -> Section:
     """The decision log: context, options with their figures, decision, consequences."""
     s = Section("decisions", "Decisions")
     for i, d in enumerate(r["decisions"]):
-        s.blocks.append(Paragraph((T("decisions", i, "id"), L(" "), T("decisions", i, "title"),
-                                   L(": "), T("decisions", i, "context"))))
+        s.blocks.append(Heading((T("decisions", i, "id"), L(" "), T("decisions", i, "title"))))
+        s.blocks.append(Paragraph((L("Context: "), T("decisions", i, "context"))))
         rows = []
         for j, o in enumerate(d["options"]):
             figures: list = []
