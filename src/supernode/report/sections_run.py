@@ -58,12 +58,11 @@ def _kv(title: str, rows: list[tuple]) -> Table:
     return Table(title, ("item", "value"), tuple(rows))
 
 
-def facility_section(r: dict[str, Any]) -> Section:
-    """Power, feeds, energy, cooling, floor and cabling."""
-    s = Section("facility", "Facility")
+def _power_tables() -> list[Table]:
+    """Power and feeds; energy and cost."""
     f = ("facility",)
     p = f + ("power",)
-    s.blocks.append(_kv("Power", [
+    power = _kv("Power", [
         (L("host (one)"), N(*p, "host", "total_w", kind="w")),
         (L("host figure"), T(*p, "host", "source")),
         (L("rack"), N(*p, "rack", "total_w", kind="w")),
@@ -79,9 +78,9 @@ def facility_section(r: dict[str, Any]) -> Section:
         (L("power available"), N(*f, "feeds", "available_w", kind="w")),
         (L("headroom"), N(*f, "feeds", "headroom", kind="share")),
         (L("PDUs per feed (one rack)"), N(*f, "distribution", "pdus_per_feed", kind="count")),
-        (L("distribution recommended"), T(*f, "distribution", "recommended"))]))
+        (L("distribution recommended"), T(*f, "distribution", "recommended"))])
     e = f + ("energy",)
-    s.blocks.append(_kv("Energy and cost", [
+    energy = _kv("Energy and cost", [
         (L("PUE (stated)"), N(*e, "pue", kind="ratio")),
         (L("facility power at the plan's utilisation"), N(*e, "facility_w", kind="w")),
         (L("energy per step (facility)"), N(*e, "per_step_facility_j", kind="j")),
@@ -89,9 +88,15 @@ def facility_section(r: dict[str, Any]) -> Section:
         (L("energy cost per million tokens"), N(*e, "cost_per_million_tokens_usd",
                                                 kind="usd")),
         (L("energy per year"), N(*e, "annual_mwh", kind="mwh")),
-        (L("energy cost per year"), N(*e, "annual_cost_usd", kind="usd"))]))
+        (L("energy cost per year"), N(*e, "annual_cost_usd", kind="usd"))])
+    return [power, energy]
+
+
+def _site_tables() -> list[Table]:
+    """Cooling; floor and cabling."""
+    f = ("facility",)
     c = f + ("cooling",)
-    s.blocks.append(_kv("Cooling", [
+    cooling = _kv("Cooling", [
         (L("heat to liquid"), N(*c, "liquid_fraction", kind="share")),
         (L("liquid share from"), T(*c, "liquid_fraction_source")),
         (L("liquid heat per rack"), N(*c, "liquid_heat_per_rack_w", kind="w")),
@@ -105,9 +110,9 @@ def facility_section(r: dict[str, Any]) -> Section:
         (L("flow in all"), N(*c, "flow_total_l_per_min", kind="l_per_min")),
         (L("far-end rise"), N(*c, "far_end_delta_t_c", kind="c")),
         (L("CDUs needed"), N(*c, "cdu", "needed", kind="count")),
-        (L("CDUs installed"), N(*c, "cdu", "installed", kind="count"))]))
+        (L("CDUs installed"), N(*c, "cdu", "installed", kind="count"))])
     fl = f + ("floor",)
-    s.blocks.append(_kv("Floor and cabling", [
+    floor = _kv("Floor and cabling", [
         (L("racks (compute + network)"), N(*fl, "racks", kind="count")),
         (L("rows"), N(*fl, "rows", kind="count")),
         (L("rack weight"), N(*fl, "rack_weight_kg", kind="kg")),
@@ -118,8 +123,16 @@ def facility_section(r: dict[str, Any]) -> Section:
         (L("floor area"), N(*fl, "area_m2", kind="m2")),
         (L("fibre cores per rack"), N(*f, "cabling", "fibre_cores_per_rack", kind="count")),
         (L("transceivers"), N(*f, "cabling", "transceivers_total", kind="count")),
-        (L("cables"), N(*f, "cabling", "cables_total", kind="count"))]))
-    s.blocks += [Paragraph((T(*f, "notes", i),)) for i in range(len(r["facility"]["notes"]))]
+        (L("cables"), N(*f, "cabling", "cables_total", kind="count"))])
+    return [cooling, floor]
+
+
+def facility_section(r: dict[str, Any]) -> Section:
+    """Power, feeds, energy, cooling, floor and cabling, with two figures."""
+    s = Section("facility", "Facility")
+    s.blocks += _power_tables() + _site_tables()
+    s.blocks += [Paragraph((T("facility", "notes", i),))
+                 for i in range(len(r["facility"]["notes"]))]
     s.blocks.append(Figure("power", power_svg(r["facility"]), "Host power by part and a "
                                                               "rack's heat"))
     floor = floor_svg(r["facility"])
