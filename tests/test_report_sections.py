@@ -57,3 +57,25 @@ def test_rules_doc_is_generated():
     doc = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
     text = doc.read_text(encoding="utf-8")
     assert render(text) == text, "regenerate docs/rules.md (see its 'Regenerate' block)"
+
+
+def test_timeline_summary_is_bounded_and_exact():
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from supernode.design.simulation import MAX_INTERVALS, timeline_by_dimension
+
+    rng = np.random.default_rng(7)
+    starts = rng.uniform(0, 10.0, 50_000)
+    rows = [("job0", f"stage {i % 64}", "tp" if i % 2 else "compute", float(s), float(s) + 1e-4)
+            for i, s in enumerate(starts)]
+    rows.append(("job0", "stage 0", "dp", 2.0, 3.0))
+    rows.append(("job0", "stage 1", "dp", 2.5, 4.0))
+    result = SimpleNamespace(tables=SimpleNamespace(timeline=rows, duration_s=10.0001))
+    lanes = timeline_by_dimension(result)["lanes"]
+    assert list(lanes)[:2] == ["compute", "tp"]
+    # gaps shorter than duration / MAX_INTERVALS are closed: at most MAX_INTERVALS + 1 spans
+    assert all(len(lane["intervals"]) <= MAX_INTERVALS + 1 for lane in lanes.values())
+    assert lanes["dp"]["intervals"] == [[2.0, 4.0]] and lanes["dp"]["busy_s"] == 2.0
+    assert lanes["tp"]["transfers"] == 25_000

@@ -26,7 +26,8 @@ from supernode.spec.workload import WorkloadSpec
 #: Time bins of the heatmap, and links shown per tier (busiest first).
 HEATMAP_BINS = 48
 HEATMAP_LINKS = 16
-#: Intervals kept per timeline lane (gaps shorter than the run / this are closed).
+#: Timeline lanes keep at most this many intervals + 1 (gaps shorter than the run / this
+#: are closed).
 MAX_INTERVALS = 400
 #: Lane order of the timeline (others after, alphabetically).
 LANES = ("compute", "optimizer", "tp", "cp", "ep", "pp", "dp", "dp_expert", "communication")
