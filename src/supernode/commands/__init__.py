@@ -32,6 +32,8 @@ COMMAND_MODULES = (
     "supernode.commands.compare",
     "supernode.commands.bench_plan",
     "supernode.commands.link",
+    "supernode.commands.design",
+    "supernode.commands.check",
 )
 
 _registered = False

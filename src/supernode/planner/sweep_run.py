@@ -43,7 +43,7 @@ def make_tasks(spec: SweepSpec, variants: list[dict[str, Any]]) -> list[dict[str
 
 
 def _target(base: dict[str, Any], overrides: dict[str, Any]):
-    spec = load_cluster_spec(base["cluster"])
+    spec = load_cluster_spec(overrides.get("cluster", base["cluster"]))
     base_gpus = spec.supernodes * spec.scale_up.size
     cluster = {k[len("cluster."):]: v for k, v in overrides.items() if k.startswith("cluster.")}
     if base["keep_gpus"] and "scale_up.size" in cluster:

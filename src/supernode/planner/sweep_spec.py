@@ -5,7 +5,8 @@ settings) and either ``axes`` (``mode: product``, the Cartesian product of every
 axis's values) or ``variants`` (``mode: list``, each a mapping of overrides). Every key
 of an axis or variant is a dotted path with one of three roots:
 
-* ``cluster.<path>``, or the bare path: a field of the cluster document
+* ``cluster`` (a preset name or cluster file: candidate designs compared in one sweep),
+  ``cluster.<path>``, or the bare path: a field of the cluster document
   (``scale_up.size``, ``host.nics.speed_gbit_per_s``, ``scale_out.oversubscription``);
 * ``workload`` (a preset name or file) or ``workload.<field>`` (``workload.layers``);
 * ``plan.<setting>``: one of :data:`PLAN_SETTINGS` (``plan.gpus``, ``plan.global_batch``).
@@ -90,7 +91,7 @@ def normalise_key(key: str, where: str) -> str:
     """
     if key.endswith(".") or ".." in key or not key:
         raise InputError(where, f"malformed path {key!r}")
-    if key == "workload" or key.startswith(("cluster.", "workload.")):
+    if key in ("workload", "cluster") or key.startswith(("cluster.", "workload.")):
         return key
     if key.startswith("plan.") and key[5:] in PLAN_SETTINGS:
         return key
@@ -221,4 +222,27 @@ def load_sweep_spec(path: str | Path) -> tuple[SweepSpec, list[dict[str, Any]]]:
     for variant in variants:
         if isinstance(variant.get("workload"), str):
             variant["workload"] = resolve_reference(variant["workload"], folder)
+    check_cluster_values(variants, folder, str(path))
     return spec, variants
+
+
+def check_cluster_values(variants: list[dict[str, Any]], folder: Path, source: str) -> None:
+    """Resolve and load every cluster a ``cluster`` axis names (refused at load, not per
+    variant: a missing file would make its variants all errors)."""
+    from supernode.spec.clusterfile import load_cluster_spec
+
+    seen: set[str] = set()
+    for variant in variants:
+        if "cluster" not in variant:
+            continue
+        ref = variant["cluster"]
+        if not isinstance(ref, str):
+            raise InputError("axes['cluster']", f"a preset name or cluster file, got {ref!r}",
+                             source=source)
+        variant["cluster"] = resolve_reference(ref, folder)
+        if variant["cluster"] not in seen:
+            seen.add(variant["cluster"])
+            try:
+                load_cluster_spec(variant["cluster"])
+            except InputError as exc:
+                raise InputError("axes['cluster']", exc.render(), source=source) from None

@@ -178,28 +178,73 @@ class ScaleOutSpec(StrictModel):
         return self
 
 
+Cooling = Literal["air", "liquid", "hybrid", "immersion"]
+Coolant = Literal["water", "pg25"]
+
+
 class RackSpec(StrictModel):
-    """Racking: how hosts fill racks (used by the facility model)."""
+    """Racking: how hosts fill racks, and what each rack draws, weighs and sheds (facility)."""
 
     hosts_per_rack: int = Field(ge=1, description="Compute hosts or trays per rack.")
     switch_trays_per_rack: int = Field(0, ge=0, description="Scale-up switch trays per rack.")
     power_kw: float | None = Field(None, gt=0, description="Rack power budget in kW.")
-    weight_kg: float | None = Field(None, gt=0, description="Loaded rack weight in kg.")
-    cooling: Literal["air", "liquid", "hybrid", "immersion"] | None = Field(
+    weight_kg: float | None = Field(None, gt=0, description="Loaded rack weight in kg "
+                                    "(null: summed from parts, docs/facility.md).")
+    cooling: Cooling | None = Field(
         None, description="How the rack is cooled (null = not stated)."
     )
+    liquid_heat_fraction: float | None = Field(
+        None, ge=0, le=1, description="Share of the rack's heat taken by liquid (null: 0.8 "
+        "with plate cooling for liquid or hybrid, 1.0 immersion, 0 air; seed 001 §3.2).")
+    power_distribution: Literal["busbar", "pdu"] | None = Field(
+        None, description="Busbar or PDUs (null = not stated; seed 001 §3.1).")
+    psu_efficiency: float | None = Field(
+        None, gt=0.5, le=1, description="AC-to-DC efficiency of the power supplies "
+        "(null: 0.94, docs/facility.md).")
+    switch_tray_power_kw: float | None = Field(
+        None, gt=0, description="Power of one scale-up switch tray in kW (null: from the "
+        "switch chips).")
+    width_m: float = Field(0.6, gt=0, le=3, description="Rack width in m.")
+    depth_m: float = Field(1.2, gt=0, le=3, description="Rack depth in m.")
 
 
 class FacilitySpec(StrictModel):
-    """Facility constraints (used by the facility model)."""
+    """Facility constraints: power feeds, room air, coolant loop, floor (facility model)."""
 
     power_available_kw: float | None = Field(None, gt=0, description="IT power available in kW.")
+    power_feeds: int = Field(2, ge=1, le=8, description="Independent power feeds (one "
+                             "utility + one UPS = 2; seed 001 §3.1).")
+    feed_redundancy: int = Field(1, ge=0, le=7, description="X of N+X: feeds that may fail "
+                                 "while the rest carry the whole load.")
     room_cooling_kw_per_rack: float | None = Field(
         None, gt=0, description="Air cooling capacity per rack position in kW."
     )
     floor_rating_kg_per_m2: float | None = Field(None, gt=0, description="Floor load rating.")
-    coolant: Literal["water", "pg25"] = Field("water", description="Facility coolant.")
-    coolant_inlet_c: float = Field(25.0, description="Coolant supply temperature in deg C.")
+    coolant: Coolant = Field("water", description="Facility coolant.")
+    coolant_inlet_c: float = Field(25.0, ge=2, le=60, description="Coolant supply temperature "
+                                   "in deg C (seed 001 §3.2: 25).")
+    coolant_delta_t_c: float = Field(6.0, gt=0, le=30, description="Design inlet-to-outlet "
+                                     "temperature rise in deg C (seed: 5-8 normal).")
+    flow_imbalance: float = Field(0.10, ge=0, lt=0.9, description="Share of nominal flow the "
+                                  "farthest rack lacks (seed 001 §3.2 far-end imbalance).")
+    cdu_capacity_kw: float = Field(2000.0, gt=0, description="Heat one CDU removes in kW "
+                                   "(default: in-row liquid-to-liquid class).")
+    cdu_redundancy: int = Field(1, ge=0, le=8, description="Spare CDUs (N+1 = 1).")
+    aisle_clearance_m: float = Field(1.2, gt=0, le=10, description="Front and rear aisle "
+                                     "width in m (seed 001 §3.4: >= 1.2).")
+    racks_per_row: int = Field(8, ge=1, le=100, description="Rack positions per row.")
+    energy_price_usd_per_kwh: float = Field(0.10, gt=0, le=10, description="Price of energy "
+                                            "in USD/kWh (assumption; set yours).")
+    pue: float = Field(1.2, ge=1, le=4, description="Power usage effectiveness: facility "
+                       "energy over IT energy (assumption; set yours).")
+
+    @model_validator(mode="after")
+    def _feeds(self) -> FacilitySpec:
+        if self.feed_redundancy >= self.power_feeds:
+            raise FieldError("feed_redundancy", f"N+X needs X < feeds: {self.power_feeds} "
+                             f"feed(s) cannot lose {self.feed_redundancy} and still carry "
+                             "the load")
+        return self
 
 
 class ClusterSpec(StrictModel):

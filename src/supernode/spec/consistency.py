@@ -28,6 +28,30 @@ def check_cluster(cluster: Cluster) -> None:
     if up.kind in checks:
         checks[up.kind](cluster)
     _check_scale_out(cluster)
+    _check_racks(cluster)
+
+
+#: Most rack units a rack holds (tall 52U racks plus margin); beyond, hosts do not fit.
+MAX_RACK_UNITS = 58
+
+
+def _check_racks(cluster: Cluster) -> None:
+    racks = cluster.spec.racks
+    if racks is None:
+        return
+    if racks.switch_trays_per_rack and cluster.scale_up.kind not in ("nvswitch", "hybrid"):
+        raise InputError("racks.switch_trays_per_rack",
+                         f"switch trays need a switched scale-up domain (nvswitch or hybrid); "
+                         f"scale_up.kind is {cluster.scale_up.kind!r}: use 0")
+    units = cluster.spec.host.rack_units
+    if units is not None:
+        height = racks.hosts_per_rack * units + racks.switch_trays_per_rack
+        if height > MAX_RACK_UNITS:
+            raise InputError("racks.hosts_per_rack",
+                             f"{racks.hosts_per_rack} hosts of {units}U"
+                             + (f" + {racks.switch_trays_per_rack} switch trays"
+                                if racks.switch_trays_per_rack else "")
+                             + f" = {height}U do not fit a rack (at most {MAX_RACK_UNITS}U)")
 
 
 def _check_size(cluster: Cluster) -> None:

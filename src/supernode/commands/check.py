@@ -1,0 +1,70 @@
+"""``supernode check``: the design rules as a CI gate.
+
+Runs validate -> topology -> plan -> (simulate) -> facility -> rules and prints every
+finding. Exit code 1 when an error-severity rule fails, 0 otherwise, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from supernode.commands import app
+from supernode.commands._output import handles_input_errors, print_json, stdout
+from supernode.commands.design import design_input, progress_display, stage_hook
+from supernode.design import run_design
+from supernode.netsim.scenario import MAX_SEED
+from supernode.textsafe import rich_safe
+
+STATUS_STYLE = {"fail": "bold red", "pass": "green", "not_applicable": "dim",
+                "not_evaluated": "yellow"}
+
+
+def findings_table(data: dict) -> Table:
+    """Every rule: id, severity, status, measured, threshold, detail."""
+    table = Table(title=f"design rules: {rich_safe(data['cluster']['name'])} x "
+                        f"{rich_safe(data['workload']['name'])}")
+    for col in ("rule", "seed", "severity", "status", "measured", "threshold", "detail"):
+        table.add_column(col)
+    for f in data["findings"]:
+        measured = "-" if f["measured"] is None else f"{f['measured']:.4g}"
+        thr = f["threshold"]
+        threshold = "-" if thr is None else (f"{thr[0]:g}-{thr[1]:g}" if isinstance(thr, list)
+                                             else f"{f['comparison']} {thr:.4g}")
+        status = f"[{STATUS_STYLE[f['status']]}]{f['status']}[/]"
+        table.add_row(f["id"], f["seed"], f["severity"], status, f"{measured} {f['unit']}",
+                      threshold, rich_safe(f["detail"]))
+    return table
+
+
+@app.command("check")
+@handles_input_errors
+def check_command(
+    cluster: str | None = typer.Option(None, "--cluster", help="Cluster file or preset."),
+    workload: str | None = typer.Option(None, "--workload", help="Workload file or preset."),
+    plan: Path | None = typer.Option(None, "--plan", help="The plan to check (default: the "
+                                     "planner's best)."),
+    rules: Path | None = typer.Option(None, "--rules", help="Rule pack (docs/rules.md)."),
+    name: str | None = typer.Option(None, "--example", help="A bundled example."),
+    simulate: bool = typer.Option(True, "--simulate/--no-simulate", help="Simulate the "
+                                  "iteration (the link-utilisation rule needs it)."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed of the ECMP hash."),
+    json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+) -> None:
+    """Check a design against the rules; exit 1 when an error-severity rule fails."""
+    inputs = design_input(cluster, workload, plan, rules, name, simulate, seed, None)
+    with progress_display(quiet or json_output) as bar:
+        data = run_design(inputs, stage_hook(bar)).to_dict()
+    if json_output:
+        print_json({"verdict": data["verdict"], "findings": data["findings"],
+                    "inputs": data["inputs"]})
+    else:
+        stdout.print(findings_table(data))
+        v = data["verdict"]
+        stdout.print(f"verdict: {v['verdict']}; errors: {', '.join(v['errors']) or 'none'}",
+                     highlight=False)
+    if data["verdict"]["errors"]:
+        raise typer.Exit(code=1)

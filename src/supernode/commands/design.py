@@ -1,0 +1,109 @@
+"""``supernode design``: the whole review of a cluster for a workload, as a report folder.
+
+validate -> topology -> plan -> simulate -> facility -> rules -> report, with a progress
+display. Writes ``report.html`` (self-contained), ``report.md``, ``results.json`` and
+``decisions.md`` into ``--out`` atomically; ``--json`` prints ``results.json``. With no
+arguments it runs the bundled flagship example.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import nullcontext
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from supernode.commands import app
+from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
+from supernode.design import FLAGSHIP, STAGES, DesignInput, example, run_design
+from supernode.errors import InputError
+from supernode.netsim.scenario import MAX_SEED
+from supernode.textsafe import rich_safe
+
+
+def design_input(cluster: str | None, workload: str | None, plan: Path | None,
+                 rules: Path | None, name: str | None, simulate: bool, seed: int,
+                 global_batch: int | None) -> DesignInput:
+    """The inputs: an example (``--example`` or none given: the flagship), or the files."""
+    if cluster is None and workload is None:
+        e = example(name or FLAGSHIP)
+        return DesignInput(e.cluster, e.workload, plan or e.plan, rules, simulate, 5, seed,
+                           global_batch, e.name)
+    if name is not None:
+        raise InputError("--example", "give either --example or --cluster/--workload")
+    if cluster is None or workload is None:
+        raise InputError("--cluster" if cluster is None else "--workload",
+                         "give both --cluster and --workload (or neither: the flagship "
+                         "example)")
+    return DesignInput(cluster, workload, plan, rules, simulate, 5, seed, global_batch)
+
+
+def progress_display(quiet: bool):
+    """A rich progress bar of the stages on stderr, or nothing (quiet or not a terminal)."""
+    if quiet or not sys.stderr.isatty() or not sys.stdout.isatty():
+        return nullcontext(None)
+    return Progress(TextColumn("{task.description:<10}"), BarColumn(),
+                    TextColumn("{task.completed}/{task.total} stages"), TimeElapsedColumn(),
+                    console=stderr, transient=True)
+
+
+def stage_hook(bar):
+    """Progress callback moving ``bar`` to the stage being run."""
+    if bar is None:
+        return None
+    task = bar.add_task("validate", total=len(STAGES) + 1)
+
+    def hook(stage: str, index: int, total: int) -> None:
+        """Show the stage now running."""
+        bar.update(task, description=stage, completed=index)
+    return hook
+
+
+@app.command("design")
+@handles_input_errors
+def design_command(
+    cluster: str | None = typer.Option(None, "--cluster", help="Cluster file or preset."),
+    workload: str | None = typer.Option(None, "--workload", help="Workload file or preset."),
+    plan: Path | None = typer.Option(None, "--plan", help="The plan to review (YAML/JSON); "
+                                     "default: the planner's best."),
+    rules: Path | None = typer.Option(None, "--rules", help="Rule pack overriding the "
+                                      "default thresholds and severities (docs/rules.md)."),
+    name: str | None = typer.Option(None, "--example", help="A bundled example: flagship, "
+                                    "h100-servers, deepseek-v3-nvl72, flawed."),
+    out: Path = typer.Option(Path("design-report"), "--out", help="Folder for the report "
+                             "files (written all at once, or not at all)."),
+    simulate: bool = typer.Option(True, "--simulate/--no-simulate", help="Simulate the "
+                                  "plan's iteration on the fabric."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed of the ECMP hash."),
+    global_batch: int | None = typer.Option(None, "--global-batch", min=1,
+                                            help="Sequences per step (default: the planner's)."),
+    json_output: bool = typer.Option(False, "--json", help="Print results.json only."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+) -> None:
+    """Review a design: topology, plans, simulation, facility, rules -> report folder."""
+    from supernode.outputs import check_output_folder
+    from supernode.report import write_report
+
+    check_output_folder(out, "--out")
+    inputs = design_input(cluster, workload, plan, rules, name, simulate, seed, global_batch)
+    with progress_display(quiet or json_output) as bar:
+        result = run_design(inputs, stage_hook(bar))
+        data = result.to_dict()
+        files = write_report(data, out, "--out")
+    if json_output:
+        print_json(data)
+        return
+    v = data["verdict"]
+    stdout.print(f"{rich_safe(data['cluster']['name'])} x {rich_safe(data['workload']['name'])}"
+                 f": verdict {v['verdict']} ({v['failed_by_severity']['error']} errors, "
+                 f"{v['failed_by_severity']['warning']} warnings, "
+                 f"{v['failed_by_severity']['info']} info of {v['rules_evaluated']} rules)",
+                 highlight=False)
+    for f in data["findings"]:
+        if f["failed"]:
+            stdout.print(f"  {f['severity']:<7} {f['id']}: {rich_safe(f['detail'])}",
+                         highlight=False)
+    stdout.print(f"report: {rich_safe(files[0])} (and report.md, results.json, decisions.md)",
+                 highlight=False)

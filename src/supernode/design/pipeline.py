@@ -1,0 +1,166 @@
+"""The design review pipeline: validate -> topology -> plan -> simulate -> facility ->
+rules, each stage reading the results of the ones before (the report comes after).
+
+:func:`run_design` loads and checks every input first (cluster, workload, plan, rule
+pack), so bad input fails before any model runs; then each stage calls the project's
+public entry points (:func:`~supernode.topology.metrics.topology_report`,
+:func:`~supernode.planner.plan_job`, :func:`~supernode.netsim.scenario.simulate_jobs`,
+:func:`~supernode.facility.facility_report`, :func:`~supernode.rules.run_rules`). The
+:class:`DesignResult` holds the result objects and :meth:`DesignResult.to_dict` is
+``results.json``: every figure the report shows.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from supernode.design.decisions import decision_records
+from supernode.design.plans import best_view, given_view, simulation_plan
+from supernode.design.simulation import run_simulation, simulation_results
+from supernode.design.summary import cluster_summary, workload_summary
+from supernode.errors import InputError
+from supernode.facility import WorkloadUse, facility_report
+from supernode.planner import build_target, plan_job
+from supernode.planner.fit import CONVENTIONAL_DOMAIN, FitInput, workload_fit
+from supernode.rules import Facts, load_pack, run_rules, summary
+from supernode.spec.clusterfile import load_cluster_spec
+from supernode.spec.plan import ParallelPlan, plan_from_data
+from supernode.spec.planfile import fill_dp, plan_document
+from supernode.spec.resolve import resolve_cluster
+from supernode.topology.metrics import topology_report
+from supernode.workload.presets import load_workload
+
+SCHEMA = "supernode-design/1"
+STAGES = ("validate", "topology", "plan", "simulate", "facility", "rules")
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class DesignInput:
+    """What to review: cluster and workload (preset or file), optional plan and rule pack."""
+
+    cluster: str | Path
+    workload: str | Path
+    plan: Path | None = None
+    rules: Path | None = None
+    simulate: bool = True
+    top: int = 5
+    seed: int = 0
+    global_batch: int | None = None
+    example: str | None = None
+
+
+@dataclass
+class DesignResult:
+    """Result objects of every stage and the JSON-ready dicts the report reads."""
+
+    inputs: DesignInput
+    data: dict[str, Any]
+    findings: list[Any]
+    timings_s: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def errors(self) -> list[str]:
+        """Ids of the error-severity rules that failed."""
+        return self.data["verdict"]["errors"]
+
+    def to_dict(self) -> dict[str, Any]:
+        """``results.json``: stable keys (docs/design.md)."""
+        return {**self.data, "timings_s": self.timings_s}
+
+
+def _load(inputs: DesignInput):
+    """Every input loaded and checked (InputError with the field path otherwise)."""
+    spec = load_cluster_spec(inputs.cluster)
+    try:
+        cluster = resolve_cluster(spec)
+    except InputError as exc:
+        raise InputError(exc.path, exc.message, source=str(inputs.cluster)) from None
+    workload = load_workload(inputs.workload)
+    pack = load_pack(inputs.rules) if inputs.rules is not None else None
+    doc = plan_document(inputs.plan) if inputs.plan is not None else None
+    return spec, cluster, workload, pack, doc
+
+
+def _given_plan(doc: dict[str, Any] | None, gpus: int, global_batch: int,
+                source: str) -> ParallelPlan | None:
+    if doc is None:
+        return None
+    data = fill_dp(dict(doc), gpus, "the cluster")
+    data.setdefault("global_batch_sequences", global_batch)
+    return plan_from_data(data, source=source)
+
+
+def _fit(spec, workload, global_batch: int, size: int) -> tuple[dict | None, str | None]:
+    """The planner's workload fit at 8 GPUs and at the supernode's size (or why not)."""
+    try:
+        fit = workload_fit(FitInput(workload, spec, None, global_batch,
+                                    tuple(sorted({CONVENTIONAL_DOMAIN, size}))))
+        return fit, None
+    except InputError as exc:
+        return None, f"workload fit not computed: {exc.message}"
+
+
+def run_design(inputs: DesignInput, progress: Progress | None = None) -> DesignResult:
+    """Run every stage of the review; InputError for bad input anywhere in the chain."""
+    starts: dict[str, float] = {}
+
+    def stage(name: str) -> None:
+        starts[name] = time.perf_counter()
+        if progress is not None:
+            progress(name, STAGES.index(name), len(STAGES))
+
+    stage("validate")
+    spec, cluster, workload, pack, doc = _load(inputs)
+    stage("topology")
+    topo = topology_report(cluster)
+    stage("plan")
+    target, _ = build_target(spec, workload, None, inputs.global_batch)
+    given = _given_plan(doc, target.gpus, target.global_batch_sequences, str(inputs.plan))
+    report = plan_job(target, top=inputs.top, reference=given)
+    view = given_view(target, given, report) if given is not None else best_view(report)
+    fit, fit_note = _fit(spec, workload, target.global_batch_sequences, cluster.scale_up.size)
+    stage("simulate")
+    sim = None
+    if inputs.simulate and view is not None:
+        plan, order = simulation_plan(view, report, given)
+        sim = simulation_results(run_simulation(cluster, workload, plan, order, inputs.seed))
+    stage("facility")
+    use = None
+    if view is not None:
+        step = sim["step_time_s"] if sim else view["step_time_s"]
+        use = WorkloadUse(view["busy_share"], step, target.tokens_per_step)
+    fac = facility_report(cluster, topo, use).to_dict()
+    stage("rules")
+    plans = report.to_dict()
+    facts = Facts(cluster, workload_summary(workload), topo.to_dict(), plans, view, sim, fac,
+                  fit)
+    findings = run_rules(facts, pack)
+    verdict = summary(findings)
+    data = {
+        "schema": SCHEMA,
+        "inputs": {"cluster": str(inputs.cluster), "workload": str(inputs.workload),
+                   "plan": str(inputs.plan) if inputs.plan else None,
+                   "rules": str(inputs.rules) if inputs.rules else "default",
+                   "example": inputs.example, "simulate": inputs.simulate,
+                   "seed": inputs.seed},
+        "verdict": verdict,
+        "cluster": cluster_summary(cluster, topo),
+        "workload": facts.workload,
+        "topology": facts.topology,
+        "plans": plans,
+        "reviewed_plan": view,
+        "simulation": sim,
+        "facility": fac,
+        "fit": fit,
+        "findings": [f.to_dict() for f in findings],
+        "notes": [n for n in (fit_note,) if n],
+    }
+    data["decisions"] = decision_records(data, cluster)
+    ends = [starts[n] for n in STAGES[1:]] + [time.perf_counter()]
+    timings = {n: end - starts[n] for n, end in zip(STAGES, ends, strict=True)}
+    return DesignResult(inputs, data, findings, timings)

@@ -1,0 +1,83 @@
+"""The plan under review, one view for the planner's best plan and for a given plan.
+
+Rules and the report read the same keys whichever way the plan came: sizes, rank order,
+step time, memory, where each group runs, whether TP leaves the supernode, and the
+communication shares (issued over compute + communication, and exposed over the step,
+as :func:`~supernode.planner.detail.comm_compute_row` defines them). A given plan is
+estimated with :func:`~supernode.estimate.model.estimate_plan` (knobs it leaves open are
+chosen as a tuned run would) and placed with the planner's Megatron rank order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from supernode.estimate.model import estimate_plan
+from supernode.planner.detail import placement_of
+from supernode.planner.mapping import Layout
+from supernode.planner.report import PlanReport
+from supernode.planner.search import PlanTarget, tp_crosses_domain
+from supernode.spec.plan import ParallelPlan, plan_from_data
+
+_COMM = ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm")
+
+
+def _busy(breakdown: dict[str, float]) -> float:
+    step = sum(breakdown.values())
+    return (breakdown["compute"] + breakdown["optimizer"]) / step if step > 0 else 0.0
+
+
+def best_view(report: PlanReport) -> dict[str, Any] | None:
+    """The planner's best plan as the reviewed plan (None when nothing is feasible)."""
+    if not report.feasible or not report.plans:
+        return None
+    d = report.plans[0].to_dict()
+    cc = d["comm_compute"]
+    return {"source": "planner", "tp": d["tp"], "pp": d["pp"], "dp": d["dp"], "cp": d["cp"],
+            "ep": d["ep"], "rank_order": d["rank_order"], "step_time_s": d["step_time_s"],
+            "tokens_per_s": d["tokens_per_s"], "mfu": d["mfu"],
+            "fits_in_memory": d["fits_in_memory"],
+            "memory_per_gpu_bytes": d["memory_per_gpu_bytes"],
+            "memory_capacity_bytes": d["memory_capacity_bytes"],
+            "tp_crosses_domain": d["tp_crosses_scale_up_domain"],
+            "placement": d["placement"], "comm_share": cc["share"],
+            "exposed_comm_share": cc["exposed_share"], "breakdown_s": d["breakdown_s"],
+            "busy_share": _busy(d["breakdown_s"]), "rank": 1, "best_speedup": 1.0}
+
+
+def given_view(target: PlanTarget, plan: ParallelPlan, report: PlanReport
+               ) -> dict[str, Any]:
+    """A given plan as the reviewed plan: estimated, placed, ranked among the planner's."""
+    est = estimate_plan(target.workload, plan, target.system)
+    layout = Layout(plan.tp, plan.pp, plan.dp, plan.cp, plan.ep)
+    places = placement_of(target, layout, {}, {})
+    step = est.step_time_s
+    issued = sum(est.comm_share_by_tier.values())
+    ref = report.reference or {}
+    return {"source": "given", "tp": plan.tp, "pp": plan.pp, "dp": plan.dp, "cp": plan.cp,
+            "ep": plan.ep, "rank_order": layout.order_name, "step_time_s": step,
+            "tokens_per_s": est.tokens_per_s, "mfu": est.mfu,
+            "fits_in_memory": est.fits_in_memory,
+            "memory_per_gpu_bytes": est.memory_per_gpu_bytes["total"],
+            "memory_capacity_bytes": est.memory_usable_bytes,
+            "tp_crosses_domain": tp_crosses_domain(layout, target.system),
+            "placement": {d: places[d]["tier"] if d in places else None
+                          for d in ("tp", "cp", "pp", "dp", "ep")},
+            "comm_share": issued,
+            "exposed_comm_share": sum(est.breakdown_s[k] for k in _COMM) / step,
+            "breakdown_s": est.breakdown_s, "busy_share": _busy(est.breakdown_s),
+            "chosen": est.chosen, "rank": ref.get("rank"),
+            "best_speedup": ref.get("best_speedup")}
+
+
+def simulation_plan(view: dict[str, Any], report: PlanReport, given: ParallelPlan | None
+                    ) -> tuple[ParallelPlan, tuple[str, ...]]:
+    """The plan to simulate and its rank order (innermost first)."""
+    if given is not None:
+        return given, ("tp", "cp", "dp", "pp")
+    best = report.plans[0]
+    x = best.layout
+    data = {"tp": x.tp, "pp": x.pp, "dp": x.dp, "cp": x.cp, "ep": x.ep,
+            "global_batch_sequences": report.outcome.target.global_batch_sequences}
+    data.update({k: v for k, v in best.knobs.items() if k in ParallelPlan.model_fields})
+    return plan_from_data(data), tuple(x.order)

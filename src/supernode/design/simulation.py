@@ -1,0 +1,91 @@
+"""Simulate the reviewed plan's iteration and summarise it for the report.
+
+The run is :func:`~supernode.netsim.scenario.simulate_jobs` (one job on every
+accelerator, ranks renumbered for the plan's rank order). The report needs two
+summaries that scale to thousands of GPUs, so that drawing never costs more than the
+simulation: the utilisation heatmap of the busiest links per tier (the simulator's own
+``heatmap`` table, cut to :data:`HEATMAP_LINKS` rows) and the timeline merged per
+parallel dimension (one lane per dimension, intervals merged in one sort, capped at
+:data:`MAX_INTERVALS` per lane).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from supernode.netsim.jobs import check_job_size
+from supernode.netsim.plans import reorder
+from supernode.netsim.scenario import JobInput, SimOptions, SimResult, simulate_jobs
+from supernode.spec.plan import ParallelPlan
+from supernode.spec.resolve import Cluster
+from supernode.spec.workload import WorkloadSpec
+
+#: Time bins of the heatmap, and links shown per tier (busiest first).
+HEATMAP_BINS = 48
+HEATMAP_LINKS = 16
+#: Timeline lanes keep at most this many intervals + 1 (gaps shorter than the run / this
+#: are closed).
+MAX_INTERVALS = 400
+#: Lane order of the timeline (others after, alphabetically).
+LANES = ("compute", "optimizer", "tp", "cp", "ep", "pp", "dp", "dp_expert", "communication")
+
+
+def run_simulation(cluster: Cluster, workload: WorkloadSpec, plan: ParallelPlan,
+                   order: tuple[str, ...], seed: int, progress=None) -> SimResult:
+    """One iteration of ``plan`` on every accelerator of ``cluster``."""
+    gpus = plan.tp * plan.pp * plan.dp * plan.cp
+    check_job_size(plan, cluster.accelerators, "job0")
+    accelerators = reorder(np.arange(gpus, dtype=np.int64), plan, order)
+    options = SimOptions(seed=seed, top=20, bins=HEATMAP_BINS)
+    return simulate_jobs(cluster, [JobInput("job0", workload, plan, accelerators)],
+                         options=options, progress=progress)
+
+
+def heatmap_summary(result: SimResult) -> dict[str, Any]:
+    """Per tier: the busiest links' names, utilisation per bin, and which are hot."""
+    heat = result.tables.extra.get("heatmap", {})
+    hot = {row["link"] for row in result.tables.hot_links}
+    out = {}
+    for tier, table in heat.items():
+        links = table["links"][:HEATMAP_LINKS]
+        util = [list(map(float, row)) for row in table["utilization"][:HEATMAP_LINKS]]
+        if not links:
+            continue
+        out[tier] = {"links": links, "edges_s": table["edges_s"], "utilization": util,
+                     "hot": [name in hot for name in links]}
+    return out
+
+
+def timeline_by_dimension(result: SimResult) -> dict[str, Any]:
+    """Busy intervals of each parallel dimension (and compute), merged across lanes."""
+    rows = result.tables.timeline
+    duration = max(result.tables.duration_s, 1e-300)
+    by_cat: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for _job, _lane, category, start, end in rows:
+        by_cat[category].append((start, end))
+    gap = duration / MAX_INTERVALS
+    lanes = {}
+    for cat in sorted(by_cat, key=lambda c: (LANES.index(c) if c in LANES else len(LANES), c)):
+        spans = np.array(sorted(by_cat[cat]))
+        merged: list[list[float]] = []
+        for start, end in spans.tolist():
+            if merged and start <= merged[-1][1] + gap:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        lanes[cat] = {"intervals": merged,
+                      "busy_s": float(sum(e - s for s, e in merged)),
+                      "busy_share": float(sum(e - s for s, e in merged) / duration),
+                      "transfers": len(by_cat[cat])}
+    return {"duration_s": float(result.tables.duration_s), "lanes": lanes}
+
+
+def simulation_results(result: SimResult) -> dict[str, Any]:
+    """The run's JSON dict plus the report's heatmap and timeline summaries."""
+    out = result.to_dict()
+    out["heatmap"] = heatmap_summary(result)
+    out["timeline_by_dimension"] = timeline_by_dimension(result)
+    return out

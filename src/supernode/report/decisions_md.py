@@ -1,0 +1,36 @@
+"""decisions.md: the decision log in the MADR style (Markdown Architectural Decision
+Records: context and problem, considered options, decision outcome, consequences)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from supernode.report.format import format_value
+from supernode.report.sections_review import FIGURE_KINDS
+
+
+def _figures(option: dict[str, Any]) -> str:
+    parts = [f"{f['label']} {format_value(f['value'], FIGURE_KINDS.get(f['unit'], 'float'))}"
+             for f in option["figures"]]
+    if option.get("note"):
+        parts.append(option["note"])
+    return "; ".join(parts)
+
+
+def render_decisions(results: dict[str, Any]) -> str:
+    """Every decision record of ``results['decisions']`` as MADR Markdown."""
+    lines = [f"# Decision log: {results['cluster']['name']} × {results['workload']['name']}",
+             "", "Pre-filled by `supernode design` from what the planner, the simulator and "
+             "the design rules found. Review each record, then set its status to accepted, "
+             "rejected or superseded.", ""]
+    for d in results["decisions"]:
+        chosen = next((o["name"] for o in d["options"] if o["chosen"]), d["decision"])
+        lines += [f"## {d['id']} {d['title']}", "", f"* Status: {d['status']}",
+                  "* Deciders: (fill in)", "", "### Context and problem statement", "",
+                  d["context"], "", "### Considered options", ""]
+        lines += [f"* {o['name']}" + (f" — {_figures(o)}" if _figures(o) else "")
+                  for o in d["options"]]
+        lines += ["", "### Decision outcome", "", f"Chosen option: \"{chosen}\". "
+                  f"Proposed decision: {d['decision']}.", "", "### Consequences", ""]
+        lines += [f"* {c}" for c in d["consequences"]] + [""]
+    return "\n".join(lines).rstrip() + "\n"

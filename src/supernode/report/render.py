@@ -1,0 +1,53 @@
+"""Cells to text: HTML (each number marked with its key) and Markdown."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from markupsafe import escape
+
+from supernode.report.blocks import Label, Num, Txt, key_text, lookup
+from supernode.report.format import format_value
+
+#: Keys whose value also becomes a CSS class (``v-fail``, ``v-error``) for colour.
+MARKED = ("status", "severity", "verdict")
+
+
+def cell_html(cell: Any, results: dict[str, Any]) -> str:
+    """One cell (or a run of cells) as HTML; values carry ``data-key`` for checking."""
+    if isinstance(cell, tuple):
+        return "".join(cell_html(c, results) for c in cell)
+    if isinstance(cell, Label):
+        return str(escape(cell.text))
+    value = lookup(results, cell.key)
+    if isinstance(cell, Num):
+        raw = json.dumps(value, allow_nan=False)
+        return (f'<span class="num" data-key="{escape(key_text(cell.key))}" '
+                f'data-kind="{cell.kind}" data-value="{escape(raw)}">'
+                f"{escape(format_value(value, cell.kind))}</span>")
+    if isinstance(cell, Txt):
+        text = "-" if value is None else str(value)
+        mark = f" v-{text}" if cell.key[-1] in MARKED and text.isidentifier() else ""
+        return (f'<span class="txt{mark}" data-key="{escape(key_text(cell.key))}">'
+                f"{escape(text)}</span>")
+    raise TypeError(f"not a cell: {cell!r}")
+
+
+def cell_text(cell: Any, results: dict[str, Any]) -> str:
+    """One cell (or a run) as plain text for Markdown (pipes escaped)."""
+    if isinstance(cell, tuple):
+        return "".join(cell_text(c, results) for c in cell)
+    if isinstance(cell, Label):
+        return cell.text
+    value = lookup(results, cell.key)
+    if isinstance(cell, Num):
+        return format_value(value, cell.kind)
+    if isinstance(cell, Txt):
+        return "-" if value is None else str(value)
+    raise TypeError(f"not a cell: {cell!r}")
+
+
+def md_escape(text: str) -> str:
+    """Text safe inside a Markdown table cell."""
+    return text.replace("|", "\\|").replace("\n", " ")

@@ -1,0 +1,57 @@
+"""The report's sections: a registry of builders, in report order.
+
+A builder takes the results dict (``results.json``) and returns a
+:class:`~supernode.report.blocks.Section`, or None when the section has nothing to show.
+Later issues add a section (reliability, scheduling, monitoring) by putting their
+result's ``to_dict()`` under a results key and calling :func:`register_section` with a
+builder that reads it; see docs/design.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from supernode.report.blocks import Section
+
+Builder = Callable[[dict[str, Any]], Section | None]
+
+
+@dataclass(frozen=True)
+class SectionBuilder:
+    """A registered section: anchor id, title (for the table of contents), builder."""
+
+    id: str
+    title: str
+    build: Builder
+
+
+#: Every section in report order.
+SECTIONS: list[SectionBuilder] = []
+
+
+def register_section(id: str, title: str, build: Builder, after: str | None = None) -> None:
+    """Add a section (after section ``after``, else at the end); duplicate ids are refused."""
+    if any(s.id == id for s in SECTIONS):
+        raise ValueError(f"report section {id!r} is registered twice")
+    entry = SectionBuilder(id, title, build)
+    if after is None:
+        SECTIONS.append(entry)
+        return
+    index = next((i for i, s in enumerate(SECTIONS) if s.id == after), None)
+    if index is None:
+        raise ValueError(f"no report section {after!r} to insert after")
+    SECTIONS.insert(index + 1, entry)
+
+
+def build_sections(results: dict[str, Any]) -> list[Section]:
+    """Every registered section built from ``results`` (those with nothing to show left out)."""
+    from supernode.report import sections_core, sections_review, sections_run  # noqa: F401
+
+    out = []
+    for entry in SECTIONS:
+        section = entry.build(results)
+        if section is not None:
+            out.append(section)
+    return out

@@ -1,0 +1,29 @@
+"""What the rules judge: a design's results (the very dicts the report shows) and the
+resolved cluster, for fixes whose effect is predicted by re-running a closed-form model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from supernode.spec.resolve import Cluster
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Results of one design (JSON-ready dicts) and the cluster they were computed on.
+
+    ``topology``: :meth:`TopologyReport.to_dict`; ``plans``: :meth:`PlanReport.to_dict`;
+    ``reviewed``: the plan under review (:mod:`supernode.design.plans`); ``simulation``:
+    :meth:`SimResult.to_dict` or None when not simulated; ``facility``:
+    :meth:`FacilityReport.to_dict`; ``fit``: the workload-fit answer or None.
+    """
+
+    cluster: Cluster
+    workload: dict[str, Any]
+    topology: dict[str, Any]
+    plans: dict[str, Any] | None
+    reviewed: dict[str, Any] | None
+    simulation: dict[str, Any] | None
+    facility: dict[str, Any]
+    fit: dict[str, Any] | None = None

@@ -1,0 +1,86 @@
+"""The rule registry: one :class:`Rule` per id, refused when registered twice.
+
+A rule's ``evaluate(facts, threshold)`` returns an :class:`Outcome`: ``pass``, ``fail``,
+``not_applicable`` (the rule does not concern this design, e.g. experts on a dense model)
+or ``not_evaluated`` (an input it needs is missing, e.g. no facility power stated, or no
+simulation run), with the measured value, a one-line detail, and for a failure the fix
+and its predicted effect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from supernode.rules.facts import Facts
+
+SEVERITIES = ("error", "warning", "info")
+STATUSES = ("pass", "fail", "not_applicable", "not_evaluated")
+Threshold = float | list[float] | None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one rule found: status, measured value (in the rule's unit), detail, fix."""
+
+    status: str
+    measured: float | None = None
+    detail: str = ""
+    fix: str | None = None
+    predicted_effect: str | None = None
+    predicted_value: float | None = None
+    limit: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status {self.status!r} not in {STATUSES}")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A design rule: id, title, seed section, unit, comparison, rationale, evaluation."""
+
+    id: str
+    title: str
+    seed: str
+    unit: str
+    comparison: str
+    rationale: str
+    evaluate: Callable[[Facts, Threshold], Outcome]
+    category: str
+
+    def describe(self) -> dict[str, Any]:
+        """The rule's static description (JSON-ready)."""
+        return {"id": self.id, "title": self.title, "seed": self.seed, "unit": self.unit,
+                "comparison": self.comparison, "category": self.category,
+                "rationale": self.rationale}
+
+
+#: Every rule by id, in registration order (the report's order).
+RULES: dict[str, Rule] = {}
+
+
+def rule(id: str, title: str, seed: str, unit: str, comparison: str, category: str,
+         rationale: str) -> Callable[[Callable[[Facts, Threshold], Outcome]],
+                                     Callable[[Facts, Threshold], Outcome]]:
+    """Decorator registering ``evaluate`` as rule ``id`` (a duplicate id is a bug)."""
+    def wrap(evaluate: Callable[[Facts, Threshold], Outcome]
+             ) -> Callable[[Facts, Threshold], Outcome]:
+        if id in RULES:
+            raise ValueError(f"rule {id!r} is registered twice")
+        RULES[id] = Rule(id, title, seed, unit, comparison, " ".join(rationale.split()),
+                         evaluate, category)
+        return evaluate
+    return wrap
+
+
+def check(ok: bool, measured: float | None, detail: str, fix: str | None = None,
+          predicted: str | None = None, predicted_value: float | None = None,
+          limit: float | None = None) -> Outcome:
+    """An outcome that passes when ``ok``; the fix is kept only for failures. ``limit``: the
+    value compared against when the design states it (room air, floor rating)."""
+    if ok:
+        return Outcome("pass", measured, detail, limit=limit)
+    return Outcome("fail", measured, detail, fix, predicted, predicted_value, limit)
