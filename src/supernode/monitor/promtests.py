@@ -1,0 +1,123 @@
+"""promtool unit tests from the scenarios, checked first by the offline evaluator.
+
+:func:`evaluate_scenario` runs a scenario's series through :class:`RuleRunner` the way
+``promtool test rules`` does (every group at every evaluation interval from 0, groups in
+file order) and returns the firing alerts at each check. :func:`verify_scenario` compares
+them with the hand-written expectation. :func:`test_document` writes the promtool test
+file: its expected alerts are the hand-written label sets, and the expected annotations
+carry the values the offline evaluator computed — so promtool passing means both agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from supernode.monitor.pack import RulePack
+from supernode.monitor.promql import duration
+from supernode.monitor.runner import Alert, RuleRunner
+from supernode.monitor.scenarios import STALE, Scenario
+from supernode.monitor.storage import Semantics, Storage, make_labels
+
+#: Evaluation interval of the short and the long (hourly) test files, in s.
+SHORT_INTERVAL_S, LONG_INTERVAL_S = 60, 3600
+
+
+class ScenarioMismatch(AssertionError):
+    """The offline evaluator disagrees with a scenario's hand-written expectation."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The firing alerts of one check, and their label sets."""
+
+    alerts: tuple[Alert, ...]
+
+    def label_sets(self) -> set[tuple[tuple[str, str], ...]]:
+        """Label sets without alertname and the rule's static labels."""
+        return {tuple(p for p in a.labels if p[0] not in ("alertname", "severity", "scope"))
+                for a in self.alerts}
+
+
+def load_scenario(scenario: Scenario) -> Storage:
+    """The scenario's input series in a fresh store (step ``i`` at ``i * interval``)."""
+    storage = Storage()
+    for series in scenario.series:
+        labels = make_labels(dict(series.labels))
+        for i, value in enumerate(series.values):
+            if value is None:
+                continue
+            t_ms = i * scenario.interval_s * 1000
+            if value == STALE:
+                storage.add(labels, t_ms, float("nan"), stale=True)
+            else:
+                storage.add(labels, t_ms, float(value))
+    return storage
+
+
+def evaluate_scenario(pack: RulePack, scenario: Scenario,
+                      semantics: Semantics = Semantics()) -> list[Outcome]:
+    """Firing alerts at each check of ``scenario`` (promtool's evaluation loop)."""
+    interval = LONG_INTERVAL_S if scenario.long else SHORT_INTERVAL_S
+    runner = RuleRunner(pack.groups, load_scenario(scenario), semantics)
+    order = sorted(range(len(scenario.checks)), key=lambda i: scenario.checks[i].eval_time_s)
+    outcomes: dict[int, Outcome] = {}
+    t_s, position = 0, 0
+    while position < len(order):
+        runner.step(t_s * 1000)
+        while position < len(order) and \
+                scenario.checks[order[position]].eval_time_s < t_s + interval:
+            check = scenario.checks[order[position]]
+            outcomes[order[position]] = Outcome(tuple(runner.alerts(check.alertname)))
+            position += 1
+        t_s += interval
+    if runner.errors:
+        first = runner.errors[0]
+        raise ScenarioMismatch(f"{scenario.name}: rule {first.rule} failed at "
+                               f"{first.t_ms / 1000:g} s: {first.message}")
+    return [outcomes[i] for i in range(len(scenario.checks))]
+
+
+def verify_scenario(pack: RulePack, scenario: Scenario,
+                    semantics: Semantics = Semantics()) -> list[Outcome]:
+    """:func:`evaluate_scenario`, raising :class:`ScenarioMismatch` on any difference."""
+    outcomes = evaluate_scenario(pack, scenario, semantics)
+    for check, outcome in zip(scenario.checks, outcomes, strict=True):
+        expected = set(check.alerts)
+        got = outcome.label_sets()
+        if got != expected:
+            raise ScenarioMismatch(
+                f"{scenario.name} at {check.eval_time_s} s: expected {len(expected)} alert(s) "
+                f"{sorted(map(dict, expected), key=str)}, evaluator fired {len(got)}: "
+                f"{sorted(map(dict, got), key=str)}")
+    return outcomes
+
+
+def _test_group(pack: RulePack, scenario: Scenario, semantics: Semantics) -> dict[str, Any]:
+    outcomes = verify_scenario(pack, scenario, semantics)
+    tests = []
+    for check, outcome in zip(scenario.checks, outcomes, strict=True):
+        rule = pack.alert(check.alertname)
+        expected = []
+        for alert in outcome.alerts:
+            labels = {k: v for k, v in alert.labels if k != "alertname"}
+            expected.append({"exp_labels": labels | rule.labels(),
+                             "exp_annotations": dict(alert.annotations)})
+        tests.append({"eval_time": duration(check.eval_time_s), "alertname": check.alertname,
+                      "exp_alerts": expected})
+    return {"name": scenario.name, "interval": duration(scenario.interval_s),
+            "input_series": [{"series": s.selector(), "values": s.values_text()}
+                             for s in scenario.series],
+            "alert_rule_test": tests}
+
+
+def test_document(pack: RulePack, scenarios: list[Scenario], rule_file: str,
+                  long: bool, semantics: Semantics = Semantics()) -> dict[str, Any]:
+    """The promtool test file of ``scenarios`` (the long ones, or the short ones)."""
+    chosen = [s for s in scenarios if s.long == long]
+    return {
+        "rule_files": [rule_file],
+        "evaluation_interval": duration(LONG_INTERVAL_S if long else SHORT_INTERVAL_S),
+        "group_eval_order": [g.name for g in pack.groups],
+        "tests": [_test_group(pack, s, semantics) for s in chosen],
+    }
