@@ -10,14 +10,18 @@ carry the values the offline evaluator computed — so promtool passing means bo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from supernode.errors import InputError
+from supernode.monitor.context import PackContext
 from supernode.monitor.pack import RulePack
+from supernode.monitor.placement import MonitorTopology, monitor_topology
 from supernode.monitor.promql import duration
 from supernode.monitor.runner import Alert, RuleRunner
 from supernode.monitor.scenarios import STALE, Scenario
 from supernode.monitor.storage import Semantics, Storage, make_labels
+from supernode.topology.sizing import RadixError
 
 #: Evaluation interval of the short and the long (hourly) test files, in s.
 SHORT_INTERVAL_S, LONG_INTERVAL_S = 60, 3600
@@ -37,6 +41,42 @@ class Outcome:
         """Label sets without alertname and the rule's static labels."""
         return {tuple(p for p in a.labels if p[0] not in ("alertname", "severity", "scope"))
                 for a in self.alerts}
+
+
+def _enough(topology: MonitorTopology) -> bool:
+    """True when the scenarios find every unit they need (a unit and a neighbour)."""
+    hosts = topology.compute_hosts()
+    distinct = [len({getattr(h, p) for h in hosts}) for p in ("supernode", "rack", "cdu",
+                                                               "power_shelf")]
+    leaves = len({n.leaf for n in topology.nics})
+    return len(hosts) >= 4 and min(distinct) >= 2 and (not topology.nics or leaves >= 2)
+
+
+def scenario_context(ctx: PackContext) -> PackContext:
+    """``ctx`` with a topology large enough for the scenarios' neighbours.
+
+    Small clusters (one supernode, one rack) are grown by whole supernodes for the test
+    series only; the rules' figures (bandwidths, TDP, thresholds) stay the cluster's own.
+    """
+    supernodes, topology = ctx.cluster.supernodes, ctx.topology
+    while not _enough(topology) and supernodes < 4096:
+        supernodes *= 2
+        try:
+            topology = monitor_topology(replace(ctx.cluster, supernodes=supernodes),
+                                        ctx.config)
+        except (InputError, RadixError):
+            break
+    return replace(ctx, topology=topology)
+
+
+def scenarios_for(pack: RulePack) -> list[Scenario]:
+    """One scenario per alerting rule of ``pack``, in rule order."""
+    from supernode.monitor import scenarios_fabric, scenarios_facility, scenarios_gpu
+
+    factories = scenarios_gpu.SCENARIOS | scenarios_fabric.SCENARIOS | \
+        scenarios_facility.SCENARIOS
+    ctx = scenario_context(pack.ctx)
+    return [factories[rule.alert](ctx) for rule in pack.alerts()]
 
 
 def load_scenario(scenario: Scenario) -> Storage:
@@ -103,7 +143,8 @@ def _test_group(pack: RulePack, scenario: Scenario, semantics: Semantics) -> dic
             labels = {k: v for k, v in alert.labels if k != "alertname"}
             expected.append({"exp_labels": labels | rule.labels(),
                              "exp_annotations": dict(alert.annotations)})
-        tests.append({"eval_time": duration(check.eval_time_s), "alertname": check.alertname,
+        when = duration(check.eval_time_s) if check.eval_time_s else "0s"
+        tests.append({"eval_time": when, "alertname": check.alertname,
                       "exp_alerts": expected})
     return {"name": scenario.name, "interval": duration(scenario.interval_s),
             "input_series": [{"series": s.selector(), "values": s.values_text()}

@@ -71,6 +71,10 @@ def baselines(ctx: PackContext) -> list[RecordingRule]:
     ]
 
 
+_DRAIN = ("Drain the link: swap the cable or transceiver, reseat connectors, check "
+          "shielding; re-measure BER and SNR before returning it.")
+
+
 def _nic(ctx: PackContext) -> str:
     return f"{label(ctx.host)} {label(ctx.config.labels.nic_device)} (leaf {label('leaf')})"
 
@@ -79,12 +83,6 @@ def _port(ctx: PackContext) -> str:
     labels = ctx.config.labels
     return (f"switch {label(labels.switch)} ({label(labels.switch_guid)}) port "
             f"{label(labels.switch_port)}")
-
-
-def drain_condition(ctx: PackContext):
-    """Links whose BER over the BER window exceeds the drain threshold (both ends)."""
-    drain = ctx.config.link_ber.drain_ber
-    return ctx.rec(NIC_BER).gt(drain).or_(ctx.rec(SW_BER).gt(drain))
 
 
 def alerts(ctx: PackContext) -> list[AlertRule]:
@@ -123,13 +121,16 @@ def alerts(ctx: PackContext) -> list[AlertRule]:
                   "temperature).", "Check the transceiver and cable; if it flaps, replace "
                   "it; move the job's traffic off the rail.", "nic", 0, "network",
                   ("nic_link_downed",)),
-        AlertRule("LinkBerAboveDrainThreshold", drain_condition(ctx), "critical",
-                  "seed 003 §4.2", f"link BER {value('%.2g')} above the drain threshold "
-                  f"{ber.drain_ber:g}", f"Symbol BER over {ber.window_s} s exceeds "
-                  f"{ber.drain_ber:g} (the link-layer drain threshold).", "Drain the link: "
-                  "swap the cable or transceiver, reseat connectors, check shielding; "
-                  "re-measure BER and SNR before returning it.", "link", 0, "network",
-                  ("nic_symbol_errors", "switch_port_symbol_errors")),
+        AlertRule("LinkBerAboveDrainThreshold", ctx.rec(NIC_BER).gt(ber.drain_ber),
+                  "critical", "seed 003 §4.2", f"{_nic(ctx)}: BER {value('%.2g')} above the "
+                  f"drain threshold {ber.drain_ber:g}", f"Symbol BER over {ber.window_s} s "
+                  f"exceeds {ber.drain_ber:g}, the link-layer drain threshold.", _DRAIN, "nic",
+                  0, "network", ("nic_symbol_errors",)),
+        AlertRule("SwitchPortBerAboveDrainThreshold", ctx.rec(SW_BER).gt(ber.drain_ber),
+                  "critical", "seed 003 §4.2", f"{_port(ctx)}: BER {value('%.2g')} above the "
+                  f"drain threshold {ber.drain_ber:g}", f"Symbol BER over {ber.window_s} s "
+                  f"exceeds {ber.drain_ber:g}, the link-layer drain threshold.", _DRAIN,
+                  "switch_port", 0, "network", ("switch_port_symbol_errors", "switch_info")),
         AlertRule("LinkBerRising", rising, "warning", "seed 003 §4.2",
                   f"{_nic(ctx)}: BER {value('%.2g')} over the last day, "
                   f"{ber.trend_factor:g}x the week before", "The weekly BER trend is rising: "

@@ -40,12 +40,13 @@ def go_format(fmt: str, value: float) -> str:
 
 
 def expand(text: str, labels: dict[str, str], value: float) -> str:
-    """``text`` with its template actions replaced (a missing label prints ``<no value>``)."""
+    """``text`` with its template actions replaced (a missing label prints nothing: Go's
+    zero value of a ``map[string]string`` entry)."""
     def replace(match: re.Match) -> str:
         token = match.group(1)
         label = LABEL.fullmatch(token)
         if label:
-            return labels.get(label.group(1), "<no value>")
+            return labels.get(label.group(1), "")
         found = VALUE.fullmatch(token)
         assert found is not None, token
         return go_format(found.group(1), value)
