@@ -29,6 +29,7 @@ from supernode.monitor.promql import (
     join,
     metric,
 )
+from supernode.spec.cluster import FacilitySpec
 from supernode.spec.resolve import Cluster
 from supernode.units import BITS_PER_BYTE
 
@@ -49,9 +50,14 @@ def dedup_record(kind: str) -> str:
 
 @dataclass(frozen=True)
 class PackContext:
-    """The cluster, configuration and topology one rule pack is generated for."""
+    """The cluster, configuration and topology one rule pack is generated for.
 
-    cluster: Cluster
+    Without a cluster (``supernode health`` with no ``--cluster``) every component is
+    assumed present, topology labels come from info series in the snapshots, and the
+    figures a cluster supplies (bandwidths, TDP) are None: rules needing them are left out.
+    """
+
+    cluster: Cluster | None
     config: MonitorConfig
     topology: MonitorTopology
 
@@ -136,58 +142,68 @@ class PackContext:
         """Join rack topology labels (its CDU)."""
         return self.on("rack", expr)
 
-    # Figures from the cluster description (SI units).
+    # Figures from the cluster description (SI units; None without a cluster).
     @property
-    def scale_up_bytes_per_s(self) -> float:
+    def scale_up_bytes_per_s(self) -> float | None:
         """Scale-up bandwidth of one accelerator per direction."""
-        return self.cluster.scale_up.bandwidth_per_accelerator_bytes_per_s
+        if self.cluster is None or not self.has_scale_up:
+            return None
+        return self.cluster.scale_up.bandwidth_per_accelerator_bytes_per_s or None
 
     @property
-    def nic_bytes_per_s(self) -> float:
+    def nic_bytes_per_s(self) -> float | None:
         """Line rate of one scale-out NIC port per direction (capped by the switch port)."""
+        if self.cluster is None or not self.has_scale_out:
+            return None
         out = self.cluster.scale_out
         nic = self.cluster.host.nic_bandwidth_bytes_per_s
         return min(nic, out.switch.port_bandwidth_bytes_per_s) if out else nic
 
     @property
-    def nic_bits_per_s(self) -> float:
+    def nic_bits_per_s(self) -> float | None:
         """Line rate of one NIC port in bit/s."""
-        return self.nic_bytes_per_s * BITS_PER_BYTE
+        rate = self.nic_bytes_per_s
+        return None if rate is None else rate * BITS_PER_BYTE
 
     @property
-    def switch_port_bits_per_s(self) -> float:
+    def switch_port_bits_per_s(self) -> float | None:
         """Line rate of one scale-out switch port in bit/s."""
-        out = self.cluster.scale_out
-        return out.switch.port_bandwidth_bytes_per_s * BITS_PER_BYTE if out else 0.0
+        if self.cluster is None or self.cluster.scale_out is None:
+            return None
+        return self.cluster.scale_out.switch.port_bandwidth_bytes_per_s * BITS_PER_BYTE
 
     @property
     def tdp_w(self) -> float | None:
         """Accelerator TDP in W (None when the catalog has none)."""
-        return self.cluster.accelerator.tdp_w
+        return self.cluster.accelerator.tdp_w if self.cluster else None
 
     @property
     def coolant_inlet_c(self) -> float:
-        """Design coolant supply temperature (facility.coolant_inlet_c, default 25 C)."""
-        facility = self.cluster.spec.facility
-        return facility.coolant_inlet_c if facility else 25.0
+        """Design coolant supply temperature (facility.coolant_inlet_c and its default)."""
+        facility = self.cluster.spec.facility if self.cluster else None
+        if facility is None:
+            return FacilitySpec.model_fields["coolant_inlet_c"].default
+        return facility.coolant_inlet_c
 
     @property
     def cooling(self) -> str | None:
         """How racks are cooled (None when the cluster does not say)."""
-        racks = self.cluster.spec.racks
+        racks = self.cluster.spec.racks if self.cluster else None
         return racks.cooling if racks else None
 
     @property
     def has_scale_out(self) -> bool:
-        """True when hosts have scale-out NICs on a fabric."""
+        """True when hosts have scale-out NICs on a fabric (or no cluster is given)."""
+        if self.cluster is None:
+            return True
         return self.cluster.scale_out is not None and self.cluster.host.nic_count > 0
 
     @property
     def has_nvswitch(self) -> bool:
         """True when the scale-up domain is switched by NVSwitch-class chips."""
-        return self.cluster.scale_up.kind in ("nvswitch", "hybrid")
+        return self.cluster is None or self.cluster.scale_up.kind in ("nvswitch", "hybrid")
 
     @property
     def has_scale_up(self) -> bool:
         """True when accelerators have a scale-up (NVLink-class) bus."""
-        return self.cluster.scale_up.kind != "none"
+        return self.cluster is None or self.cluster.scale_up.kind != "none"

@@ -23,7 +23,7 @@ from supernode.monitor import (
 )
 from supernode.monitor.config import MonitorConfig, load_config
 from supernode.monitor.context import INFO_METRICS, PackContext, dedup_record
-from supernode.monitor.placement import monitor_topology
+from supernode.monitor.placement import MonitorTopology, monitor_topology
 from supernode.monitor.promql import duration
 from supernode.monitor.rules import AlertRule, RecordingRule, RuleGroup
 from supernode.spec.resolve import Cluster
@@ -107,6 +107,10 @@ def _topology_group(ctx: PackContext) -> RuleGroup:
 
 
 def _notes(ctx: PackContext) -> list[str]:
+    if ctx.cluster is None:
+        return ["no cluster given: saturation and BER rules (they need the line rates), "
+                "GpuPowerBaselineDeviation (it needs the TDP) and generated topology labels "
+                "left out; topology labels come from info series in the data"]
     notes = []
     if not ctx.has_nvswitch:
         notes.append(f"NVSwitch rules left out: scale-up kind is {ctx.cluster.scale_up.kind}")
@@ -134,11 +138,17 @@ def _check_disabled(config: MonitorConfig) -> None:
                                                      f"{', '.join(ALL_ALERTS)}")
 
 
-def build_pack(cluster: Cluster, config: MonitorConfig | None = None) -> RulePack:
-    """The rule pack of ``cluster`` (the bundled defaults when ``config`` is None)."""
+def build_pack(cluster: Cluster | None, config: MonitorConfig | None = None) -> RulePack:
+    """The rule pack of ``cluster`` (the bundled defaults when ``config`` is None).
+
+    With ``cluster`` None, a pack for data of an unknown cluster (``supernode health``
+    without ``--cluster``): every component assumed, no generated topology.
+    """
     config = config or load_config()
     _check_disabled(config)
-    ctx = PackContext(cluster, config, monitor_topology(cluster, config))
+    topology = monitor_topology(cluster, config) if cluster is not None else \
+        MonitorTopology("", (), (), (), (), ())
+    ctx = PackContext(cluster, config, topology)
     modules = (rules_gpu, rules_scaleup, rules_fabric, rules_facility)
     signals = tuple(r for m in modules for r in m.signals(ctx))
     baselines = tuple(r for m in modules for r in m.baselines(ctx))

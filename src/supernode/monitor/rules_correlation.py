@@ -54,8 +54,10 @@ def faults(ctx: PackContext) -> list[RecordingRule]:
                                                          by=(host, ctx.gpu, *PARENTS))))
         host_parts.append(ctx.rec(FAULT_NVLINK))
     if ctx.has_scale_out:
-        nic = _union([ctx.rec(NIC_DISCARDS).gt(0), ctx.rec(NIC_DOWNED).gt(0),
-                      ctx.rec(NIC_BER).gt(ctx.config.link_ber.drain_ber)])
+        parts = [ctx.rec(NIC_DISCARDS).gt(0), ctx.rec(NIC_DOWNED).gt(0)]
+        if ctx.nic_bits_per_s:
+            parts.append(ctx.rec(NIC_BER).gt(ctx.config.link_ber.drain_ber))
+        nic = _union(parts)
         by = (host, ctx.config.labels.nic_device, *PARENTS, "leaf")
         out.append(RecordingRule(FAULT_NIC, Aggregate("max", nic, by=by)))
         host_parts.append(ctx.rec(FAULT_NIC))
@@ -85,27 +87,38 @@ class Parent:
     severity: str
     what: str
     runbook: str
+    children: tuple[str, ...]
 
+
+#: Unit-level alerts whose faults make up a host fault.
+_HOST_CHILDREN = ("GpuNotReporting", "GpuXidErrorsRising", "GpuPowerBaselineDeviation",
+                  "NvlinkCrcErrors", "NvlinkReplayErrors", "NvlinkRecoveryErrors",
+                  "NicPortDrops", "LinkDown", "LinkBerAboveDrainThreshold")
 
 PARENT_KINDS = (
     Parent("NvlinkFaultsInSupernode", "supernode", FAULT_NVLINK, "GPUs", "critical",
            "NVLink faults on several GPUs of one supernode: suspect an NVSwitch, a switch "
            "tray or the tray's power", "Check the NVSwitch trays and fabric manager log of "
-           "the supernode before replacing GPUs; drain the supernode if errors persist."),
+           "the supernode before replacing GPUs; drain the supernode if errors persist.",
+           ("NvlinkCrcErrors", "NvlinkReplayErrors", "NvlinkRecoveryErrors")),
     Parent("LinkFaultsUnderLeafSwitch", "leaf", FAULT_NIC, "NIC links", "critical",
            "Link faults on several ports under one leaf switch: suspect the leaf (or its "
            "power) rather than the cables", "Check the leaf switch's health, power supplies "
-           "and fans (ibdiagnet, switch log); fail its rail over before replacing cables."),
+           "and fans (ibdiagnet, switch log); fail its rail over before replacing cables.",
+           ("NicPortDrops", "LinkDown", "LinkBerAboveDrainThreshold")),
     Parent("FaultsUnderPowerShelf", "power_shelf", FAULT_HOST, "hosts", "critical",
            "Faults on several hosts fed by one power shelf: suspect the shelf or its feed",
-           "Check the power shelf / PDU, breakers and the feed; move jobs off its hosts."),
+           "Check the power shelf / PDU, breakers and the feed; move jobs off its hosts.",
+           _HOST_CHILDREN),
     Parent("ThermalFaultsUnderCdu", "cdu", FAULT_THERMAL, "hosts or racks", "critical",
            "Thermal faults under one CDU: suspect the CDU, its pumps or the loop's balance",
            "Check CDU flow, pressure difference and supply temperature; balance the far "
-           "racks' valves."),
+           "racks' valves.",
+           ("GpuThermalThrottling", "GpuTemperatureBaselineDeviation", "RackAirDeltaTHigh")),
     Parent("FaultsInRack", "rack", FAULT_HOST, "hosts", "warning",
            "Faults on several hosts of one rack: suspect rack power, cooling or cabling",
-           "Check the rack's PDUs, cooling and top-of-rack cabling before the hosts."),
+           "Check the rack's PDUs, cooling and top-of-rack cabling before the hosts.",
+           _HOST_CHILDREN),
 )
 
 
@@ -137,7 +150,9 @@ def same_groups(ctx: PackContext, one: str, other: str) -> bool:
 def skipped_parents(ctx: PackContext) -> dict[str, str]:
     """Grouped rules not generated for this cluster, with the reason."""
     n = ctx.config.thresholds.correlation_min_units
-    out = {}
+    out: dict[str, str] = {}
+    if ctx.cluster is None:
+        return out
     for kind in PARENT_KINDS:
         if kind.parent == "supernode" and not ctx.has_scale_up:
             out[kind.alert] = "no scale-up fabric"
@@ -169,4 +184,17 @@ def alerts(ctx: PackContext) -> list[AlertRule]:
             f"{kind.parent} {label(kind.parent)}: {value('%.0f')} {kind.units} with faults "
             f"within {t.correlation_window_s // 60} min", kind.what + ".", kind.runbook,
             "parent", 0, "correlation", ()))
+    return out
+
+
+def inhibit_rules(alert_names: set[str]) -> list[dict[str, object]]:
+    """Alertmanager ``inhibit_rules``: a grouped alert mutes its children under the same
+    parent (``equal: [cluster, parent]``); only rules present in ``alert_names``."""
+    out: list[dict[str, object]] = []
+    for kind in PARENT_KINDS:
+        children = [c for c in kind.children if c in alert_names]
+        if kind.alert in alert_names and children:
+            out.append({"source_matchers": [f'alertname="{kind.alert}"'],
+                        "target_matchers": [f'alertname=~"{"|".join(children)}"'],
+                        "equal": ["cluster", kind.parent]})
     return out

@@ -36,39 +36,44 @@ def _both(ctx: PackContext, func: str, tx: str, rx: str, range_s: int, scale: fl
 
 
 def signals(ctx: PackContext) -> list[RecordingRule]:
-    """NIC and switch-port signals with topology labels."""
+    """NIC and switch-port signals with topology labels (rates need the cluster's line
+    rates, so they are left out without a cluster)."""
     if not ctx.has_scale_out:
         return []
     ber = ctx.config.link_ber
-    return [
+    out = [
         RecordingRule(NIC_DISCARDS, ctx.on_nic(_both(ctx, "increase", "nic_discards_tx",
                                                      "nic_discards_rx", 300))),
         RecordingRule(NIC_DOWNED, ctx.on_nic(ctx.over("increase", "nic_link_downed", 600))),
-        RecordingRule(NIC_UTIL, ctx.on_nic(_both(ctx, "rate", "nic_tx_bytes", "nic_rx_bytes",
-                                                 120, ctx.nic_bytes_per_s))),
-        RecordingRule(NIC_BER, ctx.on_nic(ctx.over("rate", "nic_symbol_errors", ber.window_s)
-                                          / ctx.nic_bits_per_s)),
         RecordingRule(SW_DISCARDS, ctx.on_switch(ctx.over("increase", "switch_port_discards",
                                                           300))),
-        RecordingRule(SW_BER, ctx.on_switch(ctx.over("rate", "switch_port_symbol_errors",
-                                                     ber.window_s) / ctx.switch_port_bits_per_s)),
         RecordingRule(SNR, ctx.on_nic(ctx.over("avg_over_time", "link_snr", 600))),
     ]
+    if ctx.nic_bytes_per_s and ctx.nic_bits_per_s:
+        out += [RecordingRule(NIC_UTIL, ctx.on_nic(_both(ctx, "rate", "nic_tx_bytes",
+                                                         "nic_rx_bytes", 120,
+                                                         ctx.nic_bytes_per_s))),
+                RecordingRule(NIC_BER, ctx.on_nic(ctx.over("rate", "nic_symbol_errors",
+                                                           ber.window_s) / ctx.nic_bits_per_s))]
+    if ctx.switch_port_bits_per_s:
+        out.append(RecordingRule(SW_BER, ctx.on_switch(ctx.over(
+            "rate", "switch_port_symbol_errors", ber.window_s) / ctx.switch_port_bits_per_s)))
+    return out
 
 
 def baselines(ctx: PackContext) -> list[RecordingRule]:
     """BER over the last day and the week before, and the hourly SNR (1-hour group)."""
     if not ctx.has_scale_out:
         return []
-    ber = ctx.config.link_ber
-    bits = ctx.nic_bits_per_s
-    return [
-        RecordingRule(NIC_BER_RECENT, ctx.on_nic(ctx.over("rate", "nic_symbol_errors",
-                                                          ber.trend_window_s) / bits)),
-        RecordingRule(NIC_BER_HISTORY, ctx.on_nic(ctx.over(
-            "rate", "nic_symbol_errors", ber.history_window_s, ber.trend_window_s) / bits)),
-        RecordingRule(f"{SNR}_avg1h", RangeCall("avg_over_time", ctx.rec(SNR), HOUR_S)),
-    ]
+    ber, bits = ctx.config.link_ber, ctx.nic_bits_per_s
+    out = [RecordingRule(f"{SNR}_avg1h", RangeCall("avg_over_time", ctx.rec(SNR), HOUR_S))]
+    if bits:
+        out[:0] = [
+            RecordingRule(NIC_BER_RECENT, ctx.on_nic(ctx.over("rate", "nic_symbol_errors",
+                                                              ber.trend_window_s) / bits)),
+            RecordingRule(NIC_BER_HISTORY, ctx.on_nic(ctx.over(
+                "rate", "nic_symbol_errors", ber.history_window_s, ber.trend_window_s) / bits))]
+    return out
 
 
 _DRAIN = ("Drain the link: swap the cable or transceiver, reseat connectors, check "
@@ -76,7 +81,7 @@ _DRAIN = ("Drain the link: swap the cable or transceiver, reseat connectors, che
 
 
 def _nic(ctx: PackContext) -> str:
-    return f"{label(ctx.host)} {label(ctx.config.labels.nic_device)} (leaf {label('leaf')})"
+    return f"{label(ctx.host)} {label(ctx.config.labels.nic_device)} leaf={label('leaf')}"
 
 
 def _port(ctx: PackContext) -> str:
@@ -86,13 +91,15 @@ def _port(ctx: PackContext) -> str:
 
 
 def alerts(ctx: PackContext) -> list[AlertRule]:
-    """The scale-out fabric alerting rules (none without a scale-out fabric)."""
+    """The scale-out fabric alerting rules (none without a scale-out fabric; the rate and
+    BER rules only with the cluster's line rates)."""
     if not ctx.has_scale_out:
         return []
-    t, ber = ctx.config.thresholds, ctx.config.link_ber
-    line_gbit = ctx.nic_bits_per_s / 1e9
-    rising = ctx.rec(NIC_BER_RECENT).gt(ctx.rec(NIC_BER_HISTORY) * ber.trend_factor) \
-        .and_(ctx.rec(NIC_BER_RECENT).gt(ber.trend_floor_ber))
+    return _counter_alerts(ctx) + _rate_alerts(ctx)
+
+
+def _counter_alerts(ctx: PackContext) -> list[AlertRule]:
+    t = ctx.config.thresholds
     snr_mean, _, snr_enough = baseline_terms(ctx.rec(f"{SNR}_avg1h"), t.baseline_window_s)
     snr_low = ctx.rec(SNR).lt(snr_mean - t.link_snr_drop_db).and_(snr_enough)
     return [
@@ -108,38 +115,55 @@ def alerts(ctx: PackContext) -> list[AlertRule]:
                   "5 min", "NIC drop counters should stay at zero.", "Act at once: check the "
                   "link to the leaf, PFC/ECN settings and the host's PCIe path.", "nic", 0,
                   "network", ("nic_discards_tx", "nic_discards_rx")),
-        AlertRule("ScaleOutLinkSaturated", ctx.rec(NIC_UTIL).gt(t.link_saturation_ratio),
-                  "warning", "seed 001 §4.4", f"{_nic(ctx)} {label('direction')} at "
-                  f"{value('%.2f')} of {line_gbit:g} Gb/s", "Scale-out link utilisation "
-                  f"above {t.link_saturation_ratio:g} for {t.link_saturation_for_s} s: "
-                  "saturated, or traffic skewed onto one rail.", "Check rail alignment of the "
-                  "job, ECMP/adaptive routing, and stagger large collectives.", "nic",
-                  t.link_saturation_for_s, "network", ("nic_tx_bytes", "nic_rx_bytes")),
         AlertRule("LinkDown", ctx.rec(NIC_DOWNED).gt(0), "critical", "seed 003 §4.2",
                   f"{_nic(ctx)} went down {value('%.0f')} time(s) in 10 min", "The link "
                   "failed to recover and went down: broken, or intermittent (contact or "
                   "temperature).", "Check the transceiver and cable; if it flaps, replace "
                   "it; move the job's traffic off the rail.", "nic", 0, "network",
                   ("nic_link_downed",)),
-        AlertRule("LinkBerAboveDrainThreshold", ctx.rec(NIC_BER).gt(ber.drain_ber),
-                  "critical", "seed 003 §4.2", f"{_nic(ctx)}: BER {value('%.2g')} above the "
-                  f"drain threshold {ber.drain_ber:g}", f"Symbol BER over {ber.window_s} s "
-                  f"exceeds {ber.drain_ber:g}, the link-layer drain threshold.", _DRAIN, "nic",
-                  0, "network", ("nic_symbol_errors",)),
-        AlertRule("SwitchPortBerAboveDrainThreshold", ctx.rec(SW_BER).gt(ber.drain_ber),
-                  "critical", "seed 003 §4.2", f"{_port(ctx)}: BER {value('%.2g')} above the "
-                  f"drain threshold {ber.drain_ber:g}", f"Symbol BER over {ber.window_s} s "
-                  f"exceeds {ber.drain_ber:g}, the link-layer drain threshold.", _DRAIN,
-                  "switch_port", 0, "network", ("switch_port_symbol_errors", "switch_info")),
-        AlertRule("LinkBerRising", rising, "warning", "seed 003 §4.2",
-                  f"{_nic(ctx)}: BER {value('%.2g')} over the last day, "
-                  f"{ber.trend_factor:g}x the week before", "The weekly BER trend is rising: "
-                  "a cable or connector is degrading.", "Schedule the link for the next "
-                  "maintenance window; run the full-link diagnostic and compare with last "
-                  "week.", "nic", 0, "network", ("nic_symbol_errors",)),
         AlertRule("LinkSnrBelowBaseline", snr_low, "warning", "seed 003 §4.2",
                   f"{_nic(ctx)} SNR {value('%.1f')} dB, {t.link_snr_drop_db:g} dB under its "
                   "baseline", "Link SNR is falling under its 7-day baseline.",
                   "Inspect and clean the optics; plan a transceiver swap.", "nic", 900,
                   "network", ("link_snr",)),
     ]
+
+
+def _rate_alerts(ctx: PackContext) -> list[AlertRule]:
+    t, ber = ctx.config.thresholds, ctx.config.link_ber
+    out = []
+    if ctx.nic_bits_per_s:
+        line_gbit = ctx.nic_bits_per_s / 1e9
+        rising = ctx.rec(NIC_BER_RECENT).gt(ctx.rec(NIC_BER_HISTORY) * ber.trend_factor) \
+            .and_(ctx.rec(NIC_BER_RECENT).gt(ber.trend_floor_ber))
+        out += [
+            AlertRule("ScaleOutLinkSaturated", ctx.rec(NIC_UTIL).gt(t.link_saturation_ratio),
+                      "warning", "seed 001 §4.4", f"{_nic(ctx)} {label('direction')} at "
+                      f"{value('%.2f')} of {line_gbit:g} Gb/s", "Scale-out link utilisation "
+                      f"above {t.link_saturation_ratio:g} for {t.link_saturation_for_s} s: "
+                      "saturated, or traffic skewed onto one rail.", "Check rail alignment "
+                      "of the job, ECMP/adaptive routing, and stagger large collectives.",
+                      "nic", t.link_saturation_for_s, "network",
+                      ("nic_tx_bytes", "nic_rx_bytes")),
+            AlertRule("LinkBerAboveDrainThreshold", ctx.rec(NIC_BER).gt(ber.drain_ber),
+                      "critical", "seed 003 §4.2", f"{_nic(ctx)}: BER {value('%.2g')} above "
+                      f"the drain threshold {ber.drain_ber:g}", f"Symbol BER over "
+                      f"{ber.window_s} s exceeds {ber.drain_ber:g}, the link-layer drain "
+                      "threshold.", _DRAIN, "nic", 0, "network", ("nic_symbol_errors",)),
+        ]
+    if ctx.switch_port_bits_per_s:
+        out.append(AlertRule(
+            "SwitchPortBerAboveDrainThreshold", ctx.rec(SW_BER).gt(ber.drain_ber), "critical",
+            "seed 003 §4.2", f"{_port(ctx)}: BER {value('%.2g')} above the drain threshold "
+            f"{ber.drain_ber:g}", f"Symbol BER over {ber.window_s} s exceeds "
+            f"{ber.drain_ber:g}, the link-layer drain threshold.", _DRAIN, "switch_port", 0,
+            "network", ("switch_port_symbol_errors", "switch_info")))
+    if ctx.nic_bits_per_s:
+        out.append(AlertRule(
+            "LinkBerRising", rising, "warning", "seed 003 §4.2",
+            f"{_nic(ctx)}: BER {value('%.2g')} over the last day, {ber.trend_factor:g}x the "
+            "week before", "The weekly BER trend is rising: a cable or connector is "
+            "degrading.", "Schedule the link for the next maintenance window; run the "
+            "full-link diagnostic and compare with last week.", "nic", 0, "network",
+            ("nic_symbol_errors",)))
+    return out

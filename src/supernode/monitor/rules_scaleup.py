@@ -32,17 +32,18 @@ def signals(ctx: PackContext) -> list[RecordingRule]:
                             "crc_flit").or_(
             label_replace(ctx.over("rate", "nvlink_crc_data_errors", 300), "counter",
                           "crc_data"))
-        cap = ctx.scale_up_bytes_per_s
-        util = label_replace(ctx.over("max_over_time", "nvlink_tx_bytes", 60) / cap,
-                             "direction", "tx").or_(
-            label_replace(ctx.over("max_over_time", "nvlink_rx_bytes", 60) / cap,
-                          "direction", "rx"))
         out += [RecordingRule(NVL_CRC, ctx.on_gpu(crc)),
                 RecordingRule(NVL_REPLAY, ctx.on_gpu(ctx.over("increase",
                                                               "nvlink_replay_errors", 600))),
                 RecordingRule(NVL_RECOVERY, ctx.on_gpu(ctx.over(
-                    "increase", "nvlink_recovery_errors", 600))),
-                RecordingRule(NVL_UTIL, ctx.on_gpu(util))]
+                    "increase", "nvlink_recovery_errors", 600)))]
+        cap = ctx.scale_up_bytes_per_s
+        if cap:
+            util = label_replace(ctx.over("max_over_time", "nvlink_tx_bytes", 60) / cap,
+                                 "direction", "tx").or_(
+                label_replace(ctx.over("max_over_time", "nvlink_rx_bytes", 60) / cap,
+                              "direction", "rx"))
+            out.append(RecordingRule(NVL_UTIL, ctx.on_gpu(util)))
     if ctx.has_nvswitch:
         power = ctx.over("avg_over_time", "nvswitch_power_vdd", 600) + \
             ctx.over("avg_over_time", "nvswitch_power_dvdd", 600) + \
@@ -78,8 +79,7 @@ def nvlink_alerts(ctx: PackContext) -> list[AlertRule]:
     if not ctx.has_scale_up:
         return []
     t = ctx.config.thresholds
-    cap_gb = ctx.scale_up_bytes_per_s / 1e9
-    return [
+    out = [
         AlertRule("NvlinkCrcErrors", ctx.rec(NVL_CRC).gt(t.nvlink_crc_errors_per_s),
                   "warning", "seed 003 §4.2", f"{_gpu(ctx)}: {value('%.3g')} NVLink "
                   f"{label('counter')} errors/s", "A high CRC error rate is a signal-"
@@ -98,7 +98,11 @@ def nvlink_alerts(ctx: PackContext) -> list[AlertRule]:
                   "10 min", "A recovery retrains the link: it went down, if briefly, and can "
                   "hang the job within seconds.", "Drain the GPU or its NVLink tray; restart "
                   "the job from its checkpoint on a healthy supernode.", "gpu", 0, "nvlink",
-                  ("nvlink_recovery_errors",)),
+                  ("nvlink_recovery_errors",))]
+    if not ctx.scale_up_bytes_per_s:
+        return out
+    cap_gb = ctx.scale_up_bytes_per_s / 1e9
+    return out + [
         AlertRule("NvlinkSaturated", ctx.rec(NVL_UTIL).gt(t.link_saturation_ratio),
                   "warning", "seed 001 §4.4", f"{_gpu(ctx)}: NVLink {label('direction')} at "
                   f"{value('%.2f')} of {cap_gb:g} GB/s", "Scale-up link peak utilisation "
