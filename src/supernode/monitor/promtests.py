@@ -108,7 +108,9 @@ def evaluate_scenario(pack: RulePack, scenario: Scenario,
         while position < len(order) and \
                 scenario.checks[order[position]].eval_time_s < t_s + interval:
             check = scenario.checks[order[position]]
-            outcomes[order[position]] = Outcome(tuple(runner.alerts(check.alertname)))
+            frozen = tuple(replace(a, annotations=dict(a.annotations))
+                           for a in runner.alerts(check.alertname))
+            outcomes[order[position]] = Outcome(frozen)
             position += 1
         t_s += interval
     if runner.errors:
@@ -133,8 +135,8 @@ def verify_scenario(pack: RulePack, scenario: Scenario,
     return outcomes
 
 
-def _test_group(pack: RulePack, scenario: Scenario, semantics: Semantics) -> dict[str, Any]:
-    outcomes = verify_scenario(pack, scenario, semantics)
+def _alert_tests(pack: RulePack, scenario: Scenario, outcomes: list[Outcome]
+                 ) -> list[dict[str, Any]]:
     tests = []
     for check, outcome in zip(scenario.checks, outcomes, strict=True):
         rule = pack.alert(check.alertname)
@@ -146,10 +148,42 @@ def _test_group(pack: RulePack, scenario: Scenario, semantics: Semantics) -> dic
         when = duration(check.eval_time_s) if check.eval_time_s else "0s"
         tests.append({"eval_time": when, "alertname": check.alertname,
                       "exp_alerts": expected})
+    return tests
+
+
+def _input_series(scenario: Scenario) -> list[dict[str, str]]:
+    return [{"series": s.selector(), "values": s.values_text()} for s in scenario.series]
+
+
+def _test_group(pack: RulePack, scenario: Scenario, semantics: Semantics) -> dict[str, Any]:
+    outcomes = verify_scenario(pack, scenario, semantics)
     return {"name": scenario.name, "interval": duration(scenario.interval_s),
-            "input_series": [{"series": s.selector(), "values": s.values_text()}
-                             for s in scenario.series],
-            "alert_rule_test": tests}
+            "input_series": _input_series(scenario),
+            "alert_rule_test": _alert_tests(pack, scenario, outcomes)}
+
+
+def evaluator_test_group(pack: RulePack, scenario: Scenario, semantics: Semantics,
+                         records: list[str]) -> dict[str, Any]:
+    """A test group whose expected alerts *and* recorded values are what the offline
+    evaluator computes (the differential test): every check's alerts, and each of
+    ``records`` at the last check time (``promql_expr_test``, exact float values)."""
+    outcomes = evaluate_scenario(pack, scenario, semantics)
+    runner = RuleRunner(pack.groups, load_scenario(scenario), semantics)
+    interval = LONG_INTERVAL_S if scenario.long else SHORT_INTERVAL_S
+    runner.run(range(0, (scenario.end_s + 1) * 1000, interval * 1000))
+    from supernode.monitor.promql import Selector
+    from supernode.monitor.storage import render_labels
+
+    expr_tests = []
+    for name in records:
+        vector = runner.evaluator.vector(Selector(name), scenario.end_s * 1000)
+        samples = [{"labels": render_labels(labels), "value": value} for labels, value in vector]
+        expr_tests.append({"expr": name, "eval_time": duration(scenario.end_s),
+                           "exp_samples": samples})
+    return {"name": scenario.name, "interval": duration(scenario.interval_s),
+            "input_series": _input_series(scenario),
+            "alert_rule_test": _alert_tests(pack, scenario, outcomes),
+            "promql_expr_test": expr_tests}
 
 
 def test_document(pack: RulePack, scenarios: list[Scenario], rule_file: str,

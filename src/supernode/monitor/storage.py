@@ -65,8 +65,13 @@ def with_label(labels: Labels, name: str, value: str) -> Labels:
 def render_labels(labels: Labels) -> str:
     """``name{a="1", b="2"}`` as Prometheus prints a series."""
     name = get(labels, NAME)
-    inner = ", ".join(f'{k}="{v}"' for k, v in labels if k != NAME)
+    inner = ", ".join(f"{k}={_quoted(v)}" for k, v in labels if k != NAME)
     return f"{name}{{{inner}}}"
+
+
+def _quoted(value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
 
 
 @dataclass
