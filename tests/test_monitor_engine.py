@@ -17,12 +17,11 @@ from supernode.monitor.promql import (
     Matcher,
     RangeCall,
     Selector,
-    duration,
     join,
     label_replace,
     metric,
-    number,
 )
+from supernode.monitor.promql_syntax import duration, number
 from supernode.monitor.storage import Semantics, Storage, make_labels
 
 MIN = 60_000

@@ -22,7 +22,7 @@ from supernode.monitor.artefacts import RULES, dump_yaml, render, write
 from supernode.monitor.config import load_config
 from supernode.monitor.grafana import dashboard, panel_expressions
 from supernode.monitor.pack import build_pack
-from supernode.monitor.promql import duration
+from supernode.monitor.promql_syntax import duration
 from supernode.monitor.promtests import LONG_INTERVAL_S, SHORT_INTERVAL_S, evaluator_test_group
 from supernode.monitor.rules import rule_file
 from supernode.monitor.storage import Semantics

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import Field, PositiveFloat, PositiveInt, field_validator
 
 from supernode.errors import InputError
-from supernode.monitor.promql import LABEL_NAME, METRIC_NAME
+from supernode.monitor.promql_syntax import LABEL_NAME, METRIC_NAME
 from supernode.spec.base import StrictModel
 from supernode.spec.loader import parse_text, read_document, validate_document
 

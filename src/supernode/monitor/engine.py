@@ -24,8 +24,6 @@ from supernode.monitor.matching import (
     vector_scalar_binop,
 )
 from supernode.monitor.promql import (
-    ARITHMETIC,
-    COMPARISONS,
     Aggregate,
     Binary,
     Call,
@@ -35,6 +33,7 @@ from supernode.monitor.promql import (
     RangeCall,
     Selector,
 )
+from supernode.monitor.promql_syntax import ARITHMETIC, COMPARISONS
 from supernode.monitor.storage import (
     NAME,
     Labels,

@@ -15,7 +15,7 @@ import hashlib
 from typing import Any
 
 from supernode.monitor.context import PackContext, dedup_record
-from supernode.monitor.promql import quote
+from supernode.monitor.promql_syntax import quote
 from supernode.monitor.rules_fabric import NIC_DISCARDS
 from supernode.monitor.rules_facility import COOLANT_DT, RACK_AIR_DT, liquid
 from supernode.monitor.rules_gpu import UTIL, XID_1H

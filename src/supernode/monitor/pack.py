@@ -24,7 +24,7 @@ from supernode.monitor import (
 from supernode.monitor.config import MonitorConfig, load_config
 from supernode.monitor.context import INFO_METRICS, PackContext, dedup_record
 from supernode.monitor.placement import MonitorTopology, monitor_topology
-from supernode.monitor.promql import duration
+from supernode.monitor.promql_syntax import duration
 from supernode.monitor.rules import AlertRule, RecordingRule, RuleGroup
 from supernode.spec.resolve import Cluster
 

@@ -17,7 +17,7 @@ from supernode.errors import InputError
 from supernode.monitor.context import PackContext
 from supernode.monitor.pack import RulePack
 from supernode.monitor.placement import MonitorTopology, monitor_topology
-from supernode.monitor.promql import duration
+from supernode.monitor.promql_syntax import duration
 from supernode.monitor.runner import Alert, RuleRunner
 from supernode.monitor.scenarios import STALE, Scenario
 from supernode.monitor.storage import Semantics, Storage, make_labels

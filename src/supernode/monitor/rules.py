@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from supernode.monitor.promql import METRIC_NAME, Expr, duration
+from supernode.monitor.promql import Expr
+from supernode.monitor.promql_syntax import METRIC_NAME, duration
 from supernode.monitor.templates import check_template
 
 SEVERITIES = ("info", "warning", "critical")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from supernode.monitor.context import INFO_METRICS, PackContext
 from supernode.monitor.infometrics import gpu_labels, host_labels, nic_labels
 from supernode.monitor.placement import GpuPlace, HostPlace, NicPlace
-from supernode.monitor.promql import quote
+from supernode.monitor.promql_syntax import quote
 
 STALE = "stale"
 Value = float | None | str
