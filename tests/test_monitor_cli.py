@@ -78,7 +78,7 @@ def test_dashboard_has_one_repeated_row_per_supernode(generated):
     variable = next(v for v in model["templating"]["list"] if v["name"] == "supernode")
     assert "supernode:gpu_info:dedup" in variable["query"]["query"]
     titles = [p["title"] for p in model["panels"] if p["type"] != "row"]
-    assert titles[2:] == ["GPU utilisation", "NVLink peak utilisation", "Errors", "GPU power",
+    assert titles[2:] == ["GPU utilisation", "NVLink traffic", "Errors", "GPU power",
                           "Rack air outlet-inlet dT"]  # air-cooled: rack air, not coolant
 
 

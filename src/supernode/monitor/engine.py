@@ -65,20 +65,35 @@ class Evaluator:
     def __init__(self, storage: Storage, semantics: Semantics | None = None) -> None:
         self.storage = storage
         self.semantics = semantics or Semantics()
+        self._memo: dict[int, Value] = {}
 
     def evaluate(self, expr: Expr, t_ms: int) -> Value:
-        """The value of ``expr`` at ``t_ms``: an instant vector, or a float for a scalar."""
+        """The value of ``expr`` at ``t_ms``: an instant vector, or a float for a scalar.
+
+        A sub-expression object used twice in the tree (a topology join and its fallback)
+        is evaluated once per call.
+        """
+        self._memo = {}
+        return self._eval(expr, t_ms)
+
+    def vector(self, expr: Expr, t_ms: int) -> Vector:
+        """``expr`` at ``t_ms``, which must be an instant vector."""
+        self._memo = {}
+        return self._vector(expr, t_ms)
+
+    def _eval(self, expr: Expr, t_ms: int) -> Value:
+        key = id(expr)
+        if key in self._memo:
+            return self._memo[key]
         handler = _HANDLERS.get(type(expr))
         if handler is None:
             raise EvaluationError(f"cannot evaluate {type(expr).__name__}")
         result = handler(self, expr, t_ms)
-        if isinstance(result, list):
-            _check_unique(result)
+        self._memo[key] = result
         return result
 
-    def vector(self, expr: Expr, t_ms: int) -> Vector:
-        """``expr`` at ``t_ms``, which must be an instant vector."""
-        value = self.evaluate(expr, t_ms)
+    def _vector(self, expr: Expr, t_ms: int) -> Vector:
+        value = self._eval(expr, t_ms)
         if not isinstance(value, list):
             raise EvaluationError(f"expected an instant vector from {expr.render()}")
         return value
@@ -112,20 +127,21 @@ class Evaluator:
         return out
 
     def _call(self, expr: Call, t_ms: int) -> Vector:
-        vector = self.vector(expr.arg, t_ms)
+        vector = self._vector(expr.arg, t_ms)
         if expr.func == "label_replace":
-            return [(_label_replace(labels, expr.strings), v) for labels, v in vector]
+            return _check_unique([(_label_replace(labels, expr.strings), v)
+                                  for labels, v in vector])
         operation: Callable[[float], float] = {
             "abs": abs,
             "sqrt": lambda v: math.sqrt(v) if v >= 0 else math.nan,
             "clamp_min": lambda v: max(expr.params[0], v) if not math.isnan(v) else v,
             "clamp_max": lambda v: min(expr.params[0], v) if not math.isnan(v) else v,
         }[expr.func]
-        return [(drop_name(labels), operation(v)) for labels, v in vector]
+        return _check_unique([(drop_name(labels), operation(v)) for labels, v in vector])
 
     def _aggregate(self, expr: Aggregate, t_ms: int) -> Vector:
         groups: dict[Labels, fn.Group] = {}
-        for labels, value in self.vector(expr.expr, t_ms):
+        for labels, value in self._vector(expr.expr, t_ms):
             if expr.by is not None:
                 key = tuple(p for p in labels if p[0] in expr.by)
             elif expr.without is not None:
@@ -143,8 +159,8 @@ class Evaluator:
         return expr.value
 
     def _binary(self, expr: Binary, t_ms: int) -> Value:
-        lhs = self.evaluate(expr.lhs, t_ms)
-        rhs = self.evaluate(expr.rhs, t_ms)
+        lhs = self._eval(expr.lhs, t_ms)
+        rhs = self._eval(expr.rhs, t_ms)
         if isinstance(lhs, float) and isinstance(rhs, float):
             return scalar_binop(expr, lhs, rhs)
         if isinstance(lhs, float) or isinstance(rhs, float):
@@ -180,12 +196,12 @@ def _label_replace(labels: Labels, strings: tuple[str, ...]) -> Labels:
     return with_label(labels, dst, value)
 
 
-def _check_unique(vector: Vector) -> None:
-    seen: set[Labels] = set()
-    for labels, _ in vector:
-        if labels in seen:
-            raise EvaluationError("vector cannot contain metrics with the same labelset")
-        seen.add(labels)
+def _check_unique(vector: Vector) -> Vector:
+    """``vector``, or EvaluationError when two elements share a label set (a function
+    that drops or sets labels can do that; selectors, aggregations and matching cannot)."""
+    if len({labels for labels, _ in vector}) != len(vector):
+        raise EvaluationError("vector cannot contain metrics with the same labelset")
+    return vector
 
 
 _HANDLERS: dict[type, Callable] = {

@@ -2,7 +2,7 @@
 
 The supernode row repeats over the ``supernode`` variable (values from the topology info
 metric), so a 2,000-supernode cluster is one row definition, not 10,000 panels. Each row
-shows GPU utilisation, NVLink peak utilisation, errors (NVLink CRC and replays, Xid events,
+shows GPU utilisation, NVLink traffic, errors (NVLink CRC and replays, Xid events,
 NIC drops), GPU power and the coolant (or rack air) temperature difference of the CDUs and
 racks serving the supernode. Panels read the pack's recorded signals, so they need its
 rules loaded. Dashboard JSON model: grafana.com/docs/grafana/latest/dashboards/
@@ -19,7 +19,7 @@ from supernode.monitor.promql_syntax import quote
 from supernode.monitor.rules_fabric import NIC_DISCARDS
 from supernode.monitor.rules_facility import COOLANT_DT, RACK_AIR_DT, liquid
 from supernode.monitor.rules_gpu import UTIL, XID_1H
-from supernode.monitor.rules_scaleup import NVL_CRC, NVL_REPLAY, NVL_UTIL
+from supernode.monitor.rules_scaleup import NVL_CRC, NVL_REPLAY
 
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 SELECTED = '{supernode=~"$supernode"}'
@@ -56,11 +56,17 @@ def _cooling_panel(ctx: PackContext, pid: int, grid: tuple[int, int, int, int]
                   [_target(expr, f"{{{{{labels.rack}}}}}", "A")])
 
 
-def _supernode_panels(ctx: PackContext, y: int) -> list[dict[str, Any]]:
+def _joined(ctx: PackContext, key: str) -> str:
+    """Per-host sum of a dcgm-exporter series over the GPUs of the selected supernodes."""
     host, gpu = ctx.host, ctx.gpu
+    return (f"sum by ({host}) ({ctx.config.metric(key)} * on({host}, {gpu}) "
+            f"group_left(supernode) {dedup_record('gpu')}{SELECTED})")
+
+
+def _supernode_panels(ctx: PackContext, y: int) -> list[dict[str, Any]]:
+    host = ctx.host
     legend = f"{{{{{host}}}}}"
-    power = (f"sum by ({host}) ({ctx.config.metric('gpu_power')} * on({host}, {gpu}) "
-             f"group_left(supernode) {dedup_record('gpu')}{SELECTED})")
+    power = _joined(ctx, "gpu_power")
     errors = [_target(f"sum by ({host}) ({XID_1H}{SELECTED})", f"{legend} Xid events/h",
                       "A")]
     if ctx.has_scale_up:
@@ -74,9 +80,9 @@ def _supernode_panels(ctx: PackContext, y: int) -> list[dict[str, Any]]:
     panels = [
         _panel(11, "GPU utilisation", "percent", (0, y, 8, 8),
                [_target(f"avg by ({host}) ({UTIL}{SELECTED})", legend, "A")]),
-        _panel(12, "NVLink peak utilisation", "percentunit", (8, y, 8, 8),
-               [_target(f"max by ({host}, direction) ({NVL_UTIL}{SELECTED})",
-                        f"{legend} {{{{direction}}}}", "A")]),
+        _panel(12, "NVLink traffic", "Bps", (8, y, 8, 8),
+               [_target(_joined(ctx, "nvlink_tx_bytes"), f"{legend} tx", "A"),
+                _target(_joined(ctx, "nvlink_rx_bytes"), f"{legend} rx", "B")]),
         _panel(13, "Errors", "short", (16, y, 8, 8), errors),
         _panel(14, "GPU power", "watt", (0, y + 8, 12, 8), [_target(power, legend, "A")]),
         _cooling_panel(ctx, 15, (12, y + 8, 12, 8)),

@@ -15,7 +15,7 @@ import operator
 
 from supernode.monitor.promql import Binary
 from supernode.monitor.promql_syntax import ARITHMETIC
-from supernode.monitor.storage import NAME, Labels, drop_name, get, with_label
+from supernode.monitor.storage import NAME, Labels, drop_name
 
 Vector = list[tuple[Labels, float]]
 
@@ -85,9 +85,11 @@ def signature(labels: Labels, on: tuple[str, ...] | None,
               ignoring: tuple[str, ...] | None) -> Labels:
     """The labels two elements must share to match."""
     if on is not None:
-        return tuple(p for p in labels if p[0] in on)
-    skip = set(ignoring or ()) | {NAME}
-    return tuple(p for p in labels if p[0] not in skip)
+        return tuple([p for p in labels if p[0] in on])
+    if not ignoring:
+        return drop_name(labels)
+    skip = {*ignoring, NAME}
+    return tuple([p for p in labels if p[0] not in skip])
 
 
 def set_operation(expr: Binary, lhs: Vector, rhs: Vector) -> Vector:
@@ -118,10 +120,16 @@ def _result_labels(expr: Binary, lhs: Labels, rhs: Labels) -> Labels:
             labels = tuple(p for p in labels if p[0] in expr.on)
         elif expr.ignoring:
             labels = tuple(p for p in labels if p[0] not in expr.ignoring)
-    else:
-        for name in expr.group_left:
-            labels = with_label(labels, name, get(rhs, name))
-    return labels
+        return labels
+    merged = dict(labels)
+    one = dict(rhs)
+    for name in expr.group_left:
+        value = one.get(name, "")
+        if value:
+            merged[name] = value
+        else:
+            merged.pop(name, None)
+    return tuple(sorted(merged.items()))
 
 
 def vector_binop(expr: Binary, lhs: Vector, rhs: Vector) -> Vector:

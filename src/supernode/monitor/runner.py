@@ -19,7 +19,7 @@ from supernode.monitor.engine import Evaluator
 from supernode.monitor.matching import EvaluationError, Vector
 from supernode.monitor.promql import Aggregate, Binary, Call, Expr, Num, RangeCall, Selector
 from supernode.monitor.rules import AlertRule, RecordingRule, RuleGroup
-from supernode.monitor.storage import NAME, Labels, Semantics, Storage, drop_name, with_label
+from supernode.monitor.storage import Labels, Semantics, Storage, drop_name, with_name
 from supernode.monitor.templates import expand
 
 #: How long Prometheus keeps a resolved alert (``resolvedRetention``), ms.
@@ -109,7 +109,7 @@ class RuleRunner:
 
     def _record(self, key: tuple[int, int], rule: RecordingRule, vector: Vector,
                 t_ms: int) -> None:
-        produced = [with_label(labels, NAME, rule.record) for labels, _ in vector]
+        produced = [with_name(labels, rule.record) for labels, _ in vector]
         if len(set(produced)) != len(produced):
             self.errors.append(RuleError(rule.record, t_ms, "vector contains metrics with "
                                          "the same labelset after applying rule labels"))

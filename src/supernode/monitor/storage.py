@@ -51,7 +51,10 @@ def get(labels: Labels, name: str) -> str:
 
 def drop_name(labels: Labels) -> Labels:
     """``labels`` without the metric name."""
-    return tuple(p for p in labels if p[0] != NAME)
+    for i, pair in enumerate(labels):
+        if pair[0] == NAME:
+            return labels[:i] + labels[i + 1:]
+    return labels
 
 
 def with_label(labels: Labels, name: str, value: str) -> Labels:
@@ -60,6 +63,13 @@ def with_label(labels: Labels, name: str, value: str) -> Labels:
     if value != "":
         rest.append((name, value))
     return tuple(sorted(rest))
+
+
+def with_name(labels: Labels, name: str) -> Labels:
+    """``labels`` with the metric name set to ``name`` (kept sorted)."""
+    rest = drop_name(labels)
+    index = bisect.bisect_left([k for k, _ in rest], NAME)
+    return rest[:index] + ((NAME, name),) + rest[index:]
 
 
 def render_labels(labels: Labels) -> str:
