@@ -189,3 +189,19 @@ def test_a_wrong_hand_expectation_is_caught():
     wrong = replace(scenario, checks=(replace(scenario.checks[0], alerts=()),))
     with pytest.raises(AssertionError, match="expected 0 alert"):
         verify_scenario(pack, wrong)
+
+
+def test_docs_list_every_rule_threshold_and_metric():
+    from supernode.monitor.config import default_document
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "monitor.md").read_text()
+    pack = full_pack()
+    for rule in pack.alerts():
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{rule.alert}` |"))
+        cells = [c.strip() for c in row.split("|")]
+        assert cells[2] == rule.seed.removeprefix("seed ") and cells[3] == rule.severity, row
+        assert cells[5] == rule.scope, row
+    defaults = default_document()
+    for section in ("thresholds", "link_ber", "metrics", "labels", "names", "layout"):
+        for key in defaults[section]:
+            assert f"`{key}`" in text or key in text, (section, key)
