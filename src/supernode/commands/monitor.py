@@ -53,10 +53,13 @@ def semantics_for(major: int | None) -> tuple[Semantics, int]:
     return Semantics(left_open=major >= 3), major
 
 
+def interactive(quiet: bool) -> bool:
+    """True when progress may be shown: not quiet, stdout and stderr both terminals."""
+    return not quiet and sys.stdout.isatty() and sys.stderr.isatty()
+
+
 def _status(quiet: bool, message: str):
-    if quiet or not sys.stderr.isatty():
-        return nullcontext()
-    return stderr.status(message)
+    return stderr.status(message) if interactive(quiet) else nullcontext()
 
 
 def rules_table(pack: RulePack) -> Table:

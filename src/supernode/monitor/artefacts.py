@@ -50,7 +50,8 @@ class Artefacts:
 def render(pack: RulePack, semantics: Semantics = Semantics(left_open=True)) -> Artefacts:
     """Every artefact of ``pack`` as text (tests computed with ``semantics``)."""
     ctx = pack.ctx
-    scenarios = scenarios_for(pack)
+    test_notes: list[str] = []
+    scenarios = scenarios_for(pack, test_notes)
     model = dashboard(ctx)
     read = pack.metrics_read() | {e for e in _dashboard_metrics(model)}
     csv, csv_notes = counters_csv(read, ctx.topology.cluster)
@@ -69,7 +70,7 @@ def render(pack: RulePack, semantics: Semantics = Semantics(left_open=True)) -> 
                  + dump_yaml({"inhibit_rules": inhibit_rules({a.alert
                                                               for a in pack.alerts()})}),
     }
-    notes = list(pack.notes) + csv_notes
+    notes = list(pack.notes) + csv_notes + test_notes
     files[MANIFEST] = json.dumps(manifest(pack, files, notes), indent=2) + "\n"
     return Artefacts(files, notes)
 

@@ -9,6 +9,7 @@ or no data for their metrics), and what was skipped.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,10 +117,12 @@ def _sort_key(view: AlertView, host_label: str) -> tuple:
 
 
 def evaluate(pack: RulePack, loaded: LoadedSnapshots,
-             semantics: Semantics = Semantics(left_open=True)) -> HealthReport:
-    """Run the pack over the snapshots and report the state at the last one."""
+             semantics: Semantics = Semantics(left_open=True),
+             progress: Callable[[int], None] | None = None) -> HealthReport:
+    """Run the pack over the snapshots and report the state at the last one
+    (``progress(done)`` after each evaluation time)."""
     runner = RuleRunner(pack.groups, loaded.storage, semantics)
-    runner.run(loaded.times_ms)
+    runner.run(loaded.times_ms, progress)
     t0, last = loaded.times_ms[0], loaded.times_ms[-1]
     span_s = (last - t0) / 1000
     rules = {r.alert: r for r in pack.alerts()}

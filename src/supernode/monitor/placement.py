@@ -19,6 +19,7 @@ from supernode.monitor.config import MonitorConfig
 from supernode.spec.resolve import Cluster
 from supernode.topology.cluster_graph import fabric_layout
 from supernode.topology.fat_tree import FabricLayout
+from supernode.topology.sizing import RadixError
 
 #: Largest cluster the topology info file is generated for (accelerators).
 MAX_MONITORED_ACCELERATORS = 262_144
@@ -199,7 +200,10 @@ def monitor_topology(cluster: Cluster, config: MonitorConfig) -> MonitorTopology
     if len(set(names)) != len(names):
         raise InputError("hostnames", "host names must be unique")
     hosts = [_host_place(cluster, config, layout, h, n) for h, n in enumerate(names)]
-    fabric = fabric_layout(cluster)
+    try:
+        fabric = fabric_layout(cluster)
+    except RadixError as exc:
+        raise InputError("scale_out.switch", str(exc)) from None
     per_host, nic_count = cluster.host.accelerators_per_host, cluster.host.nic_count
     gpus, nics = [], []
     for h, host in enumerate(hosts):

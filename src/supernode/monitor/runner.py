@@ -12,7 +12,7 @@ the result's labels and value.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from supernode.monitor.engine import Evaluator
@@ -83,10 +83,14 @@ class RuleRunner:
     def __post_init__(self) -> None:
         self.evaluator = Evaluator(self.storage, self.semantics)
 
-    def run(self, times_ms: Iterable[int]) -> None:
-        """Evaluate every group at each time of ``times_ms`` (ascending)."""
-        for t_ms in times_ms:
+    def run(self, times_ms: Iterable[int],
+            progress: Callable[[int], None] | None = None) -> None:
+        """Evaluate every group at each time of ``times_ms`` (ascending); ``progress`` is
+        called with the number of times done after each."""
+        for done, t_ms in enumerate(times_ms, start=1):
             self.step(t_ms)
+            if progress is not None:
+                progress(done)
 
     def step(self, t_ms: int) -> None:
         """One evaluation cycle at ``t_ms``."""

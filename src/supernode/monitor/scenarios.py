@@ -159,8 +159,13 @@ class Kit:
     def nics_sharing_leaf(self, count: int) -> tuple[list[NicPlace], NicPlace]:
         """``count`` NIC ports under one leaf and one under another leaf."""
         nics = self.ctx.topology.nics
-        leaf = nics[0].leaf
+        counts: dict[str, int] = {}
+        for nic in nics:
+            counts[nic.leaf] = counts.get(nic.leaf, 0) + 1
+        leaf = max(counts, key=lambda name: (counts[name], name == nics[0].leaf))
         same = [n for n in nics if n.leaf == leaf][:count]
+        if len(same) < count:
+            raise ValueError(f"no leaf holds {count} NIC ports")
         return same, next(n for n in nics if n.leaf != leaf)
 
     def nic(self, index: int) -> NicPlace:
