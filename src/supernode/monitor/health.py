@@ -9,6 +9,7 @@ or no data for their metrics), and what was skipped.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,8 +44,9 @@ class AlertView:
 
     def to_dict(self) -> dict[str, Any]:
         """Stable keys."""
+        value = self.value if math.isfinite(self.value) else None
         return {"alertname": self.alertname, "state": self.state, "severity": self.severity,
-                "scope": self.scope, "value": self.value, "labels": self.labels,
+                "scope": self.scope, "value": value, "labels": self.labels,
                 "annotations": self.annotations, "active_since_s": self.active_since_s,
                 "fires_at_s": self.fires_at_s}
 

@@ -236,10 +236,6 @@ class Kit:
         """Labels of an alert on the GPU info series itself."""
         return _frozen(gpu_labels(gpu, self.ctx.config, self.ctx.topology.cluster))
 
-    def host_alert(self, host: HostPlace, **extra: str) -> tuple[tuple[str, str], ...]:
-        """Labels of a host-level alert (host topology labels)."""
-        return _frozen(host_labels(host, self.ctx.config, self.ctx.topology.cluster) | extra)
-
     def nic_alert(self, nic: NicPlace, **extra: str) -> tuple[tuple[str, str], ...]:
         """Labels of a NIC-port alert (exporter ids plus NIC topology labels)."""
         labels = nic_labels(nic, self.ctx.config, self.ctx.topology.cluster) | {"port": "1"}

@@ -14,7 +14,7 @@ they exclude it (``(t - 5m, t]``).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 Labels = tuple[tuple[str, str], ...]
@@ -168,13 +168,3 @@ class Storage:
         """Samples stored (staleness markers included)."""
         return sum(len(s.times) for s in self._series.values())
 
-    def time_span(self) -> tuple[int, int] | None:
-        """Earliest and latest sample time (ms), or None when empty."""
-        times = [t for s in self._series.values() for t in (s.times[:1] + s.times[-1:])]
-        return (min(times), max(times)) if times else None
-
-
-def load(storage: Storage, samples: Iterable[tuple[Labels, int, float]]) -> None:
-    """Append ``(labels, t_ms, value)`` samples to ``storage``."""
-    for labels, t_ms, value in samples:
-        storage.add(labels, t_ms, value)
