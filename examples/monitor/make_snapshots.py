@@ -9,7 +9,8 @@ What happens in them (the faults ``supernode health`` should find):
   three under leaf switch leaf03; port 17 of leaf03 starts discarding packets.
 
 Every GPU reports temperature and utilisation (a GPU that stopped would be "not
-reporting"); a few metrics the rules do not read are included and get skipped.
+reporting"); the error counters are those of the first rack's hosts; a few metrics the
+rules do not read are included and get skipped.
 
 Run from the repository root: ``python examples/monitor/make_snapshots.py``. The test suite
 checks the committed files equal what this script writes.
@@ -37,8 +38,9 @@ def gpu_lines(step: int) -> list[str]:
     ids = [(h, g) for h in range(HOSTS) for g in range(GPUS)]
 
     def labels(h: int, g: int) -> str:
-        return (f'gpu="{g}",UUID="GPU-{h:04x}{g:04x}-5b2e-4b7d",device="nvidia{g}",'
-                f'modelName="NVIDIA H100 80GB HBM3",hostname="{host(h)}"')
+        return f'gpu="{g}",UUID="GPU-{h:04x}{g:04x}",hostname="{host(h)}"'
+
+    watched = [(h, g) for h, g in ids if h < 4]  # error fields of the first rack only
 
     lines += [f"DCGM_FI_DEV_GPU_TEMP{{{labels(h, g)}}} {52 + (h + g) % 7}" for h, g in ids]
     lines += ["# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).",
@@ -50,11 +52,11 @@ def gpu_lines(step: int) -> list[str]:
     lines += ["# HELP DCGM_FI_DEV_XID_ERRORS Value of the last XID error encountered.",
               "# TYPE DCGM_FI_DEV_XID_ERRORS gauge"]
     lines += [f"DCGM_FI_DEV_XID_ERRORS{{{labels(h, g)}}} "
-              f"{79 if (h, g) == (3, 5) and step >= 3 else 0}" for h, g in ids]
+              f"{79 if (h, g) == (3, 5) and step >= 3 else 0}" for h, g in watched]
     lines += ["# HELP DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL Total number of NVLink "
               "recovery errors.", "# TYPE DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL counter"]
     lines += [f"DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL{{{labels(h, g)}}} "
-              f"{1 if (h, g) == (1, 2) and step >= 2 else 0}" for h, g in ids]
+              f"{1 if (h, g) == (1, 2) and step >= 2 else 0}" for h, g in watched]
     return lines
 
 
@@ -63,7 +65,7 @@ def network_lines(step: int) -> list[str]:
     lines = ["# HELP node_infiniband_link_downed_total Number of times the link failed to "
              "recover from an error state and went down", "# TYPE node_infiniband_link_downed_"
              "total counter"]
-    for h in range(HOSTS):
+    for h in range(4):
         for rail in range(8):
             down = 1 if h < 3 and rail == 3 and step >= 4 else 0
             lines.append(f'node_infiniband_link_downed_total{{device="mlx5_{rail}",port="1",'
