@@ -34,6 +34,8 @@ COMMAND_MODULES = (
     "supernode.commands.link",
     "supernode.commands.design",
     "supernode.commands.check",
+    "supernode.commands.monitor",
+    "supernode.commands.health",
 )
 
 _registered = False

@@ -1,0 +1,64 @@
+"""Running ``promtool`` (Debian package ``prometheus``): find it, read its version, check
+and unit-test rule files. Used by ``supernode monitor rules --check`` and the tests."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Seconds one promtool run may take before it is stopped.
+TIMEOUT_S = 300
+
+
+@dataclass(frozen=True)
+class PromtoolResult:
+    """The outcome of one promtool command."""
+
+    command: tuple[str, ...]
+    returncode: int
+    output: str
+
+    @property
+    def ok(self) -> bool:
+        """True when promtool exited 0."""
+        return self.returncode == 0
+
+
+def find_promtool() -> str | None:
+    """The path of ``promtool`` on PATH, or None."""
+    return shutil.which("promtool")
+
+
+def promtool_version(binary: str) -> tuple[int, int, int]:
+    """The (major, minor, patch) version ``binary --version`` reports."""
+    out = subprocess.run([binary, "--version"], capture_output=True, text=True,
+                         timeout=60, check=False)
+    found = re.search(r"version (\d+)\.(\d+)\.(\d+)", out.stdout + out.stderr)
+    if found is None:
+        raise RuntimeError(f"cannot read the version of {binary}")
+    major, minor, patch = (int(g) for g in found.groups())
+    return major, minor, patch
+
+
+def run(binary: str, args: list[str], cwd: Path) -> PromtoolResult:
+    """``promtool args...`` in ``cwd``; output is stdout and stderr together."""
+    command = (binary, *args)
+    try:
+        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True,
+                              timeout=TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        return PromtoolResult(command, 124, f"promtool ran over {TIMEOUT_S} s")
+    return PromtoolResult(command, done.returncode, done.stdout + done.stderr)
+
+
+def check_rules(binary: str, rule_file: Path) -> PromtoolResult:
+    """``promtool check rules FILE``."""
+    return run(binary, ["check", "rules", rule_file.name], rule_file.parent)
+
+
+def test_rules(binary: str, test_files: list[Path]) -> PromtoolResult:
+    """``promtool test rules FILE...`` (run in the folder of the first file)."""
+    return run(binary, ["test", "rules", *[f.name for f in test_files]], test_files[0].parent)
