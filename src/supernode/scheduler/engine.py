@@ -1,0 +1,333 @@
+"""The event-driven placement simulation of one policy over one trace.
+
+One :class:`Simulation` owns all state (STYLE §8): the occupancy, the queue, the running
+jobs and one heap of ``(time, kind, sequence, job)`` events, so ties break the same way
+every run. At each instant, finishes and checkpoint stops are handled first, then
+arrivals, then one scheduling pass:
+
+* the queue is in submit order (by priority first for a pre-empting policy); the first
+  ``backfill_depth`` waiting jobs are tried in order and every one that the policy can
+  place starts (greedy backfill, no reservations); a job that failed is not retried
+  until GPUs are released, nor is another job of the same shape in the same pass;
+* a started job runs ``duration × slowdown`` seconds (``stretch``; the trace's run time is
+  taken as the run time at the ideal placement), its slowdown from
+  :class:`~supernode.scheduler.slowdown.SlowdownModel` for its placement;
+* a pre-empting policy may stop lower-priority jobs for a high-priority job that has
+  waited ``preempt_after_s``: victims stop at their next checkpoint (every
+  ``checkpoint_interval_s`` of their run), lose no work beyond ``restart_s`` of restart,
+  and go back to the queue; the job starts when the last victim has stopped
+  (:mod:`supernode.scheduler.preempt`).
+
+What the run produced is a :class:`RunRecord`; metrics come from it
+(:mod:`supernode.scheduler.metrics`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from supernode.scheduler.policies import PlacementPolicy
+from supernode.scheduler.preempt import choose_victims, last_checkpoint, next_checkpoint
+from supernode.scheduler.slowdown import SlowdownModel, classify, contention
+from supernode.scheduler.state import Occupancy
+
+FINISH, DRAIN, ARRIVE, RECHECK = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """Knobs of the simulation (times in seconds)."""
+
+    backfill_depth: int = 256
+    stretch: bool = True
+    preempt_after_s: float = 600.0
+    checkpoint_interval_s: float = 1800.0
+    restart_s: float = 300.0
+    max_victim_trials: int = 64
+
+
+@dataclass(frozen=True)
+class JobTable:
+    """The jobs of a run (arrays in submit order): times in s, shapes, priorities."""
+
+    submit_s: np.ndarray
+    duration_s: np.ndarray
+    gpus: np.ndarray
+    tp: np.ndarray
+    model: np.ndarray
+    priority: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.submit_s)
+
+
+@dataclass
+class RunRecord:
+    """Everything a run produced (arrays per job and per run segment)."""
+
+    policy: str
+    first_start_s: np.ndarray
+    end_s: np.ndarray
+    preemptions: np.ndarray
+    segments: dict[str, np.ndarray]
+    timeline: dict[str, np.ndarray]
+    busy_gpu_s: float
+    fragmented_gpu_s: float
+    reserved_gpu_s: float
+    restart_gpu_s: float
+    immediate_loss_gpu_s: float
+    wall_time_s: float
+    notes: list[str] = field(default_factory=list)
+
+
+class _Running:
+    __slots__ = ("gpus", "start", "slowdown", "end", "seq", "crossing", "promised", "tp_cross",
+                 "domains", "groups")
+
+    def __init__(self, gpus, start, slowdown, end, seq, crossing, tp_cross, domains, groups):
+        self.gpus, self.start, self.slowdown, self.end, self.seq = gpus, start, slowdown, end, seq
+        self.crossing, self.tp_cross, self.domains, self.groups = crossing, tp_cross, domains, \
+            groups
+        self.promised: int | None = None
+
+
+class Simulation:
+    """One policy over one job table on one cluster (see the module doc)."""
+
+    def __init__(self, jobs: JobTable, state: Occupancy, policy: PlacementPolicy,
+                 slowdowns: SlowdownModel, options: EngineOptions, seed: int) -> None:
+        self.jobs, self.state, self.policy = jobs, state, policy
+        self.slowdowns, self.options = slowdowns, options
+        self.rng = np.random.default_rng(seed)
+        n = len(jobs)
+        self.n = n
+        self.remaining = jobs.duration_s.astype(float).copy()
+        self.first_start = np.full(n, np.nan)
+        self.end = np.full(n, np.nan)
+        self.preemptions = np.zeros(n, dtype=np.int64)
+        self.fail_version = np.full(n, -1, dtype=np.int64)
+        self.next_try = np.zeros(n)
+        self.queue: list[int] = []
+        self.running: dict[int, _Running] = {}
+        self.pending: dict[int, dict] = {}
+        self.heap: list[tuple[float, int, int, int]] = []
+        self.seq = 0
+        self.busy = 0
+        self.frag = 0
+        self.reserved = 0
+        self.now = 0.0
+        self.areas = {"busy": 0.0, "frag": 0.0, "reserved": 0.0}
+        self.lost = {"restart": 0.0, "immediate": 0.0}
+        self.segments: list[tuple] = []
+        self.timeline: list[tuple[float, int, int, int]] = []
+        top = int(jobs.priority.max()) if n else 0
+        self._key_scale = n if policy.preempts else 0
+        self._top = top
+
+    # -- queue ---------------------------------------------------------------------------
+    def _key(self, j: int) -> int:
+        if not self._key_scale:
+            return j
+        return (self._top - int(self.jobs.priority[j])) * self._key_scale + j
+
+    def _enqueue(self, j: int) -> None:
+        bisect.insort(self.queue, self._key(j))
+        if self.policy.preempts and self.jobs.priority[j] > 0:
+            self._push(self.now + self.options.preempt_after_s, RECHECK, j)
+
+    def _push(self, when: float, kind: int, j: int) -> int:
+        self.seq += 1
+        heapq.heappush(self.heap, (when, kind, self.seq, j))
+        return self.seq
+
+    # -- main loop -----------------------------------------------------------------------
+    def run(self, progress: Callable[[int], None] | None = None) -> RunRecord:
+        """Simulate until every job has finished; ``progress(events)`` every 4,096 events."""
+        started = time.perf_counter()
+        self.heap = [(float(t), ARRIVE, j, j) for j, t in enumerate(self.jobs.submit_s)]
+        heapq.heapify(self.heap)
+        self.seq = self.n
+        events = 0
+        while self.heap:
+            t = self.heap[0][0]
+            self._advance(t)
+            while self.heap and self.heap[0][0] == t:
+                _, kind, seq, j = heapq.heappop(self.heap)
+                self._handle(kind, seq, j)
+                events += 1
+                if progress and events % 4096 == 0:
+                    progress(events)
+            self._pass()
+            self.timeline.append((t, self.busy, len(self.queue), self.frag))
+        return self._record(time.perf_counter() - started)
+
+    def _advance(self, t: float) -> None:
+        dt = t - self.now
+        if dt > 0:
+            self.areas["busy"] += self.busy * dt
+            self.areas["frag"] += self.frag * dt
+            self.areas["reserved"] += self.reserved * dt
+        self.now = t
+
+    def _handle(self, kind: int, seq: int, j: int) -> None:
+        if kind == ARRIVE:
+            self._enqueue(j)
+        elif kind == FINISH:
+            run = self.running.get(j)
+            if run is not None and run.seq == seq:
+                self._stop(j, finished=True)
+        elif kind == DRAIN:
+            run = self.running.get(j)
+            if run is not None and run.seq == seq:
+                self._stop(j, finished=False)
+        # RECHECK only makes the pass run at this time
+
+    # -- starting and stopping -----------------------------------------------------------
+    def _start(self, j: int, gpus: np.ndarray, taken: bool = False) -> None:
+        st, jobs = self.state, self.jobs
+        g, tp = int(jobs.gpus[j]), int(jobs.tp[j])
+        cls = classify(gpus, st)
+        if cls.groups > 1 and st.hierarchy.crossing_oversubscription(cls.pods) > 1:
+            cls = classify(gpus, st, contention(st, gpus, cls.pods))
+        s = self.slowdowns.slowdown(int(jobs.model[j]), g, tp, cls)
+        if not taken:
+            st.take(gpus)
+        else:
+            self.reserved -= g
+        crossing = cls.groups > 1
+        if crossing:
+            np.add.at(st.group_crossing, st.gpu_group[gpus], 1)
+        runtime = self.remaining[j] * (s if self.options.stretch else 1.0)
+        end = self.now + runtime
+        seq = self._push(end, FINISH, j)
+        self.running[j] = _Running(gpus, self.now, s, end, seq, crossing, cls.tp_crosses(tp),
+                                   cls.domains, cls.groups)
+        if math.isnan(self.first_start[j]):
+            self.first_start[j] = self.now
+        self.busy += g
+
+    def _stop(self, j: int, finished: bool) -> None:
+        run = self.running.pop(j)
+        st = self.state
+        g = len(run.gpus)
+        self.busy -= g
+        if run.crossing:
+            np.add.at(st.group_crossing, st.gpu_group[run.gpus], -1)
+        self.segments.append((j, run.start, self.now, run.slowdown, g, run.tp_cross,
+                              run.domains, run.groups, finished))
+        st.release(run.gpus)
+        if finished:
+            self.end[j] = self.now
+        else:
+            factor = run.slowdown if self.options.stretch else 1.0
+            done = (self.now - run.start) / factor
+            self.remaining[j] = max(self.remaining[j] - done, 0.0) + self.options.restart_s
+            self.lost["restart"] += self.options.restart_s * g
+            self.preemptions[j] += 1
+            self.fail_version[j] = -1
+            self._enqueue(j)
+        if run.promised is not None:
+            self._hand_over(run.promised, run.gpus)
+
+    def _hand_over(self, owner: int, freed: np.ndarray) -> None:
+        """Give the part of ``freed`` that a pending pre-empting job reserved to it."""
+        pend = self.pending[owner]
+        mine = freed[np.isin(freed, pend["target"])]
+        self.state.take(mine)
+        self.reserved += len(mine)
+        pend["waiting"] -= 1
+        if pend["waiting"] == 0:
+            del self.pending[owner]
+            self._start(owner, pend["target"], taken=True)
+
+    # -- scheduling ----------------------------------------------------------------------
+    def _pass(self) -> None:
+        st, jobs = self.state, self.jobs
+        if self.queue and st.total_free > 0:
+            tried: set[tuple[int, int]] = set()
+            started: list[int] = []
+            depth = min(len(self.queue), self.options.backfill_depth)
+            scale = self._key_scale or self.n + 1
+            for k in range(depth):
+                j = self.queue[k] % scale if self._key_scale else self.queue[k]
+                g = int(jobs.gpus[j])
+                if g > st.total_free or self.fail_version[j] == st.version:
+                    continue
+                shape = (g, int(jobs.tp[j]))
+                if shape in tried:
+                    continue
+                target = self.policy.place(g, shape[1], st, self.rng)
+                if target is None:
+                    self.fail_version[j] = st.version
+                    tried.add(shape)
+                    continue
+                self._start(j, target)
+                started.append(k)
+            for k in reversed(started):
+                del self.queue[k]
+        if self.policy.preempts and self.queue:
+            self._try_preempt()
+        self.frag = st.total_free if self.queue else 0
+
+    def _try_preempt(self) -> None:
+        jobs, opts = self.jobs, self.options
+        scale = self._key_scale
+        for k in range(min(len(self.queue), opts.backfill_depth)):
+            j = self.queue[k] % scale
+            if jobs.priority[j] <= 0:
+                return
+            if self.now - jobs.submit_s[j] < opts.preempt_after_s or self.next_try[j] > self.now:
+                continue
+            self.next_try[j] = self.now + opts.preempt_after_s
+            found = choose_victims(int(jobs.gpus[j]), int(jobs.tp[j]), int(jobs.priority[j]),
+                                   self.state, self.running, jobs.priority, self.now, opts,
+                                   self.policy, self.rng)
+            if found is None:
+                self._push(self.next_try[j], RECHECK, j)
+                return
+            self._reserve(k, j, *found)
+            return
+
+    def _reserve(self, k: int, j: int, target: np.ndarray, victims: list[int]) -> None:
+        st, opts = self.state, self.options
+        del self.queue[k]
+        free_part = target[st.free[target]]
+        st.take(free_part)
+        self.reserved += len(free_part)
+        self.pending[j] = {"target": target, "waiting": len(victims)}
+        for v in victims:
+            run = self.running[v]
+            run.promised = j
+            boundary = next_checkpoint(run.start, self.now, opts.checkpoint_interval_s)
+            g = len(run.gpus)
+            self.lost["immediate"] += g * (self.now - last_checkpoint(
+                run.start, self.now, opts.checkpoint_interval_s))
+            if boundary < run.end:
+                run.seq = self._push(boundary, DRAIN, v)
+        if not victims:
+            del self.pending[j]
+            self._start(j, target, taken=True)
+
+    def _record(self, wall: float) -> RunRecord:
+        cols = ("job", "start_s", "end_s", "slowdown", "gpus", "tp_crosses", "domains",
+                "groups", "finished")
+        seg = np.array(self.segments, dtype=float).reshape(-1, len(cols))
+        segments = {c: seg[:, i] for i, c in enumerate(cols)}
+        for c in ("job", "gpus", "domains", "groups"):
+            segments[c] = segments[c].astype(np.int64)
+        for c in ("tp_crosses", "finished"):
+            segments[c] = segments[c].astype(bool)
+        tl = np.array(self.timeline, dtype=float).reshape(-1, 4)
+        timeline = {"t_s": tl[:, 0], "busy_gpus": tl[:, 1], "queued_jobs": tl[:, 2],
+                    "fragmented_gpus": tl[:, 3]}
+        return RunRecord(self.policy.name, self.first_start, self.end, self.preemptions,
+                         segments, timeline, self.areas["busy"], self.areas["frag"],
+                         self.areas["reserved"], self.lost["restart"], self.lost["immediate"],
+                         wall)
