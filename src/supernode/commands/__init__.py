@@ -28,6 +28,8 @@ COMMAND_MODULES = (
     "supernode.commands.sweep",
     "supernode.commands.fit",
     "supernode.commands.simulate",
+    "supernode.commands.schedule",
+    "supernode.commands.export",
 )
 
 _registered = False

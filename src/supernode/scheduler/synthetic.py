@@ -58,8 +58,10 @@ class SyntheticSpec(StrictModel):
         return self
 
 
-def synthetic_trace(spec: SyntheticSpec, cluster_gpus: int, seed: int) -> Trace:
-    """Draw a trace by ``spec`` for a cluster of ``cluster_gpus`` GPUs."""
+def synthetic_trace(spec: SyntheticSpec, cluster_gpus: int, seed: int,
+                    priority_min_gpus: int = 8) -> Trace:
+    """Draw a trace by ``spec`` for a cluster of ``cluster_gpus`` GPUs; jobs of at least
+    ``priority_min_gpus`` GPUs get priority 1."""
     rng = np.random.default_rng(seed)
     gpus = _sizes(spec, rng)
     if gpus.max() > cluster_gpus:
@@ -74,8 +76,9 @@ def synthetic_trace(spec: SyntheticSpec, cluster_gpus: int, seed: int) -> Trace:
     submit = np.cumsum(gaps) - gaps[0]
     n = spec.jobs
     minus = np.full(n, -1, dtype=np.int64)
+    priority = (gpus >= priority_min_gpus).astype(np.int64)
     return Trace(f"synthetic-{spec.size_law}", "synthetic", submit, duration,
-                 gpus.astype(np.int64), (gpus >= 8).astype(np.int64), minus, minus.copy(),
+                 gpus.astype(np.int64), priority, minus, minus.copy(),
                  np.arange(n, dtype=np.int64))
 
 
