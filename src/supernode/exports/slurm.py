@@ -16,8 +16,6 @@ What the switches are is :meth:`supernode.exports.model.ExportModel.tree`.
 
 from __future__ import annotations
 
-import re
-
 import yaml
 
 from supernode.exports.hostlist import compress
@@ -28,8 +26,9 @@ YAML_TREE, YAML_BLOCK = "fabric-tree", "supernode-block"
 
 
 def comment(text: str) -> str:
-    """``text`` safe inside a ``#`` comment line (no line breaks or control characters)."""
-    return re.sub(r"[\x00-\x1f\x7f]+", " ", str(text))
+    """``text`` safe inside a ``#`` comment line: every character that is not printable
+    (line and paragraph separators, NEL, control characters) becomes a space."""
+    return "".join(c if c.isprintable() else " " for c in str(text))
 
 
 def _header(model: ExportModel, plugin: str) -> list[str]:

@@ -84,6 +84,7 @@ class RunRecord:
     restart_gpu_s: float
     immediate_loss_gpu_s: float
     wall_time_s: float
+    stretch: bool = True
     notes: list[str] = field(default_factory=list)
 
 
@@ -330,4 +331,4 @@ class Simulation:
         return RunRecord(self.policy.name, self.first_start, self.end, self.preemptions,
                          segments, timeline, self.areas["busy"], self.areas["frag"],
                          self.areas["reserved"], self.lost["restart"], self.lost["immediate"],
-                         wall)
+                         wall, self.options.stretch)

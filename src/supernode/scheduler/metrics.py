@@ -6,7 +6,8 @@ cluster of ``N`` GPUs:
 
 * ``utilisation``: GPU-seconds held by running jobs in ``W`` / (N W);
   ``goodput_utilisation``: the same counting each job's progress at its ideal speed (held
-  GPU-seconds divided by the slowdown) — what slow placements waste is the gap.
+  GPU-seconds divided by the slowdown; equal to ``utilisation`` without ``stretch``) — what
+  slow placements waste is the gap.
 * ``mean_queue_s`` (and p50, p95, max; and over high-priority jobs): first start minus
   submit.
 * ``fragmentation``: time-average share of the GPUs that are free while jobs wait and that
@@ -48,7 +49,8 @@ def policy_metrics(rec: RunRecord, jobs: JobTable, cluster_gpus: int) -> dict:
     return {
         "policy": rec.policy,
         "utilisation": float(held.sum()) / capacity,
-        "goodput_utilisation": float((held / seg["slowdown"]).sum()) / capacity,
+        "goodput_utilisation": float((held / seg["slowdown"]).sum() if rec.stretch
+                                     else held.sum()) / capacity,
         "mean_queue_s": float(wait.mean()),
         "mean_queue_high_priority_s": float(wait[high].mean()) if high.any() else 0.0,
         "p50_queue_s": float(np.percentile(wait, 50)),
