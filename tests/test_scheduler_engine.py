@@ -92,6 +92,7 @@ def test_only_the_preempting_policy_preempts_and_only_at_checkpoints(records):
 def _without_timing(result: dict) -> str:
     for p in result["policies"]:
         p.pop("wall_time_s")
+        p.pop("cpu_time_s")
     return json.dumps(result, sort_keys=True)
 
 
@@ -130,3 +131,10 @@ def test_json_keys_of_every_policy():
             assert key in p
         assert 0.0 <= p["utilisation"] <= 1.0 and 0.0 <= p["fragmentation"] <= 1.0
     json.dumps(result, allow_nan=False)
+
+
+def test_policies_in_processes_give_the_same_result():
+    one = schedule(CLUSTER, TRACE.head(120), ["random", "best-fit", "preempt"], seed=9)
+    two = schedule(CLUSTER, TRACE.head(120), ["random", "best-fit", "preempt"], seed=9,
+                   workers=2)
+    assert _without_timing(one.to_dict()) == _without_timing(two.to_dict())

@@ -143,6 +143,8 @@ def schedule_command(
     priority_min_gpus: int = typer.Option(8, "--priority-min-gpus", help="Jobs of at least "
                                           "this many GPUs are high priority (Philly, "
                                           "synthetic)."),
+    workers: int = typer.Option(1, "--workers", help="Processes running the policies "
+                                                     "(same results)."),
 ) -> None:
     """Compare placement policies on a job trace: utilisation, queueing, fragmentation,
     TP crossings, slowdowns and their spread among co-located jobs."""
@@ -150,7 +152,7 @@ def schedule_command(
     for name in names:
         POLICIES.create(name)
     options = _options(backfill_depth, stretch, checkpoint_interval_s, preempt_after_s,
-                       restart_s, jobs, gpus, priority_min_gpus)
+                       restart_s, jobs, gpus, priority_min_gpus, workers)
     if plot is not None:
         check_output_folder(plot, "--plot")
     resolved = scale_cluster(load_cluster_spec(cluster), gpus).cluster
@@ -163,7 +165,7 @@ def schedule_command(
     data = _trace(trace, resolved, jobs, skip_bad_rows, synth, seed, priority_min_gpus)
     _report_skipped(data)
     with _progress(quiet or json_output, len(names) * 2 * len(data)) as bar:
-        result = schedule(resolved, data, names, seed, options, _callback(bar))
+        result = schedule(resolved, data, names, seed, options, _callback(bar), workers)
     plots = [str(p) for p in plot_schedule(result, plot)] if plot is not None else []
     if json_output:
         print_json({**result.to_dict(), "plots": plots})
@@ -174,14 +176,15 @@ def schedule_command(
 
 
 def _options(backfill_depth, stretch, checkpoint_s, preempt_s, restart_s, jobs, gpus,
-             priority_min_gpus) -> EngineOptions:
+             priority_min_gpus, workers) -> EngineOptions:
     checks = (("--backfill-depth", backfill_depth >= 1, "an integer ≥ 1"),
               ("--checkpoint-interval-s", checkpoint_s > 0, "> 0 seconds"),
               ("--preempt-after-s", preempt_s >= 0, "≥ 0 seconds"),
               ("--restart-s", restart_s >= 0, "≥ 0 seconds"),
               ("--jobs", jobs is None or jobs >= 1, "an integer ≥ 1"),
               ("--gpus", gpus is None or gpus >= 1, "an integer ≥ 1"),
-              ("--priority-min-gpus", priority_min_gpus >= 1, "an integer ≥ 1"))
+              ("--priority-min-gpus", priority_min_gpus >= 1, "an integer ≥ 1"),
+              ("--workers", 1 <= workers <= 64, "an integer in 1..64"))
     for option, ok, allowed in checks:
         if not ok:
             raise InputError(option, f"must be {allowed}")

@@ -72,6 +72,7 @@ def policy_metrics(rec: RunRecord, jobs: JobTable, cluster_gpus: int) -> dict:
         "immediate_kill_loss_gpu_s": rec.immediate_loss_gpu_s,
         "reserved_idle_gpu_s": rec.reserved_gpu_s,
         "wall_time_s": rec.wall_time_s,
+        "cpu_time_s": rec.cpu_time_s,
     }
 
 

@@ -100,7 +100,7 @@ class FirstFitPolicy:
         """The first ``gpus`` free GPUs in index order."""
         if gpus > state.total_free:
             return None
-        return state.free_in(0, state.gpus)[:gpus]
+        return state.first_free(gpus)
 
 
 @POLICIES.register
@@ -177,10 +177,16 @@ class SlurmBlockPolicy:
         if gpus > state.total_free:
             return None
         h = state.hierarchy
+        if gpus <= h.domain_size:          # one segment: the first domain that holds it
+            fits = state.domain_free >= gpus
+            d = int(np.argmax(fits))
+            if not fits[d]:
+                return None
+            return state.free_in(int(state.domain_start[d]), int(state.domain_end[d]))[:gpus]
         seg = segment_size(gpus, tp, h.domain_size, h.domains)
         needed = gpus // seg
         cap = state.domain_free // seg
-        block = h.host_block[state.gpu_host[state.domain_start]]
+        block = state.domain_block
         level = 0
         while True:
             aggregate = block >> level

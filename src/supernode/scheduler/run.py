@@ -72,34 +72,56 @@ def job_table(trace: Trace, cluster: Cluster, seed: int) -> JobTable:
                     trace.priority)
 
 
+def run_policy(cluster: Cluster, hierarchy: Hierarchy, jobs: JobTable, name: str,
+               options: EngineOptions, seed: int, slowdowns: SlowdownModel | None = None,
+               progress: Callable[[str, int], None] | None = None) -> tuple:
+    """One policy's (metrics, timeline, multi-GPU slowdowns, step-time cache keys)."""
+    slowdowns = slowdowns or SlowdownModel(cluster, hierarchy)
+    sim = Simulation(jobs, Occupancy(hierarchy), POLICIES.create(name), slowdowns, options,
+                     policy_seed(seed, name))
+    record = sim.run(None if progress is None else lambda n: progress(name, n))
+    return (policy_metrics(record, jobs, cluster.accelerators),
+            timeline(record, cluster.accelerators),
+            job_slowdowns(record, len(jobs))[jobs.gpus > 1], set(slowdowns.step_keys()))
+
+
 def schedule(cluster: Cluster, trace: Trace, policies: Sequence[str] = DEFAULT_POLICIES,
              seed: int = 0, options: EngineOptions | None = None,
-             progress: Callable[[str, int], None] | None = None) -> ScheduleResult:
-    """Run every policy in ``policies`` over ``trace`` on ``cluster`` (see module doc)."""
+             progress: Callable[[str, int], None] | None = None,
+             workers: int = 1) -> ScheduleResult:
+    """Run every policy in ``policies`` over ``trace`` on ``cluster`` (see module doc).
+
+    ``workers`` > 1 runs the policies in that many processes (same results: each policy
+    has its own seed and the step-time model is deterministic); ``progress(policy,
+    events)`` is then called once per finished policy.
+    """
     options = options or EngineOptions()
     if len(trace) == 0:
         raise InputError("--trace", "the trace has no jobs to schedule")
     names = list(dict.fromkeys(policies))
-    instances = [POLICIES.create(n) for n in names]
+    for n in names:
+        POLICIES.create(n)
     hierarchy = build_hierarchy(cluster)
     _check_cluster(cluster, hierarchy, trace)
     jobs = job_table(trace, cluster, seed)
-    slowdowns = SlowdownModel(cluster, hierarchy)
-    results, timelines, slows = [], {}, {}
-    for name, policy in zip(names, instances, strict=True):
-        sim = Simulation(jobs, Occupancy(hierarchy), policy, slowdowns, options,
-                         policy_seed(seed, name))
-        record = sim.run(None if progress is None else lambda n, p=name: progress(p, n))
-        results.append(policy_metrics(record, jobs, cluster.accelerators))
-        timelines[name] = timeline(record, cluster.accelerators)
-        slows[name] = job_slowdowns(record, len(jobs))[jobs.gpus > 1]
+    if workers > 1 and len(names) > 1:
+        outcomes = _in_processes(cluster, hierarchy, jobs, names, options, seed, workers,
+                                 progress)
+    else:
+        shared = SlowdownModel(cluster, hierarchy)
+        outcomes = [run_policy(cluster, hierarchy, jobs, n, options, seed, shared, progress)
+                    for n in names]
+    results = [o[0] for o in outcomes]
+    timelines = {n: o[1] for n, o in zip(names, outcomes, strict=True)}
+    slows = {n: o[2] for n, o in zip(names, outcomes, strict=True)}
+    estimates = len(set().union(*(o[3] for o in outcomes)))
     return ScheduleResult(
         cluster=_cluster_summary(cluster, hierarchy), trace=trace.summary(), seed=seed,
         options={"backfill_depth": options.backfill_depth, "stretch": options.stretch,
                  "preempt_after_s": options.preempt_after_s,
                  "checkpoint_interval_s": options.checkpoint_interval_s,
                  "restart_s": options.restart_s},
-        shapes=_shape_summary(jobs, slowdowns), policies=results, timelines=timelines,
+        shapes=_shape_summary(jobs, estimates), policies=results, timelines=timelines,
         slowdowns=slows, skipped_rows=[e.to_dict() for e in trace.skipped])
 
 
@@ -119,10 +141,25 @@ def _cluster_summary(cluster: Cluster, h: Hierarchy) -> dict:
             "oversubscription": list(h.oversubscription)}
 
 
-def _shape_summary(jobs: JobTable, slowdowns: SlowdownModel) -> dict:
+def _in_processes(cluster, hierarchy, jobs, names, options, seed, workers, progress):
+    """Each policy in its own process of a pool of ``workers``; results in ``names`` order."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=min(workers, len(names))) as pool:
+        futures = [pool.submit(run_policy, cluster, hierarchy, jobs, n, options, seed)
+                   for n in names]
+        outcomes = []
+        for name, future in zip(names, futures, strict=True):
+            outcomes.append(future.result())
+            if progress is not None:
+                progress(name, 2 * len(jobs))
+    return outcomes
+
+
+def _shape_summary(jobs: JobTable, estimates: int) -> dict:
     models = job_models()
     names, counts = np.unique(jobs.model, return_counts=True)
     tps, tp_counts = np.unique(jobs.tp, return_counts=True)
     return {"models": {models[int(m)].name: int(c) for m, c in zip(names, counts, strict=True)},
             "tp": {str(int(t)): int(c) for t, c in zip(tps, tp_counts, strict=True)},
-            "estimates": slowdowns.estimates}
+            "step_times_estimated": estimates}

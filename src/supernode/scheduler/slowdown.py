@@ -113,6 +113,10 @@ class SlowdownModel:
         self._ideal: dict[tuple[int, int], PlacementClass] = {}
         self.estimates = 0
 
+    def step_keys(self) -> list[tuple]:
+        """Keys (model, GPUs, TP, class) of the step times computed so far."""
+        return list(self._steps)
+
     def ideal_class(self, gpus: int, tp: int) -> PlacementClass:
         """Class of the best-fit placement of the job on an empty cluster."""
         key = (gpus, tp)

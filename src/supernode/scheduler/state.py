@@ -39,6 +39,9 @@ class Occupancy:
         self.group_size = self.group_free.copy()
         self.group_crossing = np.zeros(h.groups, dtype=np.int64)
         self.total_free = h.gpus
+        self.domain_block = h.host_block[self.gpu_host[self.domain_start]]
+        #: No GPU below this index is free (a hint for first-fit scans).
+        self.first_free_hint = 0
         #: Incremented whenever GPUs are released: a job that could not be placed at
         #: version v cannot be placed until the version changes.
         self.version = 0
@@ -51,6 +54,7 @@ class Occupancy:
     def release(self, gpus: np.ndarray) -> None:
         """Mark ``gpus`` (indices, all used) as free again."""
         self.free[gpus] = True
+        self.first_free_hint = min(self.first_free_hint, int(gpus.min()))
         self._count(gpus, 1)
         self.version += 1
 
@@ -72,6 +76,20 @@ class Occupancy:
     def free_in(self, start: int, end: int) -> np.ndarray:
         """Free GPU indices in ``[start, end)``."""
         return np.flatnonzero(self.free[start:end]) + start
+
+    def first_free(self, count: int) -> np.ndarray:
+        """The ``count`` lowest-numbered free GPUs (at least ``count`` must be free)."""
+        found: list[np.ndarray] = []
+        have, start, step = 0, self.first_free_hint, 1024
+        while have < count and start < self.gpus:
+            chunk = self.free_in(start, min(start + step, self.gpus))
+            if not found and len(chunk) == 0:
+                self.first_free_hint = min(start + step, self.gpus)
+            found.append(chunk)
+            have += len(chunk)
+            start += step
+            step *= 2
+        return np.concatenate(found)[:count]
 
     def compact_pick(self, start: int, end: int, count: int) -> np.ndarray:
         """``count`` free GPUs of ``[start, end)``, from the hosts with the fewest free GPUs
