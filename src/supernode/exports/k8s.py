@@ -154,9 +154,9 @@ def kueue_objects(model: ExportModel, scheme: LabelScheme, flavor: tuple[str, st
 
 def kueue_yaml(objects: list[dict], scheme: LabelScheme, model: ExportModel) -> str:
     """The Kueue objects as a multi-document YAML, with how jobs ask for a level."""
-    domain = [lv for lv in model.levels() if lv.kind == "domain"]
-    level = scheme.key(domain[0]) if domain else objects[0]["spec"]["levels"][-2]["nodeLabel"] \
-        if len(objects[0]["spec"]["levels"]) > 1 else HOSTNAME_LABEL
+    keys = [lv["nodeLabel"] for lv in objects[0]["spec"]["levels"]]
+    domain = [scheme.key(lv) for lv in model.levels() if lv.kind == "domain"]
+    level = domain[0] if domain else (keys[-2] if len(keys) > 1 else keys[-1])
     head = ("# Kueue Topology Aware Scheduling objects written by `supernode export`.\n"
             f"# A job keeps its pods inside one level with the pod-template annotation\n"
             f"#   kueue.x-k8s.io/podset-required-topology: {level}\n")
@@ -188,6 +188,9 @@ def volcano_hypernodes(model: ExportModel) -> list[dict]:
                                      "name": c if kind == "Node" else object_name(c)}}}
                                      for c in children]}})
         below = level.values
+    if not out:
+        model.notes.append("no locality level above the node (one host): no Volcano "
+                           "HyperNodes")
     return out
 
 
