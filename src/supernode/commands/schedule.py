@@ -66,6 +66,7 @@ def results_table(result) -> Table:
 
 def _tp_ok(domain_size: int):
     def check(gpus: int, tp: int) -> str | None:
+        """What is wrong with TP ``tp`` for a job of ``gpus`` GPUs (None when legal)."""
         if tp not in TP_CHOICES or gpus % tp or domain_size % tp:
             return (f"tp {tp} must be one of {', '.join(map(str, TP_CHOICES))} and divide the "
                     f"job's GPUs ({gpus}) and the supernode ({domain_size})")
@@ -222,6 +223,7 @@ def _callback(bar):
     done: dict[str, int] = {}
 
     def update(policy: str, events: int) -> None:
+        """Show ``events`` handled so far by ``policy``."""
         done[policy] = events
         bar.update(bar.task_ids[0], completed=sum(done.values()), description=policy)
     return update

@@ -70,6 +70,7 @@ class ExportRegistry:
     def register(self, name: str) -> Callable[[Writer], Writer]:
         """Decorator adding a writer under ``name``."""
         def add(writer: Writer) -> Writer:
+            """Register ``writer`` under the name."""
             if name in self._writers:
                 raise ValueError(f"export format {name!r} is already registered")
             self._writers[name] = writer

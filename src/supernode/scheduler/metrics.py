@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from supernode.scheduler.engine import JobTable, RunRecord
+from supernode.scheduler.records import JobTable, RunRecord
 
 SPREAD_SAMPLES = 256
 TIMELINE_POINTS = 400
