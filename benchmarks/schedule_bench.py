@@ -6,6 +6,8 @@ Run: ``.venv/bin/python benchmarks/schedule_bench.py [--quick]``. Cases:
   7 days, Poisson arrivals offering 0.9 of the cluster) on 16,384 H100: the DGX H100
   SuperPOD SU preset grown to 64 SUs (2,048 hosts, 2,048 NVSwitch domains of 8, a
   rail-optimised three-tier fat tree);
+* the same cluster saturated: 100,000 jobs offering 3x its capacity (run times cut at one
+  day), so queues build and the pre-empting policy works;
 * the real Philly trace (82,247 jobs) on the GB200 NVL72 SuperPOD preset (576 GPUs).
 
 Every policy of ``supernode schedule`` runs on each case (the job shapes are drawn once),
@@ -48,11 +50,14 @@ def _cases(quick: bool):
     jobs = 10_000 if quick else 100_000
     synth = synthetic_trace(SyntheticSpec(jobs=jobs, load=0.9, max_duration_s=7 * 86400.0),
                             h100.accelerators, seed=0)
+    busy = synthetic_trace(SyntheticSpec(jobs=jobs, load=3.0, max_duration_s=86400.0),
+                           h100.accelerators, seed=0)
     gb200 = scale_cluster(load_cluster_spec("gb200-nvl72-superpod")).cluster
     philly = load_trace("philly", TraceRules(gb200.accelerators))
     if quick:
         philly = philly.head(8_000)
     return [(f"{jobs:,} synthetic jobs, 16,384 H100", h100, synth, True),
+            (f"{jobs:,} synthetic jobs, 16,384 H100, saturated", h100, busy, False),
             (f"Philly ({len(philly):,} jobs), GB200 NVL72 SuperPOD", gb200, philly, False)]
 
 

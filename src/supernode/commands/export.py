@@ -13,6 +13,7 @@ import typer
 
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
+from supernode.errors import InputError
 from supernode.exports import ALL_FORMATS, EXPORT_FORMATS, ExportOptions, export_files
 from supernode.outputs import check_output_folder, output_folder
 from supernode.planner.scaling import scale_cluster
@@ -46,6 +47,8 @@ def export_command(
     """Write Slurm topology.conf/topology.yaml, Kubernetes node labels, Kueue and Volcano
     objects and NCCL topology XML for a cluster."""
     check_output_folder(out, "--out")
+    if gpus is not None and gpus < 1:
+        raise InputError("--gpus", f"must be an integer ≥ 1, got {gpus}")
     resolved = scale_cluster(load_cluster_spec(cluster), gpus).cluster
     options = ExportOptions(node_prefix, labels, tuple(fabric_label or ()), accelerator_label,
                             flavor_label)

@@ -67,7 +67,11 @@ class Simulation:
         self.end = np.full(n, np.nan)
         self.preemptions = np.zeros(n, dtype=np.int64)
         self.fail_version = np.full(n, -1, dtype=np.int64)
-        self.next_try = np.zeros(n)
+        self.waiting = np.zeros(n, dtype=bool)
+        self.is_running = np.zeros(n, dtype=bool)
+        self.promised = np.zeros(n, dtype=bool)
+        self.run_start = np.zeros(n)
+        self.rechecks: list[int] = []
         self.queue: list[int] = []
         self.running: dict[int, _Running] = {}
         self.pending: dict[int, dict] = {}
@@ -93,6 +97,7 @@ class Simulation:
 
     def _enqueue(self, j: int) -> None:
         bisect.insort(self.queue, self._key(j))
+        self.waiting[j] = True
         if self.policy.preempts and self.jobs.priority[j] > 0:
             self._push(self.now + self.options.preempt_after_s, RECHECK, j)
 
@@ -143,7 +148,8 @@ class Simulation:
             run = self.running.get(j)
             if run is not None and run.seq == seq:
                 self._stop(j, finished=False)
-        # RECHECK only makes the pass run at this time
+        elif kind == RECHECK:
+            self.rechecks.append(j)
 
     # -- starting and stopping -----------------------------------------------------------
     def _start(self, j: int, gpus: np.ndarray, taken: bool = False) -> None:
@@ -165,12 +171,15 @@ class Simulation:
         seq = self._push(end, FINISH, j)
         self.running[j] = _Running(gpus, self.now, s, end, seq, crossing, cls.tp_crosses(tp),
                                    cls.domains, cls.groups)
+        self.run_start[j] = self.now
+        self.is_running[j] = True
         if math.isnan(self.first_start[j]):
             self.first_start[j] = self.now
         self.busy += g
 
     def _stop(self, j: int, finished: bool) -> None:
         run = self.running.pop(j)
+        self.is_running[j] = self.promised[j] = False
         st = self.state
         g = len(run.gpus)
         self.busy -= g
@@ -210,11 +219,13 @@ class Simulation:
             tried: set[tuple[int, int]] = set()
             started: list[int] = []
             depth = min(len(self.queue), self.options.backfill_depth)
-            scale = self._key_scale or self.n + 1
-            for k in range(depth):
-                j = self.queue[k] % scale if self._key_scale else self.queue[k]
+            keys = np.array(self.queue[:depth], dtype=np.int64)
+            ids = keys % self._key_scale if self._key_scale else keys
+            open_ = (jobs.gpus[ids] <= st.total_free) & (self.fail_version[ids] != st.version)
+            for k in np.flatnonzero(open_).tolist():
+                j = int(ids[k])
                 g = int(jobs.gpus[j])
-                if g > st.total_free or self.fail_version[j] == st.version:
+                if g > st.total_free:
                     continue
                 shape = (g, int(jobs.tp[j]))
                 if shape in tried:
@@ -225,35 +236,32 @@ class Simulation:
                     tried.add(shape)
                     continue
                 self._start(j, target)
+                self.waiting[j] = False
                 started.append(k)
             for k in reversed(started):
                 del self.queue[k]
-        if self.policy.preempts and self.queue:
+        if self.rechecks:
             self._try_preempt()
         self.frag = st.total_free if self.queue else 0
 
     def _try_preempt(self) -> None:
+        """Jobs whose recheck fell now and still wait try to pre-empt (each again every
+        ``preempt_after_s`` while it waits)."""
         jobs, opts = self.jobs, self.options
-        scale = self._key_scale
-        for k in range(min(len(self.queue), opts.backfill_depth)):
-            j = self.queue[k] % scale
-            if jobs.priority[j] <= 0:
-                return
-            if self.now - jobs.submit_s[j] < opts.preempt_after_s or self.next_try[j] > self.now:
+        rechecks, self.rechecks = self.rechecks, []
+        for j in dict.fromkeys(rechecks):
+            if not self.waiting[j] or self.now - jobs.submit_s[j] < opts.preempt_after_s - 1e-9:
                 continue
-            self.next_try[j] = self.now + opts.preempt_after_s
-            found = choose_victims(int(jobs.gpus[j]), int(jobs.tp[j]), int(jobs.priority[j]),
-                                   self.state, self.running, jobs.priority, self.now, opts,
-                                   self.policy, self.rng)
+            found = choose_victims(j, self, opts, self.rng)
             if found is None:
-                self._push(self.next_try[j], RECHECK, j)
-                return
-            self._reserve(k, j, *found)
-            return
+                self._push(self.now + opts.preempt_after_s, RECHECK, j)
+                continue
+            self._reserve(bisect.bisect_left(self.queue, self._key(j)), j, *found)
 
     def _reserve(self, k: int, j: int, target: np.ndarray, victims: list[int]) -> None:
         st, opts = self.state, self.options
         del self.queue[k]
+        self.waiting[j] = False
         free_part = target[st.free[target]]
         st.take(free_part)
         self.reserved += len(free_part)
@@ -261,6 +269,7 @@ class Simulation:
         for v in victims:
             run = self.running[v]
             run.promised = j
+            self.promised[v] = True
             boundary = next_checkpoint(run.start, self.now, opts.checkpoint_interval_s)
             g = len(run.gpus)
             self.lost["immediate"] += g * (self.now - last_checkpoint(

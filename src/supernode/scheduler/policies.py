@@ -186,6 +186,8 @@ class SlurmBlockPolicy:
         seg = segment_size(gpus, tp, h.domain_size, h.domains)
         needed = gpus // seg
         cap = state.domain_free // seg
+        if int(cap.sum()) < needed:
+            return None
         block = state.domain_block
         level = 0
         while True:
