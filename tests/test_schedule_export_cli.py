@@ -125,6 +125,7 @@ def test_export_all_formats_then_again_into_the_same_folder(tmp_path):
     (["--cluster", "mi300x-8", "--format", "all"], "describe NVIDIA GPUs"),
     (["--cluster", "gb200-nvl72-superpod", "--format", "k8s-labels", "--fabric-label",
       "bad key"], "--fabric-label"),
+    (["--cluster", "gb200-nvl72-superpod", "--format", "all", "--gpus", "0"], "--gpus"),
 ])
 def test_export_bad_input_writes_nothing(args, fragment, tmp_path):
     out = tmp_path / "out"
