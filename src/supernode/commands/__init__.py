@@ -36,6 +36,8 @@ COMMAND_MODULES = (
     "supernode.commands.check",
     "supernode.commands.monitor",
     "supernode.commands.health",
+    "supernode.commands.schedule",
+    "supernode.commands.export",
 )
 
 _registered = False

@@ -136,8 +136,28 @@ def results_command(
         text = json.dumps(measurement_document(sets), indent=2, allow_nan=False) + "\n"
     else:
         text = render_yaml(sets)
+@import_app.command("nccl-xml")
+@handles_input_errors
+def nccl_xml_command(
+    file: Path = typer.Argument(..., help="NCCL topology XML (NCCL_TOPO_FILE or a dump)."),
+    accelerator: str = typer.Option(
+        None, "--accelerator", help="Accelerator catalog name (default: the one catalog "
+                                    "part with the file's compute capability)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON: host, summary, notes."),
+    output: Path = typer.Option(None, "--output", help="Write to this file (atomically)."),
+) -> None:
+    """Print a cluster file `host:` block read from an NCCL topology XML."""
+    from supernode.importers.nccl_xml import read_nccl_xml, render_host_yaml
+
+    result = read_nccl_xml(file, accelerator)
+    if as_json:
+        text = json.dumps(result.as_json(), indent=2, allow_nan=False) + "\n"
+    else:
+        text = render_host_yaml(result, source=file.name)
     if output is None:
         typer.echo(text, nl=False)
         return
     write_atomically(output, text)
     typer.echo(f"{len(sets)} measurement set(s); wrote {output}")
+    typer.echo(f"wrote {output}")

@@ -1,0 +1,298 @@
+"""The event-driven placement simulation of one policy over one trace.
+
+One :class:`Simulation` owns all state (STYLE §8): the occupancy, the queue, the running
+jobs and one heap of ``(time, kind, sequence, job)`` events, so ties break the same way
+every run. At each instant, finishes and checkpoint stops are handled first, then
+arrivals, then one scheduling pass:
+
+* the queue is in submit order (by priority first for a pre-empting policy); the first
+  ``backfill_depth`` waiting jobs are tried in order and every one that the policy can
+  place starts (greedy backfill, no reservations); a job that failed is not retried
+  until GPUs are released, nor is another job of the same shape in the same pass;
+* a started job runs ``duration × slowdown`` seconds (``stretch``; the trace's run time is
+  taken as the run time at the ideal placement), its slowdown from
+  :class:`~supernode.scheduler.slowdown.SlowdownModel` for its placement;
+* a pre-empting policy may stop lower-priority jobs for a high-priority job that has
+  waited ``preempt_after_s``: victims stop at their next checkpoint (every
+  ``checkpoint_interval_s`` of their run), lose no work beyond ``restart_s`` of restart,
+  and go back to the queue; the job starts when the last victim has stopped
+  (:mod:`supernode.scheduler.preempt`).
+
+What the run produced is a :class:`RunRecord`; metrics come from it
+(:mod:`supernode.scheduler.metrics`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from supernode.scheduler.policies import PlacementPolicy
+from supernode.scheduler.preempt import choose_victims, last_checkpoint, next_checkpoint
+from supernode.scheduler.records import EngineOptions, JobTable, RunRecord
+from supernode.scheduler.slowdown import SlowdownModel, classify, contention
+from supernode.scheduler.state import Occupancy
+
+FINISH, DRAIN, ARRIVE, RECHECK = 0, 1, 2, 3
+
+
+class _Running:
+    __slots__ = ("gpus", "start", "slowdown", "end", "seq", "crossing", "promised", "tp_cross",
+                 "domains", "groups")
+
+    def __init__(self, gpus, start, slowdown, end, seq, crossing, tp_cross, domains, groups):
+        self.gpus, self.start, self.slowdown, self.end, self.seq = gpus, start, slowdown, end, seq
+        self.crossing, self.tp_cross, self.domains, self.groups = crossing, tp_cross, domains, \
+            groups
+        self.promised: int | None = None
+
+
+class Simulation:
+    """One policy over one job table on one cluster (see the module doc)."""
+
+    def __init__(self, jobs: JobTable, state: Occupancy, policy: PlacementPolicy,
+                 slowdowns: SlowdownModel, options: EngineOptions, seed: int) -> None:
+        self.jobs, self.state, self.policy = jobs, state, policy
+        self.slowdowns, self.options = slowdowns, options
+        self.rng = np.random.default_rng(seed)
+        n = len(jobs)
+        self.n = n
+        self.remaining = jobs.duration_s.astype(float).copy()
+        self.first_start = np.full(n, np.nan)
+        self.end = np.full(n, np.nan)
+        self.preemptions = np.zeros(n, dtype=np.int64)
+        self.fail_version = np.full(n, -1, dtype=np.int64)
+        self.waiting = np.zeros(n, dtype=bool)
+        self.is_running = np.zeros(n, dtype=bool)
+        self.promised = np.zeros(n, dtype=bool)
+        self.run_start = np.zeros(n)
+        self.rechecks: list[int] = []
+        self.queue: list[int] = []
+        self.running: dict[int, _Running] = {}
+        self.pending: dict[int, dict] = {}
+        self.heap: list[tuple[float, int, int, int]] = []
+        self.seq = 0
+        self.busy = 0
+        self.frag = 0
+        self.reserved = 0
+        self.now = 0.0
+        self.busy_area = self.frag_area = self.reserved_area = 0.0
+        self.lost = {"restart": 0.0, "immediate": 0.0}
+        self.segments: list[tuple] = []
+        self.timeline: list[tuple[float, int, int, int]] = []
+        top = int(jobs.priority.max()) if n else 0
+        self._key_scale = n if policy.preempts else 0
+        self._top = top
+
+    # -- queue ---------------------------------------------------------------------------
+    def _key(self, j: int) -> int:
+        if not self._key_scale:
+            return j
+        return (self._top - int(self.jobs.priority[j])) * self._key_scale + j
+
+    def _enqueue(self, j: int) -> None:
+        bisect.insort(self.queue, self._key(j))
+        self.waiting[j] = True
+        if self.policy.preempts and self.jobs.priority[j] > 0:
+            self._push(self.now + self.options.preempt_after_s, RECHECK, j)
+
+    def _push(self, when: float, kind: int, j: int) -> int:
+        self.seq += 1
+        heapq.heappush(self.heap, (when, kind, self.seq, j))
+        return self.seq
+
+    # -- main loop -----------------------------------------------------------------------
+    def run(self, progress: Callable[[int], None] | None = None) -> RunRecord:
+        """Simulate until every job has finished; ``progress(events)`` every 4,096 events."""
+        started, cpu = time.perf_counter(), time.process_time()
+        self.heap = [(float(t), ARRIVE, j, j) for j, t in enumerate(self.jobs.submit_s)]
+        heapq.heapify(self.heap)
+        self.seq = self.n
+        events = 0
+        while self.heap:
+            t = self.heap[0][0]
+            self._advance(t)
+            while self.heap and self.heap[0][0] == t:
+                _, kind, seq, j = heapq.heappop(self.heap)
+                self._handle(kind, seq, j)
+                events += 1
+                if progress and events % 4096 == 0:
+                    progress(events)
+            self._pass()
+            self.timeline.append((t, self.busy, len(self.queue), self.frag))
+        return self._record(time.perf_counter() - started, time.process_time() - cpu)
+
+    def _advance(self, t: float) -> None:
+        dt = t - self.now
+        if dt > 0:
+            self.busy_area += self.busy * dt
+            if self.frag:
+                self.frag_area += self.frag * dt
+            if self.reserved:
+                self.reserved_area += self.reserved * dt
+        self.now = t
+
+    def _handle(self, kind: int, seq: int, j: int) -> None:
+        if kind == ARRIVE:
+            self._enqueue(j)
+        elif kind == FINISH:
+            run = self.running.get(j)
+            if run is not None and run.seq == seq:
+                self._stop(j, finished=True)
+        elif kind == DRAIN:
+            run = self.running.get(j)
+            if run is not None and run.seq == seq:
+                self._stop(j, finished=False)
+        elif kind == RECHECK:
+            self.rechecks.append(j)
+
+    # -- starting and stopping -----------------------------------------------------------
+    def _start(self, j: int, gpus: np.ndarray, taken: bool = False) -> None:
+        st, jobs = self.state, self.jobs
+        g, tp = int(jobs.gpus[j]), int(jobs.tp[j])
+        cls = classify(gpus, st)
+        if cls.groups > 1 and st.hierarchy.crossing_oversubscription(cls.pods) > 1:
+            cls = classify(gpus, st, contention(st, gpus, cls.pods))
+        s = self.slowdowns.slowdown(int(jobs.model[j]), g, tp, cls)
+        if not taken:
+            st.take(gpus)
+        else:
+            self.reserved -= g
+        crossing = cls.groups > 1
+        if crossing:
+            np.add.at(st.group_crossing, st.gpu_group[gpus], 1)
+        runtime = self.remaining[j] * (s if self.options.stretch else 1.0)
+        end = self.now + runtime
+        seq = self._push(end, FINISH, j)
+        self.running[j] = _Running(gpus, self.now, s, end, seq, crossing, cls.tp_crosses(tp),
+                                   cls.domains, cls.groups)
+        self.run_start[j] = self.now
+        self.is_running[j] = True
+        if math.isnan(self.first_start[j]):
+            self.first_start[j] = self.now
+        self.busy += g
+
+    def _stop(self, j: int, finished: bool) -> None:
+        run = self.running.pop(j)
+        self.is_running[j] = self.promised[j] = False
+        st = self.state
+        g = len(run.gpus)
+        self.busy -= g
+        if run.crossing:
+            np.add.at(st.group_crossing, st.gpu_group[run.gpus], -1)
+        self.segments.append((j, run.start, self.now, run.slowdown, g, run.tp_cross,
+                              run.domains, run.groups, finished))
+        st.release(run.gpus)
+        if finished:
+            self.end[j] = self.now
+        else:
+            factor = run.slowdown if self.options.stretch else 1.0
+            done = (self.now - run.start) / factor
+            self.remaining[j] = max(self.remaining[j] - done, 0.0) + self.options.restart_s
+            self.lost["restart"] += self.options.restart_s * g
+            self.preemptions[j] += 1
+            self.fail_version[j] = -1
+            self._enqueue(j)
+        if run.promised is not None:
+            self._hand_over(run.promised, run.gpus)
+
+    def _hand_over(self, owner: int, freed: np.ndarray) -> None:
+        """Give the part of ``freed`` that a pending pre-empting job reserved to it."""
+        pend = self.pending[owner]
+        mine = freed[np.isin(freed, pend["target"])]
+        self.state.take(mine)
+        self.reserved += len(mine)
+        pend["waiting"] -= 1
+        if pend["waiting"] == 0:
+            del self.pending[owner]
+            self._start(owner, pend["target"], taken=True)
+
+    # -- scheduling ----------------------------------------------------------------------
+    def _pass(self) -> None:
+        st, jobs = self.state, self.jobs
+        if self.queue and st.total_free > 0:
+            tried: set[tuple[int, int]] = set()
+            started: list[int] = []
+            depth = min(len(self.queue), self.options.backfill_depth)
+            keys = np.array(self.queue[:depth], dtype=np.int64)
+            ids = keys % self._key_scale if self._key_scale else keys
+            open_ = (jobs.gpus[ids] <= st.total_free) & (self.fail_version[ids] != st.version)
+            for k in np.flatnonzero(open_).tolist():
+                j = int(ids[k])
+                g = int(jobs.gpus[j])
+                if g > st.total_free:
+                    continue
+                shape = (g, int(jobs.tp[j]))
+                if shape in tried:
+                    continue
+                target = self.policy.place(g, shape[1], st, self.rng)
+                if target is None:
+                    self.fail_version[j] = st.version
+                    tried.add(shape)
+                    continue
+                self._start(j, target)
+                self.waiting[j] = False
+                started.append(k)
+            for k in reversed(started):
+                del self.queue[k]
+        if self.rechecks:
+            self._try_preempt()
+        self.frag = st.total_free if self.queue else 0
+
+    def _try_preempt(self) -> None:
+        """Jobs whose recheck fell now and still wait try to pre-empt (each again every
+        ``preempt_after_s`` while it waits)."""
+        jobs, opts = self.jobs, self.options
+        rechecks, self.rechecks = self.rechecks, []
+        for j in dict.fromkeys(rechecks):
+            if not self.waiting[j] or self.now - jobs.submit_s[j] < opts.preempt_after_s - 1e-9:
+                continue
+            found = choose_victims(j, self, opts, self.rng)
+            if found is None:
+                self._push(self.now + opts.preempt_after_s, RECHECK, j)
+                continue
+            self._reserve(bisect.bisect_left(self.queue, self._key(j)), j, *found)
+
+    def _reserve(self, k: int, j: int, target: np.ndarray, victims: list[int]) -> None:
+        st, opts = self.state, self.options
+        del self.queue[k]
+        self.waiting[j] = False
+        free_part = target[st.free[target]]
+        st.take(free_part)
+        self.reserved += len(free_part)
+        self.pending[j] = {"target": target, "waiting": len(victims)}
+        for v in victims:
+            run = self.running[v]
+            run.promised = j
+            self.promised[v] = True
+            boundary = next_checkpoint(run.start, self.now, opts.checkpoint_interval_s)
+            g = len(run.gpus)
+            self.lost["immediate"] += g * (self.now - last_checkpoint(
+                run.start, self.now, opts.checkpoint_interval_s))
+            if boundary < run.end:
+                run.seq = self._push(boundary, DRAIN, v)
+        if not victims:
+            del self.pending[j]
+            self._start(j, target, taken=True)
+
+    def _record(self, wall: float, cpu: float) -> RunRecord:
+        cols = ("job", "start_s", "end_s", "slowdown", "gpus", "tp_crosses", "domains",
+                "groups", "finished")
+        seg = np.array(self.segments, dtype=float).reshape(-1, len(cols))
+        segments = {c: seg[:, i] for i, c in enumerate(cols)}
+        for c in ("job", "gpus", "domains", "groups"):
+            segments[c] = segments[c].astype(np.int64)
+        for c in ("tp_crosses", "finished"):
+            segments[c] = segments[c].astype(bool)
+        tl = np.array(self.timeline, dtype=float).reshape(-1, 4)
+        timeline = {"t_s": tl[:, 0], "busy_gpus": tl[:, 1], "queued_jobs": tl[:, 2],
+                    "fragmented_gpus": tl[:, 3]}
+        return RunRecord(self.policy.name, self.first_start, self.end, self.preemptions,
+                         segments, timeline, self.busy_area, self.frag_area,
+                         self.reserved_area, self.lost["restart"], self.lost["immediate"],
+                         wall, cpu, self.options.stretch)

@@ -1,0 +1,127 @@
+"""Traces: formats, per-row errors with line numbers, --skip-bad-rows; synthetic; shapes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from supernode.errors import InputError
+from supernode.scheduler import SyntheticSpec, TraceRules, load_trace, synthetic_trace
+from supernode.scheduler.shapes import (
+    LARGEST_FITTING,
+    STATE_BYTES_PER_PARAM,
+    draw_shapes,
+    fitting_models,
+    job_models,
+    legal_tp,
+)
+from supernode.scheduler.synthetic import PHILLY_GPU_COUNTS
+from supernode.scheduler.trace import parse_trace
+
+RULES = TraceRules(max_gpus=576)
+PHILLY_HEADER = "timestamp,duration,num_gpus,gpu_time,cluster\n"
+
+
+def test_bundled_philly_trace_is_the_real_one():
+    trace = load_trace("philly", RULES)
+    assert len(trace) == 82_247 and trace.format == "philly"
+    assert trace.submit_s[0] == 0.0 and np.all(np.diff(trace.submit_s) >= 0)
+    counts = dict(zip(*np.unique(trace.gpus, return_counts=True), strict=True))
+    assert {int(k): int(v) for k, v in counts.items()} == PHILLY_GPU_COUNTS
+    assert trace.summary()["submit_span_s"] == pytest.approx(108.9 * 86400, rel=1e-3)
+
+
+def test_bundled_alibaba_pod_list():
+    trace = load_trace("alibaba-openb", RULES)
+    assert trace.format == "alibaba-openb"
+    # 8,152 pods: 1,088 without a GPU; 897 never scheduled (some overlap) are not jobs
+    assert len(trace) + trace.ignored_rows == 8152
+    assert set(np.unique(trace.gpus)) <= {1, 2, 4, 8}
+    assert (trace.duration_s > 0).all()
+
+
+def test_missing_columns_are_named():
+    with pytest.raises(InputError, match="missing column scheduled_time"):
+        parse_trace("name,num_gpu,creation_time,deletion_time\np,1,0,10\n", "x", RULES)
+    with pytest.raises(InputError, match="not a known trace format"):
+        parse_trace("a,b\n1,2\n", "x", RULES)
+
+
+BAD = (PHILLY_HEADER + "2017-10-01 00:00:00,100.0,1,100,vc\n"
+       "2017-10-01 00:00:05,-3.0,1,0,vc\n"
+       "2017-10-01 00:00:06,100.0,1024,0,vc\n"
+       "2017-10-01 00:00:07,100.0,1,100,vc\n"
+       "not-a-time,100.0,1,100,vc\n"
+       "2017-10-01 00:00:09,100.0,2.5,100,vc\n"
+       "2017-10-01 00:00:10,100.0\n")
+
+
+def test_bad_rows_stop_the_load_with_line_numbers():
+    with pytest.raises(InputError) as err:
+        parse_trace(BAD, "bad.csv", RULES, source="bad.csv")
+    text = err.value.render()
+    assert text.startswith("bad.csv: line 3: duration: must be a positive run time")
+    assert "4 more bad rows: line 4, 6, 7, 8" in text and "--skip-bad-rows" in text
+
+
+def test_skip_bad_rows_runs_the_rest_and_names_each_line():
+    trace = parse_trace(BAD, "bad.csv", RULES, skip_bad_rows=True)
+    assert len(trace) == 2
+    assert [(e.line, e.column) for e in trace.skipped] == [
+        (3, "duration"), (4, "num_gpus"), (6, "timestamp"), (7, "num_gpus"), (8, "")]
+    assert "larger than the cluster (576 GPUs)" in trace.skipped[1].message
+
+
+def test_toolkit_format_with_shape_columns():
+    rules = TraceRules(576, tp_ok=lambda g, t: None if g % t == 0 else "bad tp",
+                       model_index=lambda name: 0 if name == "gpt3-125m" else None)
+    text = ("submit_s,duration_s,gpus,priority,tp,model\n"
+            "0,10,8,3,4,gpt3-125m\n5,10,2,,,\n7,10,2,0,4,\n9,10,2,0,,bogus\n")
+    trace = parse_trace(text, "mine", rules, skip_bad_rows=True)
+    assert trace.priority.tolist() == [3, 0] and trace.tp.tolist() == [4, -1]
+    assert trace.model.tolist() == [0, -1]
+    assert [(e.line, e.column) for e in trace.skipped] == [(4, "tp"), (5, "model")]
+
+
+@settings(max_examples=10)
+@given(jobs=st.integers(4000, 8000), load=st.floats(0.2, 2.0), seed=st.integers(0, 1000))
+def test_synthetic_trace_offers_the_load_asked_for(jobs, load, seed):
+    """Offered GPU-seconds over capacity is ``load`` (Poisson noise: ~1/sqrt(jobs))."""
+    spec = SyntheticSpec(jobs=jobs, load=load)
+    trace = synthetic_trace(spec, 576, seed)
+    span = trace.submit_s[-1] * jobs / (jobs - 1)
+    offered = (trace.gpus * trace.duration_s).sum() / (576 * span)
+    assert offered == pytest.approx(load, rel=0.08)
+    again = synthetic_trace(spec, 576, seed)
+    np.testing.assert_array_equal(trace.submit_s, again.submit_s)
+    assert np.all(np.diff(trace.submit_s) >= 0) and (trace.duration_s >= 1).all()
+
+
+def test_model_ladder_and_fitting_rule():
+    models = job_models()
+    assert [m.name for m in models][:2] == ["gpt3-125m", "gpt3-350m"]
+    assert models[0].params == pytest.approx(125e6, rel=0.02)      # GPT-3 Small
+    assert models[-1].name == "llama3-405b"
+    h100 = 80e9
+    fit = fitting_models(1, h100)
+    assert len(fit) <= LARGEST_FITTING
+    for i in fit:
+        assert models[i].params * STATE_BYTES_PER_PARAM <= 0.5 * h100
+    bigger = [i for i in range(len(models)) if i > max(fit)]
+    assert all(models[i].params * STATE_BYTES_PER_PARAM > 0.5 * h100 for i in bigger)
+
+
+def test_shapes_are_seeded_legal_and_kept_when_given():
+    gpus = np.array([1, 8, 16, 128, 12] * 40)
+    a = draw_shapes(gpus, 72, 186e9, seed=7)
+    b = draw_shapes(gpus, 72, 186e9, seed=7)
+    np.testing.assert_array_equal(a.tp, b.tp)
+    np.testing.assert_array_equal(a.model, b.model)
+    for g, m, t in zip(gpus, a.model, a.tp, strict=True):
+        assert t in legal_tp(int(m), int(g), 72) and g % t == 0
+    fixed = draw_shapes(gpus, 72, 186e9, seed=7, tp=np.full(len(gpus), 1),
+                        model=np.full(len(gpus), 2))
+    assert set(fixed.tp) == {1} and set(fixed.model) == {2}
+    assert len(set(draw_shapes(gpus, 72, 186e9, seed=8).tp.tolist())) > 1
