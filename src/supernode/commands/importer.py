@@ -136,6 +136,13 @@ def results_command(
         text = json.dumps(measurement_document(sets), indent=2, allow_nan=False) + "\n"
     else:
         text = render_yaml(sets)
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    write_atomically(output, text)
+    typer.echo(f"{len(sets)} measurement set(s); wrote {output}")
+
+
 @import_app.command("nccl-xml")
 @handles_input_errors
 def nccl_xml_command(
@@ -159,5 +166,4 @@ def nccl_xml_command(
         typer.echo(text, nl=False)
         return
     write_atomically(output, text)
-    typer.echo(f"{len(sets)} measurement set(s); wrote {output}")
     typer.echo(f"wrote {output}")
