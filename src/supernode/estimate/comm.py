@@ -5,11 +5,12 @@ innermost, then context, data and pipeline parallelism. Expert layers re-split e
 stage's ``tp * cp * dp`` consecutive ranks as ``etp x ep x edp`` (expert tensor
 parallelism innermost, then expert parallelism, then expert data parallelism), so an EP
 group of ``ep`` ranks at stride ``etp`` stays inside the scale-up domain whenever
-``etp * ep`` fits in it, even across TP groups. A group of ``n`` ranks at stride ``s`` puts ``min(n, G_j / s)`` members
-inside each tier-``j`` group of ``G_j`` consecutive ranks, so a TP group of 8 on 8-GPU
-domains stays on NVLink while a DP group at stride 8 crosses the scale-out fabric with
-one member (and one NIC) per domain. The group's own :class:`Fabric` is built from
-those counts and handed to :func:`supernode.collectives.collective_time_s`.
+``etp * ep`` fits in it, even across TP groups. A group of ``n`` ranks at stride ``s``
+puts ``min(n, G_j / s)`` members inside each tier-``j`` group of ``G_j`` consecutive
+ranks, so a TP group of 8 on 8-GPU domains stays on NVLink while a DP group at stride 8
+crosses the scale-out fabric with one member (and one NIC) per domain. The group's own
+:class:`Fabric` is built from those counts and handed to
+:func:`supernode.collectives.collective_time_s`.
 """
 
 from __future__ import annotations

@@ -178,9 +178,9 @@ class PlanArrays:
         """Build from keyword arrays or scalars (broadcast together); missing ones default.
 
         Defaults: tp=pp=dp=cp=ep=vpp=micro_batch=1, etp=tp, recompute none,
-        sequence_parallel off, zero_stage 0, no distributed optimizer, flash attention on,
-        no all-to-all overlap, uniform pipeline layout, fp32 gradients (Megatron-LM's
-        default for bf16; plan files default to 16-bit ones). ``global_batch_sequences`` is
+        sequence_parallel on where tp > 1 (as :meth:`from_plan`), zero_stage 0, no
+        distributed optimizer, flash attention on, no all-to-all overlap, uniform pipeline
+        layout, 16-bit gradients. ``global_batch_sequences`` is
         required. ``recompute`` and ``pp_layout`` may be strings or codes.
         """
         names = [f.name for f in fields(cls) if f.name != "precision"]
@@ -191,8 +191,10 @@ class PlanArrays:
             raise InputError("global_batch_sequences", "required")
         defaults = {"recompute": 0, "sequence_parallel": False, "zero_stage": 0,
                     "distributed_optimizer": False, "flash_attention": True,
-                    "moe_a2a_overlap": False, "pp_layout": 0, "grad_fp32": True}
+                    "moe_a2a_overlap": False, "pp_layout": 0, "grad_fp32": False}
         values = {n: columns.get(n, defaults.get(n, 1)) for n in names}
+        if "sequence_parallel" not in columns:
+            values["sequence_parallel"] = np.asarray(values["tp"]) > 1
         if "etp" not in columns or columns["etp"] is None:
             values["etp"] = values["tp"]
         values["recompute"] = _codes(values["recompute"], RECOMPUTE_CODES, "recompute")

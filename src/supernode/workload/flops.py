@@ -33,7 +33,6 @@ from supernode.spec.workload import WorkloadSpec
 from supernode.workload.params import attention_matrix_params, mlp_matrix_params, router_params
 from supernode.workload.stages import layers_per_gpu_max
 
-
 #: ``causal_attention_factor`` value: count the attention FLOPs a causal (windowed) kernel
 #: executes, from :meth:`~supernode.spec.workload.WorkloadSpec.attended_keys`.
 EXECUTED = "executed"
