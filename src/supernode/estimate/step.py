@@ -20,8 +20,9 @@ Per busiest GPU and step (seconds), every part adds up to the step time exactly:
   parameter all-gather under the next step's first forward (Megatron
   ``--overlap-grad-reduce`` / ``--overlap-param-gather``); ZeRO-2/3 communicate every
   micro-batch layer by layer, each layer's transfer prefetched under the previous layer's
-  compute (``n max(c - w, 0) + c`` per pass for ``n`` layers of comm ``c`` and compute
-  ``w``: the first gather of a pass is never hidden);
+  compute: of a pass's comm ``c`` over its ``n`` layers, the first layer's ``c / n`` is
+  exposed and the rest hides under the pass's compute ``w``,
+  ``c / n + max(c (n - 1) / n - w, 0)``;
 * ``optimizer``: the Adam update at HBM speed;
 * ``other``: a fixed per-step cost (gradient-norm and loss reductions, optimizer kernel
   launches over every parameter tensor, data loading and logging), calibrated.
@@ -165,12 +166,13 @@ def _ep_exposed(issued: Any, compute: Any, a: PlanArrays, cal: Calibration,
     return issued - hidden
 
 
-def _layer_pipelined(comm: Any, work: Any, layers: Any) -> Any:
-    """Exposed seconds of ``comm`` split over ``layers`` layer transfers, each prefetched
-    under the previous layer's share of ``work``: ``n max(c - w, 0) + c``."""
+def layer_pipelined(comm: Any, work: Any, layers: Any) -> Any:
+    """Exposed seconds of ``comm`` split over ``layers`` layer transfers of one pass, each
+    prefetched under the compute ``work``: the first layer's share is exposed, the rest
+    hides as far as the compute lasts, ``c / n + max(c (n - 1) / n - w, 0)``."""
     n = np.maximum(layers, 1.0)
-    c, w = comm / n, work / n
-    return np.where(comm > 0, n * np.maximum(c - w, 0.0) + c, 0.0)
+    first = comm / n
+    return first + np.maximum(comm - first - work, 0.0)
 
 
 def dp_exposed_s(phase_s: dict[str, Any], comp: MicrobatchCompute, a: PlanArrays,
@@ -192,7 +194,7 @@ def dp_exposed_s(phase_s: dict[str, Any], comp: MicrobatchCompute, a: PlanArrays
     once = np.maximum(grads - bwd, 0.0) + np.maximum(step - fwd, 0.0)
     # ZeRO-2/3: per micro-batch, layer by layer; gathers split between fwd and bwd
     g, r = gathers / (2.0 * m), grads / m
-    per_mb = _layer_pipelined(g, fwd, n) + _layer_pipelined(g + r, bwd, n)
+    per_mb = layer_pipelined(g, fwd, n) + layer_pipelined(g + r, bwd, n)
     layered = m * per_mb + np.maximum(step - fwd, 0.0)
     exposed = np.where(a.zero >= 2, layered, once)
     return np.where(on, exposed, grads + gathers + step)

@@ -23,6 +23,7 @@ from supernode.collectives.fabric import (
     scale_up_table_is_borrowed,
 )
 from supernode.errors import InputError
+from supernode.spec.cluster import ClusterSpec
 from supernode.spec.resolve import Accelerator, Cluster
 from supernode.topology.sizing import size_fat_tree
 from supernode.units import TFLOPS
@@ -227,3 +228,18 @@ def system_from_validation(system: dict, precision: str = "bf16") -> SystemModel
         precision=precision,
         **rates,
     )
+
+
+def job_system(spec: ClusterSpec, gpus: int | None = None, precision: str = "bf16"
+               ) -> SystemModel:
+    """The system a job of ``gpus`` GPUs sees on ``spec`` (all of it when None): the
+    cluster grown by whole scalable units when it is smaller, what changed in ``notes``.
+    """
+    from dataclasses import replace
+
+    from supernode.planner.scaling import scale_cluster
+
+    scaled = scale_cluster(spec, gpus)
+    system = system_from_cluster(scaled.cluster, precision)
+    return replace(system, gpus=scaled.job_gpus,
+                   notes=tuple(scaled.notes) + tuple(system.notes))

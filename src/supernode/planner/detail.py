@@ -90,7 +90,8 @@ def _axes(knobs: dict[str, Any]) -> KnobAxes:
                     (knobs["sequence_parallel"],), (knobs["vpp"],),
                     ((knobs["zero_stage"], knobs["distributed_optimizer"]),), (True,),
                     (knobs.get("pp_layout", "uniform"),),
-                    (bool(knobs.get("moe_a2a_overlap", False)),))
+                    (bool(knobs.get("moe_a2a_overlap", False)),),
+                    bool(knobs.get("grad_reduce_in_fp32", False)))
 
 
 def plan_detail(target: PlanTarget, layout: Layout, knobs: dict[str, Any],

@@ -73,7 +73,7 @@ def grid_plans(layouts: list[Layout], axes: KnobAxes, global_batch: int,
         flash_attention=np.asarray(True),
         moe_a2a_overlap=axis_array(axes.a2a, 7, bool),
         pp_layout=axis_array([PP_LAYOUT_CODES[x] for x in axes.pp_layout], 6, np.int64),
-        grad_fp32=np.asarray(False),
+        grad_fp32=np.asarray(axes.grad_fp32),
         precision=precision,
     )
     overlap = Overlap(tp=axis_array(axes.overlap, 8, bool), dp=axis_array(axes.overlap, 9, bool),
@@ -188,7 +188,7 @@ def knob_index(axes: KnobAxes, flat: int) -> dict[str, Any]:
             "zero_stage": zero, "distributed_optimizer": distopt,
             "pp_layout": axes.pp_layout[i[5]], "moe_a2a_overlap": bool(axes.a2a[i[6]]),
             "overlap_tp_comm": axes.overlap[i[7]], "overlap_dp_comm": axes.overlap[i[8]],
-            "overlap_pp_comm": axes.overlap[i[9]]}
+            "overlap_pp_comm": axes.overlap[i[9]], "grad_reduce_in_fp32": axes.grad_fp32}
 
 
 def memory_index(axes: KnobAxes, flat: int) -> int:

@@ -15,6 +15,7 @@ pipelining (their per-micro-batch traffic is costed layer by layer).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from supernode.estimate.model import MAX_VPP, MICRO_BATCH_CHOICES
 from supernode.planner.mapping import Layout, effective_orders, group_factors
@@ -57,6 +58,10 @@ class SearchSpace:
     cp: tuple[int, ...] | None = None
     ep: tuple[int, ...] | None = None
     etp: tuple[int, ...] | None = None
+    dp: tuple[int, ...] | None = None
+    vpp: tuple[int, ...] | None = None
+    orders: tuple[tuple[str, ...], ...] | None = None
+    grad_fp32: bool = False
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,7 @@ class KnobAxes:
     overlap: tuple[bool, ...]
     pp_layout: tuple[str, ...] = ("uniform",)
     a2a: tuple[bool, ...] = (False,)
+    grad_fp32: bool = False
 
     @property
     def memory_size(self) -> int:
@@ -138,7 +144,7 @@ def enumerate_layouts(w: WorkloadSpec, gpus: int, global_batch: int, space: Sear
                 if pp > w.layers or (space.pp is not None and pp not in space.pp):
                     continue
                 dp = gpus // (tp * cp * pp)
-                if global_batch % dp:
+                if global_batch % dp or (space.dp is not None and dp not in space.dp):
                     continue
                 out += _expert_layouts(w, tp, cp, pp, dp, space)
     return out
@@ -150,7 +156,10 @@ def _expert_layouts(w: WorkloadSpec, tp: int, cp: int, pp: int, dp: int,
     out = []
     for etp in etp_choices(w, tp, space):
         for ep in ep_choices(w, tp * cp * dp, etp, space):
-            for order in effective_orders(tp, cp, dp, pp, space.search_orders):
+            orders = effective_orders(tp, cp, dp, pp, space.search_orders)
+            if space.orders is not None:
+                orders = [o for o in orders if o in space.orders] or [space.orders[0]]
+            for order in orders:
                 layout = Layout(tp, pp, dp, cp, ep, order, None if etp == tp else etp)
                 if group_factors(layout) is not None:
                     out.append(layout)
@@ -166,11 +175,59 @@ def knob_axes(w: WorkloadSpec, layout: Layout, global_batch: int,
     if layout.pp == 1:
         vpps: tuple[int, ...] = (1,)
     else:
-        vpps = tuple(v for v in range(1, space.max_vpp + 1) if layout.pp * v <= w.layers) or (1,)
+        vpps = tuple(v for v in range(1, space.max_vpp + 1) if layout.pp * v <= w.layers
+                     and (space.vpp is None or v in space.vpp)) or (1,)
     sps = space.sequence_parallel if layout.tp > 1 else (False,)
     if w.moe is not None and layout.tp > 1:
         sps = (True,)  # Megatron-Core requires sequence parallelism for MoE with TP
     layouts = space.pp_layouts if layout.pp > 1 else ("uniform",)
     a2a = space.a2a_overlap if (w.moe is not None and layout.ep > 1) else (False,)
     return KnobAxes(mbs, space.recompute, tuple(sps), vpps, space.zero, space.overlap,
-                    tuple(layouts), tuple(a2a))
+                    tuple(layouts), tuple(a2a), space.grad_fp32)
+
+
+def space_from_plan_fields(fields: dict[str, Any], base: SearchSpace | None = None
+                           ) -> SearchSpace:
+    """A search space restricted to the plan fields given (the one plan vocabulary of
+    ``plan``, ``estimate`` and ``simulate``: a value given fixes the knob)."""
+    from dataclasses import replace
+
+    from supernode.spec.plan import parse_rank_order
+
+    space = base or SearchSpace()
+    changes: dict[str, Any] = {}
+    for name in ("tp", "pp", "cp", "ep", "etp", "dp", "vpp"):
+        if fields.get(name) is not None:
+            changes[name] = (int(fields[name]),)
+    if fields.get("micro_batch") is not None:
+        changes["micro_batches"] = (int(fields["micro_batch"]),)
+    if fields.get("recompute") is not None:
+        changes["recompute"] = (str(fields["recompute"]),)
+    if fields.get("sequence_parallel") is not None:
+        changes["sequence_parallel"] = (bool(fields["sequence_parallel"]),)
+    zero = _zero_options(fields.get("zero_stage"), fields.get("distributed_optimizer"))
+    if zero is not None:
+        changes["zero"] = zero
+    if fields.get("moe_a2a_overlap") is not None:
+        changes["a2a_overlap"] = (bool(fields["moe_a2a_overlap"]),)
+    if fields.get("pp_layout") is not None:
+        changes["pp_layouts"] = (str(fields["pp_layout"]),)
+    if fields.get("rank_order") is not None:
+        changes["orders"] = (parse_rank_order(str(fields["rank_order"])),)
+    overlaps = {fields.get(k) for k in ("overlap_tp_comm", "overlap_dp_comm",
+                                        "overlap_pp_comm")} - {None}
+    if len(overlaps) == 1:
+        changes["overlap"] = (bool(overlaps.pop()),)
+    if fields.get("grad_reduce_in_fp32") is not None:
+        changes["grad_fp32"] = bool(fields["grad_reduce_in_fp32"])
+    return replace(space, **changes)
+
+
+def _zero_options(stage: Any, distributed: Any) -> tuple[tuple[int, bool], ...] | None:
+    """The (zero_stage, distributed_optimizer) options a plan's fields allow."""
+    if stage is None and distributed is None:
+        return None
+    if stage is None:
+        return ((1, True),) if distributed else ((0, False),)
+    stage = int(stage)
+    return ((stage, True),) if stage == 1 and distributed is not False else ((stage, False),)
