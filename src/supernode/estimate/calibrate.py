@@ -82,7 +82,9 @@ def log_errors(cal: Calibration, cases: Sequence[dict[str, Any]]) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Fit:
-    """A least-squares fit: values, 95 % intervals, bounds hit, the residuals (log)."""
+    """A least-squares fit: values, 95 % intervals, bounds hit, the residuals (log), and
+    the singular values of the Jacobian of log step time by log constant (unit-free: a
+    value near 0 is a direction the data cannot pin)."""
 
     values: dict[str, float]
     intervals: dict[str, tuple[float, float]]
@@ -128,7 +130,9 @@ def fit(cases: Sequence[dict[str, Any]] | None = None, start: Calibration | None
     half = t * np.sqrt(np.maximum(np.diag(cov), 0.0))
     intervals = {n: (float(f"{v - h:.3g}"), float(f"{v + h:.3g}"))
                  for n, v, h in zip(names, result.x, half, strict=True)}
-    singular = [float(f"{v:.3g}") for v in np.linalg.svd(jac, compute_uv=False)]
+    # sensitivity to relative changes (d log t / d log x): unit-free, comparable
+    scaled = jac * np.where(result.x != 0, result.x, 1.0)
+    singular = [float(f"{v:.3g}") for v in np.linalg.svd(scaled, compute_uv=False)]
     return Fit(values, intervals, on_bound, singular, result.fun)
 
 

@@ -22,7 +22,7 @@ class Calibration:
     """Efficiencies and overlap fractions (dimensionless), sizes (elements), times (s)."""
 
     gemm_sustained: float
-    gemm_half_dim: float
+    gemm_operand_passes: float
     memory_eta: float
     tp_overlap: float
     dp_overlap: float

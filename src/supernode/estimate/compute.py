@@ -4,7 +4,8 @@ Per layer, every operation at its own ceiling (:mod:`supernode.estimate.kernels`
 
 * **GEMMs** of :mod:`supernode.workload.shapes` (projections, MLA, dense MLP, router,
   grouped experts, shared experts, output layer) at the part's measured matmul ceiling
-  for their precision and shape; backward = 2 x forward.
+  for their precision and shape, each pass no faster than its own HBM traffic (the
+  weight-gradient GEMM accumulates into the gradient buffer).
 * **Attention core** at the part's measured fused-attention rate for the head size and
   the keys each query attends to: ``mb s / cp`` local queries, each over ``s / 2`` causal
   keys on average (context parallelism splits the queries, not the keys: the work per
@@ -33,7 +34,13 @@ from typing import Any
 import numpy as np
 
 from supernode.estimate.calibration import Calibration
-from supernode.estimate.kernels import attention_s, gemm_forward_s, gemm_precision, stream_s
+from supernode.estimate.kernels import (
+    attention_s,
+    gemm_forward_s,
+    gemm_pass_s,
+    gemm_precision,
+    stream_s,
+)
 from supernode.estimate.system import SystemModel
 from supernode.spec.plan import PlanArrays
 from supernode.spec.workload import WorkloadSpec
@@ -113,7 +120,7 @@ def layer_time(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibra
                moe_layer: bool) -> LayerTime:
     """Seconds of one dense or MoE layer per micro-batch on one GPU, by pass."""
     gemms = layer_gemms(w, a, moe_layer)
-    gemm_s = gemm_forward_s(gemms, system, cal, a.precision)
+    gemm_f, gemm_b = gemm_pass_s(gemms, system, cal, a.precision, grad_buffer_bytes(a))
     m = local_tokens(w, a)
     e = activation_element_bytes(a.precision)
     moved = m * _stream_elements(w, a, moe_layer) * e
@@ -134,8 +141,8 @@ def layer_time(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibra
         flops = 2.0 * m * keys * heads * (w.qk_head_dim + w.v_head_dim)
         f, b = attention_s(flops, system, w.qk_head_dim, keys)
         core_f, core_b = core_f + share * f, core_b + share * b
-    forward = gemm_s + core_f + memory_s + cast_f
-    backward = 2.0 * gemm_s + core_b + 2.0 * memory_s + cast_b
+    forward = gemm_f + core_f + memory_s + cast_f
+    backward = gemm_b + core_b + 2.0 * memory_s + cast_b
     return LayerTime(forward, backward, core_f, core_b,
                      core_f + _modules_recompute_s(w, a, system, cal, gemms, moe_layer))
 
@@ -161,10 +168,16 @@ def _modules_recompute_s(w: WorkloadSpec, a: PlanArrays, system: SystemModel,
 def head_time(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibration
               ) -> tuple[Any, Any]:
     """(forward, backward) seconds of the output layer and loss per micro-batch."""
-    gemm_s = gemm_forward_s(head_gemms(w, a), system, cal, a.precision)
+    gemm_f, gemm_b = gemm_pass_s(head_gemms(w, a), system, cal, a.precision,
+                                 grad_buffer_bytes(a))
     loss = stream_s(CROSS_ENTROPY_BYTES_PER_VOCAB * w.vocab * local_tokens(w, a) / a.tp,
                     system, cal)
-    return gemm_s + loss, 2.0 * gemm_s + loss
+    return gemm_f + loss, gemm_b + loss
+
+
+def grad_buffer_bytes(a: PlanArrays) -> Any:
+    """Bytes per element of the weight-gradient buffer GEMMs accumulate into."""
+    return np.where(a.grad_fp32, 4.0, 2.0)
 
 
 def microbatch_compute(w: WorkloadSpec, a: PlanArrays, system: SystemModel,

@@ -1,12 +1,19 @@
 """Seconds of the three kinds of kernels on one accelerator: GEMMs, fused attention, streams.
 
 * **GEMM** ``(m x k) @ (k x n)``: ``2 m n k`` FLOPs at the part's *measured* maximum
-  achievable matmul throughput (MAMF, per precision, from the catalog) times a shape
-  efficiency ``prod_d d / (d + gemm_half_dim)`` over ``d in (m, n, k)`` (tiles that do not
-  fill the GPU's waves: narrow and short GEMMs run further from the ceiling; symmetric in
-  the three dimensions, so a GEMM's backward costs exactly twice its forward), times
-  ``gemm_sustained`` (the share of the burst benchmark a GEMM keeps inside a training
-  step, calibrated), and never faster than streaming its operands through HBM (roofline).
+  achievable matmul throughput (MAMF, per precision, from the catalog) times
+  ``gemm_sustained`` (the share of that burst benchmark a GEMM keeps inside a training
+  step, calibrated), and never faster than streaming its operands through HBM (roofline,
+  per pass): forward reads the input and the weight and writes the output; the backward's
+  input-gradient GEMM reads the output gradient and the weight and writes the input
+  gradient; its weight-gradient GEMM reads the input and the output gradient and
+  accumulates into the gradient buffer (read and write, 2 or 4 bytes per weight element,
+  Megatron's gradient-accumulation fusion). Each pass adds ``gemm_operand_passes`` HBM
+  passes over the GEMM's operands (calibrated): the unfused kernels around every GEMM
+  that produce and consume its operands (casts, copies, transposes, bias and residual
+  work the explicit streaming count below does not list). This is what makes narrow
+  GEMMs (small ``m`` per expert, small sharded ``n`` or ``k``) slower than wide ones, at
+  each part's own ratio of memory bandwidth to matmul throughput.
 * **Fused attention** (FlashAttention-style): executed FLOPs at the part's measured
   forward / backward throughput for the head size (catalog, interpolated linearly in head
   dim), scaled for the keys each query attends to by ``keys / (keys + K)``: a per-query-
@@ -37,34 +44,40 @@ ATTENTION_BACKWARD_FLOPS_RATIO = 2.5
 _INPUT_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0}
 
 
-def shape_efficiency(m: Any, n: Any, k: Any, cal: Calibration) -> Any:
-    """Share of the matmul ceiling a GEMM of these dimensions reaches (0..1]."""
-    d0 = cal.gemm_half_dim
-    out = 1.0
-    for d in (m, n, k):
-        d = np.maximum(np.asarray(d, dtype=float), 1.0)
-        out = out * d / (d + d0)
-    return out
-
-
 def gemm_precision(g: Gemm, plan_precision: str) -> str:
     """The precision a GEMM runs at: the plan's for layer GEMMs, BF16 for the others."""
     return plan_precision if g.precision == "layer" else "bf16"
 
 
-def gemm_forward_s(gemms: Iterable[Gemm], system: SystemModel, cal: Calibration,
-                   plan_precision: str) -> Any:
-    """Forward seconds of ``gemms`` (each ``count`` times) on one GPU (broadcast)."""
-    total: Any = 0.0
+def gemm_pass_s(gemms: Iterable[Gemm], system: SystemModel, cal: Calibration,
+                plan_precision: str, grad_bytes: Any = 2.0) -> tuple[Any, Any]:
+    """(forward, backward) seconds of ``gemms`` (each ``count`` times) on one GPU.
+
+    ``grad_bytes``: bytes per element of the weight-gradient buffer (2, or 4 in fp32).
+    """
+    forward: Any = 0.0
+    backward: Any = 0.0
     stream = system.memory_bandwidth_bytes_per_s * cal.memory_eta
     for g in gemms:
         precision = gemm_precision(g, plan_precision)
         ceiling = system.matmul_flops(precision) * cal.gemm_sustained
         m, n, k = (np.asarray(x, dtype=float) for x in (g.m, g.n, g.k))
-        compute = 2.0 * m * n * k / (ceiling * shape_efficiency(m, n, k, cal))
-        moved = _INPUT_BYTES.get(precision, 2.0) * (m * k + k * n) + 2.0 * m * n
-        total = total + g.count * np.maximum(compute, moved / stream)
-    return total
+        compute = 2.0 * m * n * k / ceiling
+        e = _INPUT_BYTES.get(precision, 2.0)
+        around = cal.gemm_operand_passes * (e * (m * k + k * n) + 2.0 * m * n) / stream
+        fwd = np.maximum(compute, (e * (m * k + k * n) + 2.0 * m * n) / stream)
+        dgrad = np.maximum(compute, (e * (m * n + k * n) + 2.0 * m * k) / stream)
+        wgrad = np.maximum(compute, (e * (m * k + m * n) + 2.0 * grad_bytes * k * n) / stream)
+        fwd, dgrad, wgrad = fwd + around, dgrad + around, wgrad + around
+        forward = forward + g.count * fwd
+        backward = backward + g.count * (dgrad + wgrad)
+    return forward, backward
+
+
+def gemm_forward_s(gemms: Iterable[Gemm], system: SystemModel, cal: Calibration,
+                   plan_precision: str) -> Any:
+    """Forward seconds of ``gemms`` (each ``count`` times) on one GPU (broadcast)."""
+    return gemm_pass_s(gemms, system, cal, plan_precision)[0]
 
 
 def attention_rate(system: SystemModel, head_dim: float, keys: Any, backward: bool) -> Any:
