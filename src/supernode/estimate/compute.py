@@ -136,15 +136,29 @@ def layer_time(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibra
     cast_f, cast_b = stream_s(cast_f, system, cal), stream_s(cast_b, system, cal)
     core_f: Any = 0.0
     core_b: Any = 0.0
-    heads = w.heads / a.tp.astype(float)
-    for share, keys in w.attention_key_mix():
-        flops = 2.0 * m * keys * heads * (w.qk_head_dim + w.v_head_dim)
+    for share, keys, flops in _attention_mix(w, a):
         f, b = attention_s(flops, system, w.qk_head_dim, keys)
         core_f, core_b = core_f + share * f, core_b + share * b
     forward = gemm_f + core_f + memory_s + cast_f
     backward = gemm_b + core_b + 2.0 * memory_s + cast_b
     return LayerTime(forward, backward, core_f, core_b,
                      core_f + _modules_recompute_s(w, a, system, cal, gemms, moe_layer))
+
+
+def _attention_mix(w: WorkloadSpec, a: PlanArrays) -> list[tuple[float, Any, Any]]:
+    """(share of layers, keys per query, executed forward FLOPs of one layer on one GPU
+    per micro-batch) of the full and the windowed attention layers."""
+    m = local_tokens(w, a)
+    heads = w.heads / a.tp.astype(float)
+    return [(share, keys, 2.0 * m * keys * heads * (w.qk_head_dim + w.v_head_dim))
+            for share, keys in w.attention_key_mix()]
+
+
+def attention_core_flops(w: WorkloadSpec, a: PlanArrays) -> Any:
+    """Executed attention-core FLOPs of one layer's forward on one GPU per micro-batch
+    (mean over full and windowed layers): ``mb s / cp`` local queries over ``s / 2``
+    causal keys each, ``a / tp`` heads."""
+    return sum(share * flops for share, _, flops in _attention_mix(w, a))
 
 
 def _modules_recompute_s(w: WorkloadSpec, a: PlanArrays, system: SystemModel,

@@ -126,14 +126,19 @@ def step_arrays(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibr
     core_per_step = m * (comp.attention_core_forward_s + comp.attention_core_backward_s)
     compute = m * comp.total_s
     expert = per_dim.get("ep", 0.0) + per_dim.get("etp", 0.0)
+    dp_exposed, dp_window = dp_exposed_s(dp_phase, comp, a, cal, overlap.dp)
+    # windows are disjoint shares of the compute (monotone: a slower GPU never speeds a
+    # step): CP hides under the attention core, DP under the rest of its passes, the
+    # expert all-to-all under what is left of the paired passes
+    ep_window = np.maximum(compute - core_per_step - dp_window, 0.0)
     breakdown = {
         "compute": compute,
         "tp_comm": per_dim.get("tp", 0.0) * (1.0 - cal.tp_overlap * np.asarray(overlap.tp)),
         "cp_comm": np.maximum(per_dim.get("cp", 0.0) - core_per_step, 0.0),
-        "ep_comm": _ep_exposed(expert, compute, a, cal, overlap),
+        "ep_comm": _ep_exposed(expert, ep_window, a, cal, overlap),
         "pp_comm": _pp_exposed(per_dim.get("pp", 0.0), pp_one, a, cal, overlap),
         "pipeline_bubble": (a.pp - 1) / a.vpp * comp.mean_stage_s,
-        "dp_comm": dp_exposed_s(dp_phase, comp, a, cal, overlap.dp),
+        "dp_comm": dp_exposed,
         "optimizer": _optimizer_s(w, a, system, cal),
         "other": cal.step_overhead_s,
     }
@@ -157,12 +162,13 @@ def paired_share(a: PlanArrays) -> Any:
     return np.clip((chunks - warmup) / chunks, 0.0, 1.0)
 
 
-def _ep_exposed(issued: Any, compute: Any, a: PlanArrays, cal: Calibration,
+def _ep_exposed(issued: Any, window: Any, a: PlanArrays, cal: Calibration,
                 overlap: Overlap) -> Any:
-    """Expert communication left exposed (all of it without the all-to-all overlap)."""
+    """Expert communication left exposed (all of it without the all-to-all overlap):
+    the paired passes' share hides under their share of ``window`` (compute seconds)."""
     on = np.asarray(a.moe_a2a_overlap if overlap.a2a is None else overlap.a2a)
     paired = paired_share(a) * on
-    hidden = np.minimum(paired * issued, cal.a2a_overlap * paired * compute)
+    hidden = np.minimum(paired * issued, cal.a2a_overlap * paired * window)
     return issued - hidden
 
 
@@ -176,28 +182,36 @@ def layer_pipelined(comm: Any, work: Any, layers: Any) -> Any:
 
 
 def dp_exposed_s(phase_s: dict[str, Any], comp: MicrobatchCompute, a: PlanArrays,
-                 cal: Calibration, on: Any = True) -> Any:
-    """Data-parallel seconds left exposed per step (see the module docstring).
+                 cal: Calibration, on: Any = True) -> tuple[Any, Any]:
+    """Data-parallel seconds left exposed per step, and the compute seconds used to hide
+    them (see the module docstring).
 
     ``phase_s``: issued seconds per step of every dp / dp_expert call by phase
     (``backward``: gradient reduction; ``forward``: ZeRO-3 parameter gathers before each
     micro-batch's forward and backward; ``step``: the parameter all-gather after the
-    optimizer). ``on``: the overlap switch (off: everything exposed).
+    optimizer). ``on``: the overlap switch (off: everything exposed). The windows are a
+    pass's compute outside its attention core (which hides the CP exchange).
     """
     on = np.asarray(on)
     eta = cal.dp_overlap
     grads, gathers, step = phase_s["backward"], phase_s["forward"], phase_s["step"]
     m = np.maximum(a.microbatches, 1).astype(float)
     n = np.maximum(comp.layers, 1.0)
-    fwd, bwd = eta * comp.forward_s, eta * (comp.backward_s + comp.recompute_s)
+    fwd = eta * np.maximum(comp.forward_s - comp.attention_core_forward_s, 0.0)
+    bwd = eta * np.maximum(comp.backward_s + comp.recompute_s
+                           - comp.attention_core_backward_s, 0.0)
     # ZeRO-0/1: one bucketed reduction per step under the last backward, one gather
     once = np.maximum(grads - bwd, 0.0) + np.maximum(step - fwd, 0.0)
+    once_window = np.minimum(grads, bwd) + np.minimum(step, fwd)
     # ZeRO-2/3: per micro-batch, layer by layer; gathers split between fwd and bwd
     g, r = gathers / (2.0 * m), grads / m
     per_mb = layer_pipelined(g, fwd, n) + layer_pipelined(g + r, bwd, n)
     layered = m * per_mb + np.maximum(step - fwd, 0.0)
-    exposed = np.where(a.zero >= 2, layered, once)
-    return np.where(on, exposed, grads + gathers + step)
+    layered_window = gathers + grads - m * per_mb + np.minimum(step, fwd)
+    zero23 = a.zero >= 2
+    exposed = np.where(zero23, layered, once)
+    window = np.where(zero23, layered_window, once_window)
+    return (np.where(on, exposed, grads + gathers + step), np.where(on, window, 0.0))
 
 
 def _pp_exposed(per_step: Any, one: Any, a: PlanArrays, cal: Calibration,

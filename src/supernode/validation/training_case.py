@@ -122,7 +122,9 @@ def case_plan(case: dict[str, Any]) -> ParallelPlan:
 def measured_step_time_s(case: dict[str, Any]) -> float | None:
     """``measured.step_time_s``, or derived from ``tokens_per_s_per_gpu`` when absent:
     ``global_batch * seq_len / (tokens_per_s_per_gpu * gpus)``."""
-    measured = case.get("measured") or {}
+    measured = case.get("measured")
+    if not isinstance(measured, dict):
+        return None
     step = measured.get("step_time_s")
     if isinstance(step, int | float) and not isinstance(step, bool):
         return float(step)
