@@ -27,7 +27,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -141,15 +141,25 @@ def refit(cases: Sequence[dict[str, Any]] | None = None) -> dict[str, float]:
     return fit(cases).values
 
 
-def leave_one_source_out(cases: Sequence[dict[str, Any]] | None = None
+def source_and_system(case: dict[str, Any]) -> str:
+    """A finer grouping for comparison: the source section and the system's accelerator."""
+    return f"{source_of(case)} / {(case.get('system') or {}).get('accelerator')}"
+
+
+def leave_one_source_out(cases: Sequence[dict[str, Any]] | None = None,
+                         group: Callable[[dict[str, Any]], str] = source_of
                          ) -> dict[str, list[tuple[str, float]]]:
-    """Per source: (case id, relative error) of its cases under a refit on the others."""
+    """Per source: (case id, relative error) of its cases under a refit on the others.
+
+    ``group`` names each case's source (default :func:`source_of`; the finer
+    :func:`source_and_system` is reported for comparison).
+    """
     cases = list(cases if cases is not None else training_cases())
     out: dict[str, list[tuple[str, float]]] = {}
     base = default_calibration()
-    for source in sorted({source_of(c) for c in cases}):
-        held = [c for c in cases if source_of(c) == source]
-        rest = [c for c in cases if source_of(c) != source]
+    for source in sorted({group(c) for c in cases}):
+        held = [c for c in cases if group(c) == source]
+        rest = [c for c in cases if group(c) != source]
         cal = base.replace(**fit(rest).values)
         errors = np.expm1(log_errors(cal, held))
         out[source] = [(str(c.get("id")), float(e)) for c, e in zip(held, errors, strict=True)]
@@ -184,6 +194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help="rewrite the calibration file")
     parser.add_argument("--check", action="store_true", help="fail if the file drifts")
     parser.add_argument("--no-loso", action="store_true", help="skip leave-one-source-out")
+    parser.add_argument("--by-system", action="store_true",
+                        help="leave-one-out by source section and accelerator")
     args = parser.parse_args(argv)
     cases = training_cases()
     result = fit(cases)
@@ -195,7 +207,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"  Jacobian singular values {result.singular_values}")
     if not args.no_loso and not args.check:
         errors = []
-        for source, rows in leave_one_source_out(cases).items():
+        group = source_and_system if args.by_system else source_of
+        for source, rows in leave_one_source_out(cases, group).items():
             mape = np.mean([abs(e) for _, e in rows])
             errors += [abs(e) for _, e in rows]
             print(f"LOSO {source[:70]}: MAPE {100 * mape:.1f}% "

@@ -88,12 +88,12 @@ class ParallelPlan(StrictModel):
                                          "another micro-batch's compute (Megatron --overlap-"
                                          "moe-expert-parallel-comm, DeepEP); null = choose.")
     pp_layout: PipelineLayout | None = Field(None, description="How layers fall on pipeline "
-                                             "stages (uniform | embedding_and_loss_as_layers); "
-                                             "null = choose.")
+                                             "stages: uniform, or embedding_and_loss_as_layers;"
+                                             " null = choose.")
     rank_order: str | None = Field(None, description="Rank order, innermost first, e.g. "
                                    "tp-cp-dp-pp (Megatron's); null = Megatron's.")
     precision: PlanPrecision = Field("bf16", description="Compute precision of matmuls (fp8: "
-                                     "GEMMs at the FP8 peak, the rest in BF16).")
+                                     "layer GEMMs at the part's FP8 figures, the rest BF16).")
     flash_attention: bool = Field(True, description="Fused attention kernel: no s x s matrices "
                                                     "are stored (FlashAttention).")
 
