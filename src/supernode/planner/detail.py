@@ -141,7 +141,9 @@ def placement_of(target: PlanTarget, layout: Layout, issued_s: dict[str, float],
     for dim, call_dim in PLACED_DIMS.items():
         f = factors.get(call_dim, ((1, 1),))
         size = layout.pp if dim == "pp" else group_size(f)
-        if size <= 1 or (dim == "dp_expert" and layout.ep == 1):
+        expert_dim = dim in ("ep", "etp", "dp_expert")
+        if size <= 1 or (expert_dim and target.workload.moe is None) or \
+                (dim == "dp_expert" and layout.ep == 1):
             continue
         tier = _sub_fabric(fabric, f).tiers[-1]
         out[dim] = {
