@@ -192,14 +192,15 @@ class WorkloadSpec(StrictModel):
 
         A causal query at position ``i`` attends to ``i + 1`` keys: ``s / 2`` on average
         (the executed half of the square); on a windowed layer ``min(i + 1, W)``, whose
-        mean over the sequence is ``W - W (W - 1) / (2 s)`` for ``W <= s``.
+        mean over the sequence is ``W - W (W - 1) / (2 s)`` for ``W <= s``, capped at the
+        causal ``s / 2`` (a window as long as the sequence is plain causal attention).
         """
         s = np.asarray(self.seq_len if seq_len is None else seq_len, dtype=float)
         share = self.windowed_layer_share
         out = [(1.0 - share, s / 2.0)] if share < 1.0 else []
         if self.sliding_window is not None:
             win = np.minimum(float(self.sliding_window.tokens), s)
-            out.append((share, win - win * (win - 1.0) / (2.0 * s)))
+            out.append((share, np.minimum(win - win * (win - 1.0) / (2.0 * s), s / 2.0)))
         return out
 
     def attended_keys(self, seq_len: Any = None) -> Any:
