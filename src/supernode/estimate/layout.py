@@ -16,6 +16,7 @@ order every group reduces to :func:`supernode.estimate.comm.group_stride`.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -75,6 +76,7 @@ def dim_strides(sizes: dict[str, int], order: tuple[str, ...]) -> dict[str, int]
     return out
 
 
+@lru_cache(maxsize=65536)
 def group_factors(tp: int, cp: int, dp: int, pp: int, ep: int = 1, etp: int | None = None,
                   order: tuple[str, ...] = MEGATRON_ORDER) -> dict[str, Factors] | None:
     """Factors of every collective group of a layout (None if ``etp x ep`` cannot be
@@ -82,6 +84,7 @@ def group_factors(tp: int, cp: int, dp: int, pp: int, ep: int = 1, etp: int | No
 
     ``pp`` is the group of two neighbouring stages (a pipeline hop, as the step model
     costs it, also when ``pp == 1``); size-1 groups are ``((stride, 1),)``: no cost.
+    Cached: callers must not mutate the result.
     """
     etp = tp if etp is None else etp
     sizes = {"tp": tp, "cp": cp, "dp": dp, "pp": pp}

@@ -116,6 +116,8 @@ def step_arrays(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibr
     dp_phase: dict[str, Any] = {"forward": 0.0, "backward": 0.0, "step": 0.0}
     pp_one: Any = 0.0
     for call in traffic_per_step(w, a):
+        if not np.any(call.calls_per_step) or not np.any(np.asarray(call.group_size) > 1):
+            continue  # made by no plan of the grid (a size-1 group, a stage not used)
         one, per_step, tier = call_time(call, a, system.fabric)
         per_dim[call.dim] = per_dim.get(call.dim, 0.0) + per_step
         dim_tier[call.dim] = tier
@@ -201,17 +203,14 @@ def dp_exposed_s(phase_s: dict[str, Any], comp: MicrobatchCompute, a: PlanArrays
     bwd = eta * np.maximum(comp.backward_s + comp.recompute_s
                            - comp.attention_core_backward_s, 0.0)
     # ZeRO-0/1: one bucketed reduction per step under the last backward, one gather
-    once = np.maximum(grads - bwd, 0.0) + np.maximum(step - fwd, 0.0)
-    once_window = np.minimum(grads, bwd) + np.minimum(step, fwd)
+    step_exposed = np.maximum(step - fwd, 0.0)
+    once = np.maximum(grads - bwd, 0.0) + step_exposed
     # ZeRO-2/3: per micro-batch, layer by layer; gathers split between fwd and bwd
     g, r = gathers / (2.0 * m), grads / m
-    per_mb = layer_pipelined(g, fwd, n) + layer_pipelined(g + r, bwd, n)
-    layered = m * per_mb + np.maximum(step - fwd, 0.0)
-    layered_window = gathers + grads - m * per_mb + np.minimum(step, fwd)
-    zero23 = a.zero >= 2
-    exposed = np.where(zero23, layered, once)
-    window = np.where(zero23, layered_window, once_window)
-    return (np.where(on, exposed, grads + gathers + step), np.where(on, window, 0.0))
+    layered = m * (layer_pipelined(g, fwd, n) + layer_pipelined(g + r, bwd, n)) + step_exposed
+    total = grads + gathers + step
+    exposed = np.where(on, np.where(a.zero >= 2, layered, once), total)
+    return exposed, total - exposed  # what is not exposed was hidden under compute
 
 
 def _pp_exposed(per_step: Any, one: Any, a: PlanArrays, cal: Calibration,
