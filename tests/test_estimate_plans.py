@@ -155,3 +155,21 @@ def test_default_batch_note_names_its_rule():
     target, _ = build_target(H100_SU, "llama3-70b", gpus=16384)
     note = next(n for n in target.notes if n.startswith("global batch"))
     assert "one sequence per 8 GPUs" in note and "4 Mi tokens would be 512" in note
+
+
+def test_token_imbalance_slows_the_busiest_expert_rank():
+    """moe.token_imbalance (default 1: benchmarks force balance) scales the busiest rank's
+    expert GEMMs, all-to-all and activations."""
+    from supernode.workload.traffic import bytes_per_step_by_dim, traffic_per_step
+
+    base = load_workload("mixtral-8x7b")
+    skewed = base.model_copy(update={"moe": base.moe.model_copy(update={"token_imbalance": 2.0})})
+    system = system_from_cluster(load_cluster(H100_SU))
+    plan = ParallelPlan(tp=1, pp=1, dp=256, ep=8, micro_batch=1, recompute="full",
+                        global_batch_sequences=256)
+    fast, slow = (estimate_plan(w, plan, system) for w in (base, skewed))
+    assert slow.breakdown_s["compute"] > 1.3 * fast.breakdown_s["compute"]
+    a = PlanArrays.from_plan(plan)
+    ep = [float(bytes_per_step_by_dim(traffic_per_step(w, a))["ep"]) for w in (base, skewed)]
+    assert ep[1] == pytest.approx(2 * ep[0])
+    assert slow.memory_per_gpu_bytes["activations"] > fast.memory_per_gpu_bytes["activations"]
