@@ -18,6 +18,7 @@ from supernode.estimate.system import system_from_cluster
 from supernode.spec.clusterfile import load_cluster
 from supernode.spec.plan import ParallelPlan, PlanArrays
 from supernode.workload import load_workload, model_flops_per_step
+from supernode.workload.flops import EXECUTED
 
 CLUSTER = "dgx-h100-superpod-su"
 
@@ -41,7 +42,8 @@ def _plan(**kw):
 def test_breakdown_adds_up_and_mfu_definition(system, llama70b):
     result = estimate_plan(llama70b, _plan(), system)
     assert sum(result.breakdown_s.values()) == pytest.approx(result.step_time_s, rel=1e-12)
-    flops = float(model_flops_per_step(llama70b, 256))
+    # MFU on executed FLOPs (the causal half of the attention square): never above 1
+    flops = float(model_flops_per_step(llama70b, 256, causal_attention_factor=EXECUTED))
     expected = flops / (result.step_time_s * system.gpus * system.peak_flops)
     assert result.mfu == pytest.approx(expected, rel=1e-12)
     assert result.hfu >= result.mfu
@@ -69,7 +71,8 @@ def test_chosen_knobs_fit_when_possible(system, llama70b):
     result = estimate_plan(llama70b, _plan(), system)
     assert result.fits_in_memory
     assert result.memory_per_gpu_bytes["total"] <= system.usable_memory_bytes
-    assert set(result.chosen) == {"micro_batch", "recompute", "sequence_parallel", "vpp"}
+    assert set(result.chosen) == {"micro_batch", "recompute", "sequence_parallel", "vpp",
+                                  "zero_stage", "pp_layout"}
 
 
 @settings(max_examples=25, deadline=None)

@@ -33,11 +33,13 @@ def test_no_case_is_unsupported(results):
 
 
 def test_training_step_mape_and_worst_case(results):
+    """In-sample (the constants were fitted here): MAPE <= 6 %, no case over 15 %. The
+    out-of-sample figure is tests/test_estimate_calibration.py's leave-one-source-out."""
     cases, summary = results
     errors = {c.id: c.error_frac for c in cases if c.kind == "training_step"}
-    assert summary["training_step"]["n"] == len(errors) >= 9
-    assert summary["training_step"]["mape"] <= 0.05, errors
-    assert max(abs(e) for e in errors.values()) <= 0.10, errors
+    assert summary["training_step"]["n"] == len(errors) >= 15
+    assert summary["training_step"]["mape"] <= 0.06, errors
+    assert max(abs(e) for e in errors.values()) <= 0.15, errors
 
 
 def test_collective_mape(results):
@@ -162,3 +164,68 @@ def test_moe_training_case_is_predicted(tmp_path):
     good, bad = validate_file(path)[0]
     assert good.status == "ok" and good.predicted > 0, good.detail
     assert bad.status == "unsupported" and "warp" in bad.detail
+
+
+def _case(**changes):
+    doc = json.loads(PUBLIC.read_text())
+    case = json.loads(json.dumps(next(c for c in doc["cases"] if c["id"].startswith(
+        "mbridge2511_dsv3_gb200"))))
+    for block, values in changes.items():
+        case[block] = {**case[block], **values} if isinstance(values, dict) else values
+    return doc["schema"], case
+
+
+def _run(tmp_path, cases, schema="supernode-validation/1"):
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps({"schema": schema, "cases": cases}))
+    return validate_file(path)[0]
+
+
+def test_revision_2_fields_are_read(tmp_path):
+    """head_dim, attention (MLA), sliding_window, zero_stage, moe_a2a_overlap, etp,
+    pp_layout and a throughput-only measurement all reach the model."""
+    schema, base = _case()
+    variants = [
+        dict(base, id="mla"),
+        dict(base, id="mha", model={**base["model"], "attention": None}),
+        dict(base, id="zero3", training={**base["training"], "distributed_optimizer": False,
+                                         "zero_stage": 3}),
+        dict(base, id="a2a", training={**base["training"], "moe_a2a_overlap": False}),
+        dict(base, id="etp", parallelism={**base["parallelism"], "etp": 1}),
+        dict(base, id="layout", parallelism={**base["parallelism"],
+                                             "pp_layout": "embedding_and_loss_as_layers"}),
+        dict(base, id="rate", measured={"tokens_per_s_per_gpu": 3139}),
+    ]
+    out = {c.id: c for c in _run(tmp_path, variants, schema)}
+    assert all(c.status == "ok" for c in out.values()), {i: c.detail for i, c in out.items()}
+    assert out["mla"].predicted != pytest.approx(out["mha"].predicted, rel=0.01)
+    assert out["zero3"].predicted != pytest.approx(out["mla"].predicted, rel=1e-6)
+    assert "moe_a2a_overlap=False" in out["a2a"].detail
+    assert "pp_layout=embedding_and_loss_as_layers" in out["layout"].detail
+    # step time derived from throughput: GBS * seq / (tokens/s/GPU * GPUs)
+    assert out["rate"].measured == pytest.approx(4096 * 4096 / (3139 * 256), rel=1e-9)
+    assert out["rate"].predicted == pytest.approx(out["mla"].predicted, rel=1e-12)
+
+
+def test_unpublished_heads_default_to_128_dims(tmp_path):
+    schema, base = _case()
+    doc = json.loads(PUBLIC.read_text())
+    dense = json.loads(json.dumps(next(c for c in doc["cases"] if c["kind"] == "training_step")))
+    cases = [dict(dense, id="given"), dict(dense, id="null",
+                                           model={**dense["model"], "heads": None})]
+    given, null = _run(tmp_path, cases, schema)
+    assert given.status == null.status == "ok", null.detail
+    assert "heads not published: 16 of 128" in null.detail  # hidden 2048 / 128
+    assert null.predicted == pytest.approx(given.predicted, rel=1e-9)  # 16 heads either way
+
+
+def test_fp8_cases_run_at_the_fp8_figures(tmp_path):
+    """An FP8 case is predicted well faster than the same run in BF16 (it was 2.2x too slow
+    when FP8 used the BF16 peak)."""
+    doc = json.loads(PUBLIC.read_text())
+    fp8 = next(c for c in doc["cases"] if (c.get("training") or {}).get("precision") == "fp8")
+    bf16 = dict(fp8, id="bf16", training={**fp8["training"], "precision": "bf16"})
+    a, b = _run(tmp_path, [dict(fp8, id="fp8"), bf16], doc["schema"])
+    assert a.status == b.status == "ok"
+    assert a.predicted < 0.8 * b.predicted
+    assert abs(a.error_frac) <= 0.15

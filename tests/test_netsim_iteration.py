@@ -82,7 +82,7 @@ def test_moe_all_to_all_suffers_from_oversubscription() -> None:
 def test_two_jobs_interfere_on_shared_uplinks() -> None:
     cluster = fat_tree_cluster(32, oversubscription=2.0, radix=8)
     plan = {"tp": 1, "pp": 1, "dp": 16, "global_batch_sequences": 16, "micro_batch": 1,
-            "recompute": "full"}
+            "recompute": "full", "zero_stage": 0, "grad_reduce_in_fp32": True}
     # interleaved placement: both jobs span every leaf
     a = JobInput("a", LLAMA, plan_from_data(plan), np.arange(0, 32, 2))
     b = JobInput("b", LLAMA, plan_from_data(plan), np.arange(1, 32, 2))

@@ -27,7 +27,12 @@ def _plan(**kw: object) -> ParallelPlan:
     ("llama3-8b", {"dp": 3}, None, "plan.global_batch_sequences"),
     ("llama3-8b", {"micro_batch": 3}, None, "plan.global_batch_sequences"),
     ("llama3-8b", {"tp": 8, "dp": 4}, 64, "plan.dp"),
-    ("llama3-8b", {"pp": 2, "zero_stage": 2}, None, "plan.zero_stage"),
+    ("mixtral-8x7b", {"ep": 8, "etp": 2, "tp": 2, "dp": 4}, None, "plan.ep"),  # 16 > 8 ranks
+    ("mixtral-8x7b", {"etp": 3, "dp": 3, "global_batch_sequences": 63}, None, "plan.etp"),
+    ("llama3-8b", {"etp": 2}, None, "plan.etp"),  # dense: etp is tp
+    ("mixtral-8x7b", {"tp": 2, "sequence_parallel": False}, None, "plan.sequence_parallel"),
+    ("mixtral-8x7b", {"ep": 2, "dp": 2, "pp": 2, "moe_a2a_overlap": True}, None,
+     "plan.moe_a2a_overlap"),
 ])
 def test_illegal_plans(preset: str, kw: dict, gpus: int | None, path: str) -> None:
     with pytest.raises(InputError) as info:
@@ -39,6 +44,9 @@ def test_legal_plans() -> None:
     check_plan(load_workload("llama3-405b"), _plan(tp=8, pp=16, dp=4, vpp=2), 512)  # uneven
     check_plan(load_workload("mixtral-8x7b"), _plan(tp=2, dp=8, ep=8, cp=2), 32)
     check_plan(load_workload("deepseek-v3"), _plan(pp=16, dp=64, ep=64), 1024)
+    # Megatron-Core: EP may span TP ranks (EP 32 with TP 2 over DP 16), FSDP with PP
+    check_plan(load_workload("deepseek-v3"), _plan(tp=2, pp=16, dp=16, ep=32, etp=1), 512)
+    check_plan(load_workload("llama3-405b"), _plan(tp=8, pp=16, dp=4, zero_stage=3), 512)
 
 
 def test_mask_equals_scalar_check() -> None:

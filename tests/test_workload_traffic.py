@@ -44,10 +44,12 @@ def test_no_parallelism_no_traffic() -> None:
 def test_data_parallel_modes() -> None:
     plan = ParallelPlan(dp=8, micro_batch=1, global_batch_sequences=32)
     params = float(params_per_gpu(GPT, plan)["dense"])
-    ar = _calls(GPT, dp=8)
+    ar = _calls(GPT, dp=8, grad_reduce_in_fp32=True)
     msg, calls, group = ar[("dp", "all_reduce", "backward")]
     assert group == 8 and msg * calls == pytest.approx(params * 4)  # fp32 grads (bf16 plan)
-    dist = _calls(GPT, dp=8, distributed_optimizer=True)
+    half = _calls(GPT, dp=8)[("dp", "all_reduce", "backward")]
+    assert half[0] * half[1] == pytest.approx(params * 2)  # default: bf16 gradients
+    dist = _calls(GPT, dp=8, distributed_optimizer=True, grad_reduce_in_fp32=True)
     rs, ag = dist[("dp", "reduce_scatter", "backward")], dist[("dp", "all_gather", "step")]
     assert rs[0] * rs[1] == pytest.approx(params * 4) and ag[0] * ag[1] == pytest.approx(
         params * 2)

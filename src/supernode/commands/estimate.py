@@ -8,27 +8,38 @@ from rich.table import Table
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.commands._plan_options import (
+    A2aOverlap,
     Cp,
     DistributedOptimizer,
     Dp,
     Ep,
+    Etp,
     GlobalBatch,
+    Gpus,
+    GradFp32,
     MicroBatch,
+    OverlapDp,
+    OverlapPp,
+    OverlapTp,
     PlanFile,
     Pp,
+    PpLayout,
     Precision,
+    RankOrder,
     Recompute,
     SequenceParallel,
     Tp,
     Vpp,
     ZeroStage,
+    plan_flags,
 )
 from supernode.errors import InputError
 from supernode.estimate.model import COMM_SHARE_THRESHOLD, Estimate, estimate_plan
-from supernode.estimate.system import system_from_cluster
-from supernode.spec.clusterfile import load_cluster
+from supernode.estimate.system import job_system
+from supernode.spec.clusterfile import load_cluster_spec
 from supernode.spec.plan import plan_from_data
-from supernode.spec.planfile import INLINE_PLAN_FIELDS, plan_data
+from supernode.spec.planfile import plan_data
+from supernode.textsafe import rich_safe
 from supernode.workload.presets import load_workload
 
 
@@ -39,6 +50,8 @@ def _table(result: Estimate) -> None:
     summary.add_row("MFU / HFU", f"{result.mfu:.1%} / {result.hfu:.1%}")
     summary.add_row("chosen", ", ".join(f"{k}={v}" for k, v in result.chosen.items()))
     stdout.print(summary)
+    for note in result.notes:
+        stdout.print(f"note: {rich_safe(note)}", highlight=False)
     parts = Table(title="time per step")
     for col in ("part", "seconds", "share"):
         parts.add_column(col, justify="right" if col != "part" else "left")
@@ -70,11 +83,13 @@ def estimate_command(
     cluster: str = typer.Option(..., "--cluster", help="Cluster file or preset name."),
     workload: str = typer.Option(..., "--workload", help="Workload file or preset name."),
     plan: PlanFile = None,
+    gpus: Gpus = None,
     tp: Tp = None,
     pp: Pp = None,
     dp: Dp = None,
     cp: Cp = None,
     ep: Ep = None,
+    etp: Etp = None,
     vpp: Vpp = None,
     micro_batch: MicroBatch = None,
     global_batch: GlobalBatch = None,
@@ -82,22 +97,35 @@ def estimate_command(
     sequence_parallel: SequenceParallel = None,
     zero_stage: ZeroStage = None,
     distributed_optimizer: DistributedOptimizer = None,
+    grad_fp32: GradFp32 = None,
+    a2a_overlap: A2aOverlap = None,
+    pp_layout: PpLayout = None,
+    rank_order: RankOrder = None,
+    overlap_tp: OverlapTp = None,
+    overlap_dp: OverlapDp = None,
+    overlap_pp: OverlapPp = None,
     precision: Precision = None,
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Estimate one training step: time breakdown, tokens/s, MFU, memory per GPU."""
-    loaded = load_cluster(cluster)
     spec = load_workload(workload)
-    flags = dict(zip(INLINE_PLAN_FIELDS, (tp, pp, dp, cp, ep, vpp, micro_batch, global_batch,
-                                          recompute,
-                              sequence_parallel, zero_stage, distributed_optimizer, precision),
-                     strict=True))
-    data = plan_data(plan, flags, loaded.accelerators)
+    flags = plan_flags(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, etp=etp, vpp=vpp,
+                       micro_batch=micro_batch, global_batch=global_batch,
+                       recompute=recompute, sequence_parallel=sequence_parallel,
+                       zero_stage=zero_stage, distributed_optimizer=distributed_optimizer,
+                       grad_fp32=grad_fp32, a2a_overlap=a2a_overlap, pp_layout=pp_layout,
+                       rank_order=rank_order, overlap_tp=overlap_tp, overlap_dp=overlap_dp,
+                       overlap_pp=overlap_pp, precision=precision)
+    cluster_spec = load_cluster_spec(cluster)
+    precision_name = flags.get("precision") or "bf16"
+    system = job_system(cluster_spec, gpus, precision_name)
+    data = plan_data(plan, flags, system.gpus, "the job")
     if "global_batch_sequences" not in data:
         raise InputError("plan.global_batch_sequences",
                          "required: give --global-batch or global_batch_sequences in the plan")
     parsed = plan_from_data(data, source=str(plan) if plan else "plan")
-    system = system_from_cluster(loaded, parsed.precision)
+    if parsed.precision != precision_name:
+        system = job_system(cluster_spec, gpus, parsed.precision)
     result = estimate_plan(spec, parsed, system)
     if json_output:
         print_json(result.to_dict())

@@ -9,10 +9,33 @@ from rich.table import Table
 
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
+from supernode.commands._plan_options import (
+    A2aOverlap,
+    Cp,
+    DistributedOptimizer,
+    Dp,
+    Ep,
+    Etp,
+    GradFp32,
+    MicroBatch,
+    OverlapDp,
+    OverlapPp,
+    OverlapTp,
+    Pp,
+    PpLayout,
+    RankOrder,
+    Recompute,
+    SequenceParallel,
+    Tp,
+    Vpp,
+    ZeroStage,
+    plan_flags,
+)
 from supernode.planner.build import MAX_GLOBAL_BATCH, build_target
 from supernode.planner.detail import PlanDetail
 from supernode.planner.report import PlanReport, plan_job
 from supernode.planner.search import OBJECTIVES
+from supernode.planner.space import space_from_plan_fields
 from supernode.spec.loader import read_document
 from supernode.spec.plan import plan_from_data
 
@@ -116,13 +139,43 @@ def plan_command(
     allow_cross_domain_tp: bool = typer.Option(False, "--allow-cross-domain-tp",
                                                help="Allow TP groups across scale-up domains."),
     precision: str = typer.Option("bf16", "--precision", help="bf16|fp16|fp8."),
+    tp: Tp = None,
+    pp: Pp = None,
+    dp: Dp = None,
+    cp: Cp = None,
+    ep: Ep = None,
+    etp: Etp = None,
+    vpp: Vpp = None,
+    micro_batch: MicroBatch = None,
+    recompute: Recompute = None,
+    sequence_parallel: SequenceParallel = None,
+    zero_stage: ZeroStage = None,
+    distributed_optimizer: DistributedOptimizer = None,
+    grad_fp32: GradFp32 = None,
+    a2a_overlap: A2aOverlap = None,
+    pp_layout: PpLayout = None,
+    rank_order: RankOrder = None,
+    overlap_tp: OverlapTp = None,
+    overlap_dp: OverlapDp = None,
+    overlap_pp: OverlapPp = None,
     price: float | None = typer.Option(None, "--price-per-gpu-hour",
                                        help="USD per GPU-hour (default: documented table)."),
     compare: Path | None = typer.Option(None, "--compare", help="A plan file (YAML/JSON) to "
                                         "estimate and rank among the results."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
-    """Search tp x pp x dp x cp x ep x knobs x rank order; rank, explain, tabulate."""
+    """Search tp x pp x dp x cp x ep x knobs x rank order; rank, explain, tabulate.
+
+    Plan options (--tp ... --overlap-pp) fix what they name; the rest is searched.
+    """
+    fixed = plan_flags(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, etp=etp, vpp=vpp,
+                       micro_batch=micro_batch, recompute=recompute,
+                       sequence_parallel=sequence_parallel, zero_stage=zero_stage,
+                       distributed_optimizer=distributed_optimizer, grad_fp32=grad_fp32,
+                       a2a_overlap=a2a_overlap, pp_layout=pp_layout, rank_order=rank_order,
+                       overlap_tp=overlap_tp, overlap_dp=overlap_dp, overlap_pp=overlap_pp)
+    plan_from_data({**fixed, "global_batch_sequences": 1})  # same checks as a plan file
+    space = space_from_plan_fields(fixed)
     target, _ = build_target(cluster, workload, gpus, global_batch, precision, price)
     reference = None
     if compare is not None:
@@ -131,7 +184,8 @@ def plan_command(
             data.setdefault("global_batch_sequences", target.global_batch_sequences)
         reference = plan_from_data(data, source=str(compare))
     report = plan_job(target, objective=objective, top=top,
-                      allow_cross_domain_tp=allow_cross_domain_tp, reference=reference)
+                      allow_cross_domain_tp=allow_cross_domain_tp, space=space,
+                      reference=reference)
     if json_output:
         print_json(report.to_dict())
     else:

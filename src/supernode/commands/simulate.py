@@ -14,20 +14,30 @@ from rich.table import Table
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
 from supernode.commands._plan_options import (
+    A2aOverlap,
     Cp,
     DistributedOptimizer,
     Dp,
     Ep,
+    Etp,
     GlobalBatch,
+    Gpus,
+    GradFp32,
     MicroBatch,
+    OverlapDp,
+    OverlapPp,
+    OverlapTp,
     PlanFile,
     Pp,
+    PpLayout,
     Precision,
+    RankOrder,
     Recompute,
     SequenceParallel,
     Tp,
     Vpp,
     ZeroStage,
+    plan_flags,
 )
 from supernode.errors import InputError
 from supernode.netsim.collectives import MODES
@@ -43,7 +53,6 @@ from supernode.netsim.scenario import (
 from supernode.netsim.traffic import TrafficFile
 from supernode.spec.clusterfile import load_cluster
 from supernode.spec.loader import read_document, validate_document
-from supernode.spec.planfile import INLINE_PLAN_FIELDS
 
 
 def _print_tables(result: SimResult, plots: list[str]) -> None:
@@ -110,11 +119,13 @@ def simulate_command(
     cluster: str = typer.Option(..., "--cluster", help="Cluster file or preset name."),
     workload: str | None = typer.Option(None, "--workload", help="Workload file or preset."),
     plan: PlanFile = None,
+    gpus: Gpus = None,
     tp: Tp = None,
     pp: Pp = None,
     dp: Dp = None,
     cp: Cp = None,
     ep: Ep = None,
+    etp: Etp = None,
     vpp: Vpp = None,
     micro_batch: MicroBatch = None,
     global_batch: GlobalBatch = None,
@@ -122,6 +133,13 @@ def simulate_command(
     sequence_parallel: SequenceParallel = None,
     zero_stage: ZeroStage = None,
     distributed_optimizer: DistributedOptimizer = None,
+    grad_fp32: GradFp32 = None,
+    a2a_overlap: A2aOverlap = None,
+    pp_layout: PpLayout = None,
+    rank_order: RankOrder = None,
+    overlap_tp: OverlapTp = None,
+    overlap_dp: OverlapDp = None,
+    overlap_pp: OverlapPp = None,
     precision: Precision = None,
     placement: Path | None = typer.Option(None, "--placement", help="Placement file: jobs, "
                                           "rank -> accelerator (docs/netsim.md)."),
@@ -150,11 +168,15 @@ def simulate_command(
         from supernode.outputs import check_output_folder
 
         check_output_folder(plot, "--plot")
-    loaded = load_cluster(cluster)
+    loaded, grown = _cluster(cluster, gpus, placement is not None or traffic is not None)
     options = _options(seed, routing, rail_aligned, aggregate, mode, ideal, top, plot)
-    values = (tp, pp, dp, cp, ep, vpp, micro_batch, global_batch, recompute,
-              sequence_parallel, zero_stage, distributed_optimizer, precision)
-    flags = dict(zip(INLINE_PLAN_FIELDS, values, strict=True))
+    flags = plan_flags(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, etp=etp, vpp=vpp,
+                       micro_batch=micro_batch, global_batch=global_batch,
+                       recompute=recompute, sequence_parallel=sequence_parallel,
+                       zero_stage=zero_stage, distributed_optimizer=distributed_optimizer,
+                       grad_fp32=grad_fp32, a2a_overlap=a2a_overlap, pp_layout=pp_layout,
+                       rank_order=rank_order, overlap_tp=overlap_tp, overlap_dp=overlap_dp,
+                       overlap_pp=overlap_pp, precision=precision)
     with _progress(quiet or json_output) as bar:
         hook = _hook(bar)
         if traffic is not None:
@@ -162,11 +184,25 @@ def simulate_command(
             result = simulate_traffic(loaded, doc, failures=tuple(fail), options=options,
                                       progress=hook)
         else:
-            jobs, notes = job_inputs(loaded, workload, plan, flags, placement)
+            jobs, notes = job_inputs(loaded, workload, plan, flags, placement, gpus)
             result = simulate_jobs(loaded, jobs, failures=tuple(fail), options=options,
                                    progress=hook)
-            result.notes[:0] = notes
+            result.notes[:0] = grown + notes
     _report(result, plot, json_output)
+
+
+def _cluster(cluster: str, gpus: int | None, fixed: bool) -> tuple[Any, list[str]]:
+    """The cluster to simulate: as given, or grown by whole units for ``--gpus``."""
+    if gpus is None:
+        return load_cluster(cluster), []
+    if fixed:
+        raise InputError("gpus", "--gpus sizes the one training job; with --placement or "
+                                 "--traffic the jobs' accelerators are given there")
+    from supernode.planner.scaling import scale_cluster
+    from supernode.spec.clusterfile import load_cluster_spec
+
+    scaled = scale_cluster(load_cluster_spec(cluster), gpus)
+    return scaled.cluster, list(scaled.notes)
 
 
 def _hook(bar):

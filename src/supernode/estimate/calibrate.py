@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m supernode.estimate.calibrate            # print the refit next to the file
+    python -m supernode.estimate.calibrate            # refit, intervals, leave-one-source-out
     python -m supernode.estimate.calibrate --write    # rewrite data/estimate/calibration.yaml
     python -m supernode.estimate.calibrate --check    # exit 1 if the file drifts from a refit
 
@@ -10,18 +10,31 @@ The objective is the sum of squared log errors of the predicted step time over e
 ``training_step`` case (scipy ``least_squares``, trust-region reflective, within each
 constant's bounds). The knobs a case leaves unpublished are chosen by the model itself,
 exactly as ``supernode validate`` does; no case id or size is looked at.
+
+Each fitted constant gets a 95 % confidence interval from the Jacobian at the optimum
+(covariance ``s^2 (J^T J)^-1``, ``s^2`` the residual variance on ``n - p`` degrees of
+freedom, Student t quantile); a constant that ends on one of its bounds is reported
+(:attr:`Fit.on_bound`): it stands for a missing effect, and the tests refuse it.
+
+Leave-one-source-out: a *source* is one publication or benchmark page section, the case's
+``source`` text up to its ``section '...'`` (the Megatron-LM README's weak-scaling table is
+one source, each Megatron-Bridge container release section another); every source's cases
+are predicted by a refit on all the others.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy import stats
 from scipy.optimize import least_squares
 
 from supernode.estimate.calibration import (
@@ -33,10 +46,13 @@ from supernode.estimate.calibration import (
 from supernode.estimate.model import estimate_plan
 from supernode.estimate.system import system_from_validation
 from supernode.spec.loader import read_document
-from supernode.validation.training_case import case_plan, case_workload
+from supernode.validation.training_case import case_plan, case_workload, measured_step_time_s
 
 #: Relative tolerance of --check between committed and refitted constants.
 CHECK_RTOL = 0.02
+#: A fitted value within this share of its bound's span from the bound is "on the bound".
+BOUND_TOLERANCE = 1e-3
+_SECTION = re.compile(r"^(.*?section '[^']*')")
 
 
 def training_cases(path: str | Path | None = None) -> list[dict[str, Any]]:
@@ -46,39 +62,115 @@ def training_cases(path: str | Path | None = None) -> list[dict[str, Any]]:
     return [c for c in read_document(path)["cases"] if c.get("kind") == "training_step"]
 
 
+def source_of(case: dict[str, Any]) -> str:
+    """The case's source: its ``source`` text up to the ``section '...'`` it cites."""
+    text = str(case.get("source") or case.get("id") or "?")
+    match = _SECTION.match(text)
+    return match.group(1) if match else text
+
+
 def log_errors(cal: Calibration, cases: Sequence[dict[str, Any]]) -> np.ndarray:
     """log(predicted / measured) step time per case under calibration ``cal``."""
     out = []
     for case in cases:
-        result = estimate_plan(case_workload(case), case_plan(case),
-                               system_from_validation(case["system"]), cal)
-        out.append(np.log(result.step_time_s / case["measured"]["step_time_s"]))
+        plan = case_plan(case)
+        result = estimate_plan(case_workload(case), plan,
+                               system_from_validation(case["system"], plan.precision), cal)
+        out.append(np.log(result.step_time_s / measured_step_time_s(case)))
     return np.asarray(out)
 
 
-def refit(cases: Sequence[dict[str, Any]] | None = None) -> dict[str, float]:
-    """Fit every ``fitted`` constant; returns name -> value (rounded to 3 significant digits)."""
-    cases = list(cases if cases is not None else training_cases())
+@dataclass(frozen=True)
+class Fit:
+    """A least-squares fit: values, 95 % intervals, bounds hit, the residuals (log), and
+    the singular values of the Jacobian of log step time by log constant (unit-free: a
+    value near 0 is a direction the data cannot pin)."""
+
+    values: dict[str, float]
+    intervals: dict[str, tuple[float, float]]
+    on_bound: list[str]
+    singular_values: list[float]
+    residuals: np.ndarray
+
+    @property
+    def mape(self) -> float:
+        """Mean absolute percentage error of the fitted cases (fraction)."""
+        return float(np.mean(np.abs(np.expm1(self.residuals))))
+
+
+def _fitted_names() -> tuple[list[str], np.ndarray, np.ndarray]:
     doc = read_calibration_document()["constants"]
     names = [n for n, e in doc.items() if e["kind"] == "fitted"]
     lower = np.array([doc[n]["bounds"][0] for n in names], dtype=float)
     upper = np.array([doc[n]["bounds"][1] for n in names], dtype=float)
-    base = default_calibration()
-    start = np.clip(np.array([getattr(base, n) for n in names]), lower, upper)
+    return names, lower, upper
+
+
+def fit(cases: Sequence[dict[str, Any]] | None = None, start: Calibration | None = None) -> Fit:
+    """Fit every ``fitted`` constant on ``cases`` (default: the public training cases)."""
+    cases = list(cases if cases is not None else training_cases())
+    names, lower, upper = _fitted_names()
+    base = start or default_calibration()
+    x0 = np.clip(np.array([getattr(base, n) for n in names]), lower, upper)
 
     def residuals(x: np.ndarray) -> np.ndarray:
         return log_errors(base.replace(**dict(zip(names, x, strict=True))), cases)
 
-    fit = least_squares(residuals, start, bounds=(lower, upper), x_scale="jac",
-                        diff_step=1e-3)
-    return {n: float(f"{v:.3g}") for n, v in zip(names, fit.x, strict=True)}
+    result = least_squares(residuals, x0, bounds=(lower, upper), x_scale="jac",
+                           diff_step=1e-3)
+    values = {n: float(f"{v:.3g}") for n, v in zip(names, result.x, strict=True)}
+    span = upper - lower
+    on_bound = [n for n, v, lo, hi, s in zip(names, result.x, lower, upper, span, strict=True)
+                if min(v - lo, hi - v) <= BOUND_TOLERANCE * s]
+    jac = result.jac
+    dof = max(len(cases) - len(names), 1)
+    s2 = float(np.sum(result.fun ** 2)) / dof
+    t = float(stats.t.ppf(0.975, dof))
+    cov = s2 * np.linalg.pinv(jac.T @ jac)
+    half = t * np.sqrt(np.maximum(np.diag(cov), 0.0))
+    intervals = {n: (float(f"{v - h:.3g}"), float(f"{v + h:.3g}"))
+                 for n, v, h in zip(names, result.x, half, strict=True)}
+    # sensitivity to relative changes (d log t / d log x): unit-free, comparable
+    scaled = jac * np.where(result.x != 0, result.x, 1.0)
+    singular = [float(f"{v:.3g}") for v in np.linalg.svd(scaled, compute_uv=False)]
+    return Fit(values, intervals, on_bound, singular, result.fun)
+
+
+def refit(cases: Sequence[dict[str, Any]] | None = None) -> dict[str, float]:
+    """Fit every ``fitted`` constant; returns name -> value (rounded to 3 significant digits)."""
+    return fit(cases).values
+
+
+def source_and_system(case: dict[str, Any]) -> str:
+    """A finer grouping for comparison: the source section and the system's accelerator."""
+    return f"{source_of(case)} / {(case.get('system') or {}).get('accelerator')}"
+
+
+def leave_one_source_out(cases: Sequence[dict[str, Any]] | None = None,
+                         group: Callable[[dict[str, Any]], str] = source_of
+                         ) -> dict[str, list[tuple[str, float]]]:
+    """Per source: (case id, relative error) of its cases under a refit on the others.
+
+    ``group`` names each case's source (default :func:`source_of`; the finer
+    :func:`source_and_system` is reported for comparison).
+    """
+    cases = list(cases if cases is not None else training_cases())
+    out: dict[str, list[tuple[str, float]]] = {}
+    base = default_calibration()
+    for source in sorted({group(c) for c in cases}):
+        held = [c for c in cases if group(c) == source]
+        rest = [c for c in cases if group(c) != source]
+        cal = base.replace(**fit(rest).values)
+        errors = np.expm1(log_errors(cal, held))
+        out[source] = [(str(c.get("id")), float(e)) for c, e in zip(held, errors, strict=True)]
+    return out
 
 
 def drift(refitted: dict[str, float]) -> list[str]:
     """Constants whose committed value differs from the refit by more than CHECK_RTOL."""
     committed = default_calibration()
     return [f"{n}: committed {getattr(committed, n)}, refit {v}" for n, v in refitted.items()
-            if abs(getattr(committed, n) - v) > CHECK_RTOL * abs(v)]
+            if abs(getattr(committed, n) - v) > CHECK_RTOL * max(abs(v), 1e-12)]
 
 
 def write(refitted: dict[str, float]) -> Path:
@@ -101,16 +193,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="rewrite the calibration file")
     parser.add_argument("--check", action="store_true", help="fail if the file drifts")
+    parser.add_argument("--no-loso", action="store_true", help="skip leave-one-source-out")
+    parser.add_argument("--by-system", action="store_true",
+                        help="leave-one-out by source section and accelerator")
     args = parser.parse_args(argv)
     cases = training_cases()
-    refitted = refit(cases)
-    errors = log_errors(default_calibration().replace(**refitted), cases)
-    mape = float(np.mean(np.abs(np.expm1(errors))))
-    print(f"refit over {len(cases)} cases: {refitted}; MAPE {100 * mape:.2f}%")
+    result = fit(cases)
+    print(f"refit over {len(cases)} cases: MAPE {100 * result.mape:.2f}%")
+    for name, value in result.values.items():
+        lo, hi = result.intervals[name]
+        flag = "  ON BOUND" if name in result.on_bound else ""
+        print(f"  {name} = {value}  (95% CI {lo} .. {hi}){flag}")
+    print(f"  Jacobian singular values {result.singular_values}")
+    if not args.no_loso and not args.check:
+        errors = []
+        group = source_and_system if args.by_system else source_of
+        for source, rows in leave_one_source_out(cases, group).items():
+            mape = np.mean([abs(e) for _, e in rows])
+            errors += [abs(e) for _, e in rows]
+            print(f"LOSO {source[:70]}: MAPE {100 * mape:.1f}% "
+                  + ", ".join(f"{i} {100 * e:+.1f}%" for i, e in rows))
+        print(f"LOSO MAPE {100 * np.mean(errors):.2f}%")
     if args.write:
-        print(f"wrote {write(refitted)}")
+        print(f"wrote {write(result.values)}")
     if args.check:
-        problems = drift(refitted)
+        problems = drift(result.values) + [f"{n} on its bound" for n in result.on_bound]
         for problem in problems:
             print(f"drift: {problem}")
         return 1 if problems else 0

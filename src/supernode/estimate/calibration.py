@@ -19,15 +19,15 @@ CALIBRATION_FILE = "estimate/calibration.yaml"
 
 @dataclass(frozen=True)
 class Calibration:
-    """Efficiencies and overlap fractions (dimensionless) and widths (elements)."""
+    """Efficiencies and overlap fractions (dimensionless), sizes (elements), times (s)."""
 
-    gemm_eta_max: float
-    gemm_half_width: float
-    attention_eta: float
+    gemm_sustained: float
+    gemm_operand_passes: float
     memory_eta: float
     tp_overlap: float
     dp_overlap: float
     pp_overlap: float
+    a2a_overlap: float
     step_overhead_s: float
 
     def replace(self, **changes: float) -> Calibration:

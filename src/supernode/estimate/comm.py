@@ -1,12 +1,16 @@
 """Cost of a plan's collectives on the fabric: which tiers each rank group spans.
 
-Ranks are laid out in Megatron-LM order, tensor-parallel innermost: ``tp, cp, dp, pp``
-(Megatron-Core's default ``tp-cp-ep-dp-pp``), experts carved out of ``dp * cp`` right
-after ``tp``. A group of ``n`` ranks at stride ``s`` puts ``min(n, G_j / s)`` members
-inside each tier-``j`` group of ``G_j`` consecutive ranks, so a TP group of 8 on 8-GPU
-domains stays on NVLink while a DP group at stride 8 crosses the scale-out fabric with
-one member (and one NIC) per domain. The group's own :class:`Fabric` is built from
-those counts and handed to :func:`supernode.collectives.collective_time_s`.
+Ranks are laid out in Megatron-Core's default order ``tp-cp-ep-dp-pp``: tensor-parallel
+innermost, then context, data and pipeline parallelism. Expert layers re-split each
+stage's ``tp * cp * dp`` consecutive ranks as ``etp x ep x edp`` (expert tensor
+parallelism innermost, then expert parallelism, then expert data parallelism), so an EP
+group of ``ep`` ranks at stride ``etp`` stays inside the scale-up domain whenever
+``etp * ep`` fits in it, even across TP groups. A group of ``n`` ranks at stride ``s``
+puts ``min(n, G_j / s)`` members inside each tier-``j`` group of ``G_j`` consecutive
+ranks, so a TP group of 8 on 8-GPU domains stays on NVLink while a DP group at stride 8
+crosses the scale-out fabric with one member (and one NIC) per domain. The group's own
+:class:`Fabric` is built from those counts and handed to
+:func:`supernode.collectives.collective_time_s`.
 """
 
 from __future__ import annotations
@@ -23,14 +27,20 @@ from supernode.workload.traffic import CollectiveCall
 
 
 def group_stride(dim: str, a: PlanArrays) -> np.ndarray:
-    """Rank stride between consecutive members of a ``dim`` group (Megatron order)."""
+    """Rank stride between consecutive members of a ``dim`` group (Megatron-Core order).
+
+    ``dp`` is the gradient group of dense parameters (the ``dp x cp`` ranks, cp inside
+    dp: contiguous at stride ``tp``); ``etp``, ``ep`` and ``dp_expert`` are the expert
+    decomposition ``etp x ep x edp`` of the stage's ranks.
+    """
     strides = {
         "tp": np.ones_like(a.tp),
         "cp": a.tp,
-        "ep": a.tp,
-        "dp": a.tp,  # gradients reduce over the dp x cp ranks, cp inside dp
-        "dp_expert": a.tp * a.ep,
+        "dp": a.tp,
         "pp": a.tp * a.cp * a.dp,
+        "etp": np.ones_like(a.tp),
+        "ep": a.etp,
+        "dp_expert": a.etp * a.ep,
     }
     return strides[dim]
 

@@ -1,24 +1,29 @@
-"""Compute time of one micro-batch on the busiest pipeline GPU (seconds, vectorised).
+"""Compute time of one micro-batch on each pipeline GPU (seconds, vectorised over plans).
 
-Three kinds of work, each at its own ceiling:
+Per layer, every operation at its own ceiling (:mod:`supernode.estimate.kernels`):
 
-* **GEMMs** (projections, MLP, output layer) at ``peak x eta_gemm(d)``, where ``d`` is the
-  GEMM's sharded inner width (``hidden / tp``, ``ffn / tp``; tokens per expert for MoE)
-  and ``eta_gemm(d) = eta_max * d / (d + d_half)``: narrow GEMMs run further from peak
-  (a documented, calibrated curve; see ``data/estimate/calibration.yaml``).
-* **Attention core** (FlashAttention-style fused kernel; only the causal half of the
-  ``s x s`` square is executed) at ``peak x eta_attention``.
-* **Memory-bound element-wise work** (norms, residual adds, dropout, activation
-  functions, cross-entropy) at ``HBM bandwidth x eta_memory``. Per token and layer the
-  forward pass reads/writes about ``11 h`` elements outside the MLP (two norms 2h each,
-  two fused bias-dropout-add 3.5h each; divided by tp under sequence parallelism) and
-  ``2 f`` (``3 f`` gated) in the MLP activation; backward costs twice the forward. The
-  cross-entropy reads/writes ``~12 bytes`` per vocabulary entry and token (bf16 logits,
-  fp32 softmax, gradient). Counts from Megatron-LM's fused kernels (Korthikanti et al.,
-  MLSys'23, §4 lists the same tensors for activation memory).
+* **GEMMs** of :mod:`supernode.workload.shapes` (projections, MLA, dense MLP, router,
+  grouped experts, shared experts, output layer) at the part's measured matmul ceiling
+  for their precision and shape, each pass no faster than its own HBM traffic (the
+  weight-gradient GEMM accumulates into the gradient buffer).
+* **Attention core** at the part's measured fused-attention rate for the head size and
+  the keys each query attends to: ``mb s / cp`` local queries, each over ``s / 2`` causal
+  keys on average (context parallelism splits the queries, not the keys: the work per
+  GPU scales as ``1 / cp``) or over its sliding window on windowed layers.
+* **Streaming work** at HBM speed: per token and layer the forward reads/writes ``11 h``
+  elements outside the MLP (two norms, two fused bias-dropout-adds; ``/ tp`` with
+  sequence parallelism), rotary embedding on queries and keys, MLA's latent norms,
+  ``3 f`` (gated) or ``2 f`` in the MLP activation; a MoE layer adds the router, the token
+  permutation and un-permutation (``(3 top_k + 1) h``) and the expert activations; FP8
+  adds casts (2 B read, 1 B written): forward only of the attention output (Transformer
+  Engine fuses the other inputs' casts into the norm and activation kernels), backward of
+  every FP8 GEMM's output gradient. The cross-entropy
+  streams ``12`` bytes per vocabulary entry and token. Counts from Megatron-LM's fused
+  kernels (Korthikanti et al., MLSys'23, §4 lists the same tensors); backward = 2 x.
 
-Backward = 2 x forward for all three; recomputation adds forward work. (A fixed
-per-layer launch overhead was tried and fitted to zero on the public cases: dropped.)
+Recomputation adds the attention core (selective), also the norms, activations and MLA
+up-projections (modules), or the whole layer forward (full).
+The first GPU's stage also holds the embedding, the last the output layer and loss.
 """
 
 from __future__ import annotations
@@ -29,30 +34,58 @@ from typing import Any
 import numpy as np
 
 from supernode.estimate.calibration import Calibration
+from supernode.estimate.kernels import (
+    attention_s,
+    gemm_forward_s,
+    gemm_pass_s,
+    gemm_precision,
+    stream_s,
+)
 from supernode.estimate.system import SystemModel
 from supernode.spec.plan import PlanArrays
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.activations import activation_element_bytes
-from supernode.workload.params import attention_matrix_params, mlp_matrix_params, router_params
-from supernode.workload.stages import layers_per_gpu_max, stage_layer_mix
+from supernode.workload.shapes import head_gemms, layer_gemms, local_tokens
+from supernode.workload.stages import stage_layer_mix
 
-#: Executed share of the s x s attention square with a causal mask (FlashAttention skips
-#: the upper triangle).
-CAUSAL_EXECUTED_FRACTION = 0.5
 #: Element reads+writes per token and layer outside the MLP, forward (see module doc).
 NON_MLP_ELEMENTS_PER_HIDDEN = 11.0
 #: Bytes per vocabulary entry and token for logits + softmax + gradient (see module doc).
 CROSS_ENTROPY_BYTES_PER_VOCAB = 12.0
+#: Bytes an FP8 cast moves per element (read BF16, write FP8).
+FP8_CAST_BYTES = 3.0
+
+
+@dataclass(frozen=True)
+class LayerTime:
+    """Seconds of one layer and micro-batch on one GPU, by pass (arrays)."""
+
+    forward_s: Any
+    backward_s: Any
+    core_forward_s: Any
+    core_backward_s: Any
+    modules_s: Any
 
 
 @dataclass(frozen=True)
 class MicrobatchCompute:
-    """Seconds per micro-batch on the busiest GPU (arrays broadcast over plans)."""
+    """Seconds per micro-batch on the busiest GPU (arrays broadcast over plans).
+
+    ``stage_s`` holds forward + backward + recompute per micro-batch of the first, middle
+    and last pipeline GPUs; the busiest sets the pace (``total_s``), the mean over the
+    pipeline's GPUs is ``mean_stage_s``. ``layers`` and ``layer_forward_s`` describe the
+    busiest GPU's transformer layers (count, mean forward seconds of one).
+    """
 
     forward_s: Any
     backward_s: Any
     recompute_s: Any
     attention_core_forward_s: Any
+    attention_core_backward_s: Any
+    stage_s: dict[str, Any]
+    mean_stage_s: Any
+    layers: Any
+    layer_forward_s: Any
 
     @property
     def total_s(self) -> Any:
@@ -60,69 +93,145 @@ class MicrobatchCompute:
         return self.forward_s + self.backward_s + self.recompute_s
 
 
-def gemm_efficiency(width: Any, cal: Calibration) -> Any:
-    """Fraction of peak a GEMM of sharded inner width ``width`` reaches (0..eta_max)."""
-    d = np.maximum(np.asarray(width, dtype=float), 1.0)
-    return cal.gemm_eta_max * d / (d + cal.gemm_half_width)
-
-
-def _layer_forward(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibration,
-                   moe_layer: bool) -> tuple[Any, Any]:
-    """(forward seconds per layer, of which attention core) for one micro-batch."""
+def _stream_elements(w: WorkloadSpec, a: PlanArrays, moe_layer: bool) -> Any:
+    """Elements one token streams through HBM in one layer's forward (see module doc)."""
     t = a.tp.astype(float)
-    tokens = a.micro_batch * (w.seq_len / a.cp)
-    peak = system.peak_flops
-    attn_proj = 2.0 * attention_matrix_params(w) * tokens / t
-    gemm_s = attn_proj / (peak * gemm_efficiency(w.hidden / t, cal))
-    core_flops = (2.0 * w.seq_len / a.cp * w.heads * (w.qk_head_dim + w.v_head_dim)
-                  * CAUSAL_EXECUTED_FRACTION * tokens / t)
-    core_s = core_flops / (peak * cal.attention_eta)
-    if moe_layer and w.moe is not None:
-        experts_active = w.moe.top_k + w.moe.shared_experts
-        mlp = 2.0 * (experts_active * mlp_matrix_params(w, w.expert_ffn_hidden)
-                     + router_params(w)) * tokens / t
-        per_expert_tokens = tokens * w.moe.top_k / w.moe.experts * a.ep
-        width = np.minimum(w.expert_ffn_hidden / t, per_expert_tokens)
-        ffn_elements = experts_active * w.expert_ffn_hidden
-    else:
-        mlp = 2.0 * mlp_matrix_params(w, w.ffn_hidden) * tokens / t
-        width = w.ffn_hidden / t
-        ffn_elements = w.ffn_hidden
-    gemm_s = gemm_s + mlp / (peak * gemm_efficiency(width, cal))
-    e = activation_element_bytes(a.precision)
     sp_div = np.where(a.sp, t, 1.0)
-    elements = (NON_MLP_ELEMENTS_PER_HIDDEN * w.hidden / sp_div
-                + (3.0 if w.gated_mlp else 2.0) * ffn_elements / t)
-    memory_s = tokens * elements * e / (system.memory_bandwidth_bytes_per_s * cal.memory_eta)
-    return gemm_s + core_s + memory_s, core_s
+    gate = 3.0 if w.gated_mlp else 2.0
+    elements = NON_MLP_ELEMENTS_PER_HIDDEN * w.hidden / sp_div
+    if w.mla is not None:
+        x = w.mla
+        rope = 2.0 * (w.heads + 1) * x.qk_rope_head_dim / t
+        elements = elements + 2.0 * ((x.q_lora_rank or 0) + x.kv_lora_rank) + rope
+    elif w.position_embedding == "rotary":
+        elements = elements + 2.0 * (w.heads + w.n_kv_heads) * w.qk_head_dim / t
+    if moe_layer and w.moe is not None:
+        moe = w.moe
+        routed = moe.top_k * moe.token_imbalance
+        elements = (elements + (3.0 * routed + 1.0) * w.hidden / t
+                    + gate * w.expert_ffn_hidden * (routed + moe.shared_experts) / t
+                    + 4.0 * moe.experts / t)
+    else:
+        elements = elements + gate * w.ffn_hidden / t
+    return elements
+
+
+def layer_time(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibration,
+               moe_layer: bool) -> LayerTime:
+    """Seconds of one dense or MoE layer per micro-batch on one GPU, by pass."""
+    gemms = layer_gemms(w, a, moe_layer)
+    gemm_f, gemm_b = gemm_pass_s(gemms, system, cal, a.precision, grad_buffer_bytes(a))
+    m = local_tokens(w, a)
+    e = activation_element_bytes(a.precision)
+    moved = m * _stream_elements(w, a, moe_layer) * e
+    cast_f: Any = 0.0
+    cast_b: Any = 0.0
+    if a.precision == "fp8":
+        fp8 = [g for g in gemms if gemm_precision(g, a.precision) == "fp8"]
+        cast_f = sum(FP8_CAST_BYTES * np.asarray(g.m, dtype=float) * g.k * g.count
+                     for g in fp8 if g.name == "attn_out")
+        cast_b = sum(FP8_CAST_BYTES * np.asarray(g.m, dtype=float) * g.n * g.count
+                     for g in fp8)
+    memory_s = stream_s(moved, system, cal)
+    cast_f, cast_b = stream_s(cast_f, system, cal), stream_s(cast_b, system, cal)
+    core_f: Any = 0.0
+    core_b: Any = 0.0
+    for share, keys, flops in _attention_mix(w, a):
+        f, b = attention_s(flops, system, w.qk_head_dim, keys)
+        core_f, core_b = core_f + share * f, core_b + share * b
+    forward = gemm_f + core_f + memory_s + cast_f
+    backward = gemm_b + core_b + 2.0 * memory_s + cast_b
+    return LayerTime(forward, backward, core_f, core_b,
+                     core_f + _modules_recompute_s(w, a, system, cal, gemms, moe_layer))
+
+
+def _attention_mix(w: WorkloadSpec, a: PlanArrays) -> list[tuple[float, Any, Any]]:
+    """(share of layers, keys per query, executed forward FLOPs of one layer on one GPU
+    per micro-batch) of the full and the windowed attention layers."""
+    m = local_tokens(w, a)
+    heads = w.heads / a.tp.astype(float)
+    return [(share, keys, 2.0 * m * keys * heads * (w.qk_head_dim + w.v_head_dim))
+            for share, keys in w.attention_key_mix()]
+
+
+def attention_core_flops(w: WorkloadSpec, a: PlanArrays) -> Any:
+    """Executed attention-core FLOPs of one layer's forward on one GPU per micro-batch
+    (mean over full and windowed layers): ``mb s / cp`` local queries over ``s / 2``
+    causal keys each, ``a / tp`` heads."""
+    return sum(share * flops for share, _, flops in _attention_mix(w, a))
+
+
+def _modules_recompute_s(w: WorkloadSpec, a: PlanArrays, system: SystemModel,
+                         cal: Calibration, gemms: list, moe_layer: bool) -> Any:
+    """Seconds ``modules`` recomputation adds beyond the attention core: the two norms,
+    the MLP / expert activation and MLA's up-projections, forward once more."""
+    t = a.tp.astype(float)
+    sp_div = np.where(a.sp, t, 1.0)
+    gate = 3.0 if w.gated_mlp else 2.0
+    if moe_layer and w.moe is not None:
+        width = w.expert_ffn_hidden * (w.moe.top_k * w.moe.token_imbalance
+                                       + w.moe.shared_experts)
+    else:
+        width = w.ffn_hidden
+    elements = 4.0 * w.hidden / sp_div + gate * width / t
+    moved = local_tokens(w, a) * elements * activation_element_bytes(a.precision)
+    up = [g for g in gemms if g.name in ("q_up", "kv_up")]
+    return stream_s(moved, system, cal) + gemm_forward_s(up, system, cal, a.precision)
+
+
+def head_time(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibration
+              ) -> tuple[Any, Any]:
+    """(forward, backward) seconds of the output layer and loss per micro-batch."""
+    gemm_f, gemm_b = gemm_pass_s(head_gemms(w, a), system, cal, a.precision,
+                                 grad_buffer_bytes(a))
+    loss = stream_s(CROSS_ENTROPY_BYTES_PER_VOCAB * w.vocab * local_tokens(w, a) / a.tp,
+                    system, cal)
+    return gemm_f + loss, gemm_b + loss
+
+
+def grad_buffer_bytes(a: PlanArrays) -> Any:
+    """Bytes per element of the weight-gradient buffer GEMMs accumulate into."""
+    return np.where(a.grad_fp32, 4.0, 2.0)
 
 
 def microbatch_compute(w: WorkloadSpec, a: PlanArrays, system: SystemModel,
                        cal: Calibration) -> MicrobatchCompute:
-    """Compute seconds of one micro-batch on the busiest pipeline GPU, by pass."""
-    n_dense, n_moe = (np.asarray(x, dtype=float) for x in stage_layer_mix(w, a.pp, a.vpp))
-    n_total = layers_per_gpu_max(w, a.pp, a.vpp).astype(float)
-    dense_s, dense_core = _layer_forward(w, a, system, cal, moe_layer=False)
-    moe_s, moe_core = _layer_forward(w, a, system, cal, moe_layer=True)
-    # heaviest mix: the busiest GPU's layer count with the first stage's dense/MoE mix
-    scale = n_total / np.maximum(n_dense + n_moe, 1.0)
-    layers_s = (n_dense * dense_s + n_moe * moe_s) * scale
-    core_s = (n_dense * dense_core + n_moe * moe_core) * scale
-    head_s = _output_layer_forward(w, a, system, cal)
-    forward = layers_s + head_s
-    recompute = np.where(a.recompute == 2, layers_s, np.where(a.recompute == 1, core_s, 0.0))
-    return MicrobatchCompute(forward, 2.0 * forward, recompute, core_s)
+    """Compute seconds of one micro-batch on each pipeline GPU, and the busiest's parts."""
+    dense = layer_time(w, a, system, cal, moe_layer=False)
+    moe = layer_time(w, a, system, cal, moe_layer=True) if w.moe else dense
+    head_f, head_b = head_time(w, a, system, cal)
+    parts: dict[str, tuple[Any, ...]] = {}
+    for stage in ("first", "middle", "last"):
+        n_dense, n_moe = (np.asarray(x, dtype=float)
+                          for x in stage_layer_mix(w, a.pp, a.vpp, stage, a.pp_layout))
 
+        def mix(attr: str, nd: Any = n_dense, nm: Any = n_moe) -> Any:
+            return nd * getattr(dense, attr) + nm * getattr(moe, attr)
 
-def _output_layer_forward(w: WorkloadSpec, a: PlanArrays, system: SystemModel,
-                          cal: Calibration) -> Any:
-    """Forward seconds of the output layer and loss (on the last stage) per micro-batch."""
-    t = a.tp.astype(float)
-    tokens = a.micro_batch * (w.seq_len / a.cp)
-    flops = 2.0 * w.hidden * w.vocab * tokens / t
-    gemm_s = flops / (system.peak_flops * gemm_efficiency(w.vocab / t, cal))
-    loss_bytes = CROSS_ENTROPY_BYTES_PER_VOCAB * w.vocab * tokens / t
-    return gemm_s + loss_bytes / (system.memory_bandwidth_bytes_per_s * cal.memory_eta)
+        fwd, bwd = mix("forward_s"), mix("backward_s")
+        core_f, core_b = mix("core_forward_s"), mix("core_backward_s")
+        recompute = np.where(a.recompute == 2, fwd, np.where(
+            a.recompute == 1, core_f, np.where(a.recompute == 3, mix("modules_s"), 0.0)))
+        if stage == "last":
+            fwd, bwd = fwd + head_f, bwd + head_b
+        parts[stage] = (fwd, bwd, recompute, core_f, core_b, n_dense + n_moe)
+    totals = {s: p[0] + p[1] + p[2] for s, p in parts.items()}
+    middle = np.asarray(a.pp) >= 3
+    totals["middle"] = np.where(middle, totals["middle"], 0.0)
+    last_busiest = totals["last"] >= np.maximum(totals["first"], totals["middle"])
+    first_busiest = ~last_busiest & (totals["first"] >= totals["middle"])
+
+    def busiest(i: int) -> Any:
+        return np.where(last_busiest, parts["last"][i], np.where(
+            first_busiest, parts["first"][i], parts["middle"][i]))
+
+    pp = np.asarray(a.pp, dtype=float)
+    edges = np.where(pp >= 2, totals["first"] + totals["last"], totals["first"])
+    mean = (edges + np.maximum(pp - 2.0, 0.0) * totals["middle"]) / pp
+    layers = busiest(5)
+    layer_fwd = (busiest(0) - np.where(last_busiest, head_f, 0.0)) / np.maximum(layers, 1.0)
+    return MicrobatchCompute(busiest(0), busiest(1), busiest(2), busiest(3), busiest(4),
+                             totals, mean, layers, layer_fwd)
 
 
 def optimizer_step_s(params_per_gpu: Any, shard: Any, system: SystemModel,
@@ -132,4 +241,4 @@ def optimizer_step_s(params_per_gpu: Any, shard: Any, system: SystemModel,
     fp32 master weight, m and v are read and written (24 B), the fp32 gradient read (4 B)
     and the bf16 weight written back (2 B), plus the gradient-norm read (~2 B).
     """
-    return 32.0 * params_per_gpu / shard / (system.memory_bandwidth_bytes_per_s * cal.memory_eta)
+    return stream_s(32.0 * params_per_gpu / shard, system, cal)

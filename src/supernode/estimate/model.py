@@ -1,10 +1,14 @@
 """The public estimate: one plan (unknown knobs chosen as a tuned run would) -> a result.
 
 Knobs a plan leaves ``null`` (micro-batch, recompute, sequence parallelism, interleaving,
-overlaps) are searched: every combination is evaluated at once with the vectorised model
+ZeRO stage, pipeline layout, expert all-to-all overlap; TP/DP/PP overlaps default on) are
+searched: every combination is evaluated at once with the vectorised model
 (:func:`supernode.estimate.step.step_arrays`), illegal ones masked, and the fastest plan
-that fits in memory wins (if none fits, the one needing the least memory is reported,
-marked as not fitting). What was chosen is part of the result.
+that fits in memory wins. If none fits, the fastest of those needing at most
+``FALLBACK_MEMORY_SLACK`` more than the least memory-hungry one is reported, marked as not
+fitting (so interleaving and the other speed knobs are still chosen). What was chosen is
+part of the result. A plan's ``rank_order`` lays its groups out as given (default
+Megatron-Core's ``tp-cp-ep-dp-pp``).
 """
 
 from __future__ import annotations
@@ -15,19 +19,34 @@ from typing import Any
 
 import numpy as np
 
+from supernode.collectives import Fabric
+from supernode.errors import InputError
 from supernode.estimate.calibration import Calibration, default_calibration
-from supernode.estimate.step import BREAKDOWN_KEYS, Overlap, step_arrays
+from supernode.estimate.comm import call_time_s
+from supernode.estimate.layout import FactorCallTime, group_factors
+from supernode.estimate.step import BREAKDOWN_KEYS, CallTime, Overlap, step_arrays
 from supernode.estimate.system import SystemModel
-from supernode.spec.plan import RECOMPUTE_CODES, ParallelPlan, PlanArrays, check_plan
+from supernode.spec.plan import (
+    MEGATRON_ORDER,
+    PP_LAYOUT_CODES,
+    RECOMPUTE_CODES,
+    ParallelPlan,
+    PlanArrays,
+    check_plan,
+    plan_legal_mask,
+)
 from supernode.spec.workload import WorkloadSpec
-from supernode.workload.flops import hardware_flops_per_step, model_flops_per_step
+from supernode.workload.flops import EXECUTED, hardware_flops_per_step, model_flops_per_step
 from supernode.workload.memory import memory_bytes_per_gpu
 
 #: Seed 000 §5.2 / seed 001 §1.1: above this communication share efficiency collapses.
 COMM_SHARE_THRESHOLD = 0.20
 MICRO_BATCH_CHOICES = (1, 2, 4, 8)
 MAX_VPP = 16
+#: When no candidate fits, choose the fastest within this share of the least memory.
+FALLBACK_MEMORY_SLACK = 0.10
 _RECOMPUTE_NAMES = {v: k for k, v in RECOMPUTE_CODES.items()}
+_LAYOUT_NAMES = {v: k for k, v in PP_LAYOUT_CODES.items()}
 
 
 @dataclass(frozen=True)
@@ -81,7 +100,7 @@ def candidate_columns(w: WorkloadSpec, plan: ParallelPlan) -> dict[str, np.ndarr
     per_dp = plan.global_batch_sequences // plan.dp
     mbs = [plan.micro_batch] if plan.micro_batch else \
         [b for b in MICRO_BATCH_CHOICES if per_dp % b == 0] or [1]
-    recs = [plan.recompute] if plan.recompute else ["none", "selective", "full"]
+    recs = [plan.recompute] if plan.recompute else ["none", "selective", "modules", "full"]
     sps = [plan.sequence_parallel] if plan.sequence_parallel is not None else [plan.tp > 1]
     if plan.vpp is not None:
         vpps = [plan.vpp]
@@ -90,12 +109,20 @@ def candidate_columns(w: WorkloadSpec, plan: ParallelPlan) -> dict[str, np.ndarr
     else:
         # uneven splits are legal (the busiest GPU then holds vpp * ceil(l / (pp vpp)))
         vpps = [v for v in range(1, MAX_VPP + 1) if plan.pp * v <= w.layers] or [1]
-    combos = list(itertools.product(mbs, recs, sps, vpps))
+    moe_ep = w.moe is not None and plan.ep > 1
+    a2a = [plan.moe_a2a_overlap] if plan.moe_a2a_overlap is not None else \
+        ([False, True] if moe_ep else [False])
+    layouts = [plan.pp_layout] if plan.pp_layout is not None else \
+        (list(PP_LAYOUT_CODES) if plan.pp > 1 else ["uniform"])
+    combos = list(itertools.product(mbs, recs, sps, vpps, plan.zero_choices(), a2a, layouts))
     columns: dict[str, Any] = {
         "micro_batch": [c[0] for c in combos],
         "recompute": [RECOMPUTE_CODES[c[1]] for c in combos],
         "sequence_parallel": [bool(c[2]) for c in combos],
         "vpp": [c[3] for c in combos],
+        "zero_stage": [c[4] for c in combos],
+        "moe_a2a_overlap": [bool(c[5]) for c in combos],
+        "pp_layout": [PP_LAYOUT_CODES[c[6]] for c in combos],
     }
     return {k: np.asarray(v) for k, v in columns.items()}
 
@@ -103,6 +130,19 @@ def candidate_columns(w: WorkloadSpec, plan: ParallelPlan) -> dict[str, np.ndarr
 def interleave_ok(a: PlanArrays) -> np.ndarray:
     """Megatron's interleaved schedule needs micro-batches divisible by pp."""
     return (a.vpp == 1) | (a.microbatches % a.pp == 0)
+
+
+def plan_call_time(plan: ParallelPlan, fabric: Fabric) -> CallTime:
+    """The collective cost hook for a plan's rank order (Megatron-Core's: the default)."""
+    if plan.order == MEGATRON_ORDER:
+        return call_time_s
+    factors = group_factors(plan.tp, plan.cp, plan.dp, plan.pp, plan.ep, plan.etp,
+                            plan.order)
+    if factors is None:
+        raise InputError("plan.rank_order", f"ep * etp ({plan.ep} * {plan.etp or plan.tp}) "
+                                            f"cannot be carved from the stage's ranks in "
+                                            f"order {plan.rank_order}")
+    return FactorCallTime([factors], fabric, ndim=0)
 
 
 def estimate_plan(w: WorkloadSpec, plan: ParallelPlan, system: SystemModel,
@@ -113,18 +153,24 @@ def estimate_plan(w: WorkloadSpec, plan: ParallelPlan, system: SystemModel,
     cols = candidate_columns(w, plan)
     a = PlanArrays.from_columns(
         precision=plan.precision, tp=plan.tp, pp=plan.pp, dp=plan.dp, cp=plan.cp, ep=plan.ep,
-        global_batch_sequences=plan.global_batch_sequences, zero_stage=plan.zero_stage,
-        distributed_optimizer=plan.distributed_optimizer,
-        flash_attention=plan.flash_attention, **cols)
+        etp=plan.etp or plan.tp, global_batch_sequences=plan.global_batch_sequences,
+        distributed_optimizer=bool(plan.distributed_optimizer),
+        flash_attention=plan.flash_attention, grad_fp32=bool(plan.grad_reduce_in_fp32),
+        **cols)
     overlap = Overlap(tp=_on(plan.overlap_tp_comm), dp=_on(plan.overlap_dp_comm),
                       pp=_on(plan.overlap_pp_comm))
-    steps = step_arrays(w, a, system, cal, overlap)
+    steps = step_arrays(w, a, system, cal, overlap, plan_call_time(plan, system.fabric))
     memory = memory_bytes_per_gpu(w, a)
-    time = np.where(interleave_ok(a), steps.step_time_s, np.inf)
+    legal = interleave_ok(a) & plan_legal_mask(w, a, system.gpus)
+    time = np.where(legal, steps.step_time_s, np.inf)
     fits = memory["total"] <= system.usable_memory_bytes
-    best = int(np.argmin(np.where(fits, time, np.inf))) if fits.any() else \
-        int(np.argmin(np.where(np.isfinite(time), memory["total"], np.inf)))
-    return _result(w, plan, system, a, steps, memory, best, bool(fits[best]))
+    if (fits & legal).any():
+        best = int(np.argmin(np.where(fits, time, np.inf)))
+    else:
+        least = float(np.min(np.where(legal, memory["total"], np.inf)))
+        near = legal & (memory["total"] <= least * (1.0 + FALLBACK_MEMORY_SLACK))
+        best = int(np.argmin(np.where(near, time, np.inf)))
+    return _result(w, plan, system, a, steps, memory, best, bool(fits[best] & legal[best]))
 
 
 def _on(flag: bool | None) -> bool:
@@ -137,14 +183,19 @@ def _result(w: WorkloadSpec, plan: ParallelPlan, system: SystemModel, a: PlanArr
     breakdown = {k: float(steps.breakdown_s[k][i]) for k in BREAKDOWN_KEYS}
     recompute = _RECOMPUTE_NAMES[int(a.recompute[i])]
     gb = plan.global_batch_sequences
-    model = float(model_flops_per_step(w, gb))
-    hardware = float(hardware_flops_per_step(w, gb, recompute=recompute))
+    model = float(model_flops_per_step(w, gb, causal_attention_factor=EXECUTED))
+    hardware = float(hardware_flops_per_step(w, gb, recompute=recompute,
+                                             causal_attention_factor=EXECUTED))
     peak_total = step * system.gpus * system.peak_flops
     comm_total = sum(float(v[i]) for v in steps.comm_total_by_tier_s.values())
     denominator = breakdown["compute"] + comm_total
     shares = {t: float(v[i]) / denominator for t, v in steps.comm_total_by_tier_s.items()}
     chosen = {"micro_batch": int(a.micro_batch[i]), "recompute": recompute,
-              "sequence_parallel": bool(a.sequence_parallel[i]), "vpp": int(a.vpp[i])}
+              "sequence_parallel": bool(a.sequence_parallel[i]), "vpp": int(a.vpp[i]),
+              "zero_stage": int(a.zero_stage[i]),
+              "pp_layout": _LAYOUT_NAMES[int(a.pp_layout[i])]}
+    if w.moe is not None and plan.ep > 1:
+        chosen["moe_a2a_overlap"] = bool(a.moe_a2a_overlap[i])
     notes = list(system.notes) + ([] if fits else [
         f"does not fit: needs {memory['total'][i] / 1e9:.1f} GB per GPU, "
         f"{system.usable_memory_bytes / 1e9:.1f} GB available"])

@@ -2,16 +2,27 @@
 
 Per busiest GPU and step (seconds), every part adds up to the step time exactly:
 
-* ``compute``: forward + backward + recomputation of all ``m`` micro-batches;
-* ``tp_comm``, ``cp_comm``, ``ep_comm``: exposed collectives of those dimensions (TP
-  partly hidden under GEMMs when TP overlap is on; CP ring exchange hidden under the
-  attention core it feeds; EP all-to-all exposed);
+* ``compute``: forward + backward + recomputation of all ``m`` micro-batches on the
+  busiest pipeline GPU (the slowest stage sets the pace);
+* ``tp_comm``, ``cp_comm``: exposed collectives of those dimensions (TP partly hidden
+  under GEMMs when TP overlap is on; the CP ring exchange hidden under the attention core
+  it feeds);
+* ``ep_comm``: expert all-to-all dispatch and combine plus expert-TP gathers; with the
+  all-to-all overlap on (Megatron 1F1B A2A overlap / DeepEP) the passes that have a
+  partner micro-batch (all but the pipeline's warm-up) hide it under that partner's
+  compute, as far as the compute lasts;
 * ``pp_comm``: pipeline sends exposed in fill and drain (steady-state sends overlap);
-* ``pipeline_bubble``: ``(p - 1) / v`` micro-batches of idle time (Narayanan et al.,
-  SC'21, interleaved 1F1B);
-* ``dp_comm``: gradient reduction and parameter gathering left after the overlap with
-  the last micro-batch's backward / first forward (Megatron ``--overlap-grad-reduce``,
-  ``--overlap-param-gather``);
+* ``pipeline_bubble``: ``(p - 1) / v`` micro-batches of the pipeline's mean stage time
+  (Narayanan et al., SC'21, interleaved 1F1B);
+* ``dp_comm``: data-parallel communication left after overlap. Dense and expert
+  gradients share one stream, so their calls of a phase share one window: with ZeRO-0/1
+  the bucketed gradient reduction runs under the last micro-batch's backward and the
+  parameter all-gather under the next step's first forward (Megatron
+  ``--overlap-grad-reduce`` / ``--overlap-param-gather``); ZeRO-2/3 communicate every
+  micro-batch layer by layer, each layer's transfer prefetched under the previous layer's
+  compute: of a pass's comm ``c`` over its ``n`` layers, the first layer's ``c / n`` is
+  exposed and the rest hides under the pass's compute ``w``,
+  ``c / n + max(c (n - 1) / n - w, 0)``;
 * ``optimizer``: the Adam update at HBM speed;
 * ``other``: a fixed per-step cost (gradient-norm and loss reductions, optimizer kernel
   launches over every parameter tensor, data loading and logging), calibrated.
@@ -47,6 +58,7 @@ class Overlap:
     tp: Any = True
     dp: Any = True
     pp: Any = True
+    a2a: Any = None  # None: the plans' own moe_a2a_overlap
 
 
 @dataclass(frozen=True)
@@ -54,7 +66,7 @@ class StepArrays:
     """Breakdown (seconds per step) and issued communication per group, per plan.
 
     ``comm_by_dim_s`` holds the seconds of collectives issued per step (before any
-    overlap) by each call dimension (tp, cp, pp, dp, dp_expert, ep) and ``dim_tier`` the
+    overlap) by each call dimension (tp, cp, pp, dp, dp_expert, ep, etp) and ``dim_tier`` the
     index (into ``tier_names``) of the slowest tier that dimension's group crosses.
     Arrays broadcast over plans; every breakdown entry has the full plan shape.
     """
@@ -94,32 +106,40 @@ def step_arrays(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibr
     Plan fields may be arrays of different broadcastable shapes (a grid): every term is
     computed at its own shape and only the sums reach the full one. ``call_time`` costs
     one collective call over the plans (default :func:`~supernode.estimate.comm.
-    call_time_s`, Megatron rank order); a planner passes its own rank mapping here.
+    call_time_s`, Megatron-Core rank order); a planner passes its own rank mapping here.
     """
     overlap = overlap or Overlap()
     comp = microbatch_compute(w, a, system, cal)
     m = a.microbatches.astype(float)
     per_dim: dict[str, Any] = {}
     dim_tier: dict[str, Any] = {}
-    hidden = _dp_hidden_s(comp, a, cal, overlap)
-    dp_exposed: Any = 0.0
+    dp_phase: dict[str, Any] = {"forward": 0.0, "backward": 0.0, "step": 0.0}
     pp_one: Any = 0.0
     for call in traffic_per_step(w, a):
+        if not np.any(call.calls_per_step) or not np.any(np.asarray(call.group_size) > 1):
+            continue  # made by no plan of the grid (a size-1 group, a stage not used)
         one, per_step, tier = call_time(call, a, system.fabric)
         per_dim[call.dim] = per_dim.get(call.dim, 0.0) + per_step
         dim_tier[call.dim] = tier
         if call.dim.startswith("dp"):
-            dp_exposed = dp_exposed + np.maximum(per_step - hidden[call.phase], 0.0)
+            dp_phase[call.phase] = dp_phase[call.phase] + per_step
         if call.dim == "pp":
             pp_one = pp_one + np.where(np.asarray(call.calls_per_step) > 0, one, 0.0)
-    core_per_step = 3.0 * m * comp.attention_core_forward_s
+    core_per_step = m * (comp.attention_core_forward_s + comp.attention_core_backward_s)
+    compute = m * comp.total_s
+    expert = per_dim.get("ep", 0.0) + per_dim.get("etp", 0.0)
+    dp_exposed, dp_window = dp_exposed_s(dp_phase, comp, a, cal, overlap.dp)
+    # windows are disjoint shares of the compute (monotone: a slower GPU never speeds a
+    # step): CP hides under the attention core, DP under the rest of its passes, the
+    # expert all-to-all under what is left of the paired passes
+    ep_window = np.maximum(compute - core_per_step - dp_window, 0.0)
     breakdown = {
-        "compute": m * comp.total_s,
+        "compute": compute,
         "tp_comm": per_dim.get("tp", 0.0) * (1.0 - cal.tp_overlap * np.asarray(overlap.tp)),
         "cp_comm": np.maximum(per_dim.get("cp", 0.0) - core_per_step, 0.0),
-        "ep_comm": per_dim.get("ep", 0.0),
+        "ep_comm": _ep_exposed(expert, ep_window, a, cal, overlap),
         "pp_comm": _pp_exposed(per_dim.get("pp", 0.0), pp_one, a, cal, overlap),
-        "pipeline_bubble": (a.pp - 1) / a.vpp * comp.total_s,
+        "pipeline_bubble": (a.pp - 1) / a.vpp * comp.mean_stage_s,
         "dp_comm": dp_exposed,
         "optimizer": _optimizer_s(w, a, system, cal),
         "other": cal.step_overhead_s,
@@ -132,18 +152,65 @@ def step_arrays(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibr
     return StepArrays(breakdown, per_dim, dim_tier, names, comp)
 
 
-def _dp_hidden_s(comp: MicrobatchCompute, a: PlanArrays, cal: Calibration,
-                 overlap: Overlap) -> dict[str, Any]:
-    """DP seconds hidden per call phase: grads under backward, gathers under forward.
+def paired_share(a: PlanArrays) -> Any:
+    """Share of a step's micro-batch passes that run beside another micro-batch's pass.
 
-    ZeRO-2/3 communicate every micro-batch, so their window spans all micro-batches.
+    Megatron's interleaved schedule warms up with ``2 (p - 1) + (v - 1) p`` forwards on
+    its first rank before the first backward (``1`` without pipelining): those and the
+    matching cool-down have no partner to overlap with.
     """
-    per_mb = a.zero_stage >= 2
-    window_mbs = np.where(per_mb, a.microbatches, 1)
-    on = cal.dp_overlap * np.asarray(overlap.dp)
-    return {"backward": on * (comp.backward_s * window_mbs),
-            "forward": on * (comp.forward_s * window_mbs),
-            "step": on * comp.forward_s}
+    chunks = np.maximum(a.microbatches * a.vpp, 1).astype(float)
+    warmup = np.where(a.pp > 1, 2 * (a.pp - 1) + (a.vpp - 1) * a.pp, 1).astype(float)
+    return np.clip((chunks - warmup) / chunks, 0.0, 1.0)
+
+
+def _ep_exposed(issued: Any, window: Any, a: PlanArrays, cal: Calibration,
+                overlap: Overlap) -> Any:
+    """Expert communication left exposed (all of it without the all-to-all overlap):
+    the paired passes' share hides under their share of ``window`` (compute seconds)."""
+    on = np.asarray(a.moe_a2a_overlap if overlap.a2a is None else overlap.a2a)
+    paired = paired_share(a) * on
+    hidden = np.minimum(paired * issued, cal.a2a_overlap * paired * window)
+    return issued - hidden
+
+
+def layer_pipelined(comm: Any, work: Any, layers: Any) -> Any:
+    """Exposed seconds of ``comm`` split over ``layers`` layer transfers of one pass, each
+    prefetched under the compute ``work``: the first layer's share is exposed, the rest
+    hides as far as the compute lasts, ``c / n + max(c (n - 1) / n - w, 0)``."""
+    n = np.maximum(layers, 1.0)
+    first = comm / n
+    return first + np.maximum(comm - first - work, 0.0)
+
+
+def dp_exposed_s(phase_s: dict[str, Any], comp: MicrobatchCompute, a: PlanArrays,
+                 cal: Calibration, on: Any = True) -> tuple[Any, Any]:
+    """Data-parallel seconds left exposed per step, and the compute seconds used to hide
+    them (see the module docstring).
+
+    ``phase_s``: issued seconds per step of every dp / dp_expert call by phase
+    (``backward``: gradient reduction; ``forward``: ZeRO-3 parameter gathers before each
+    micro-batch's forward and backward; ``step``: the parameter all-gather after the
+    optimizer). ``on``: the overlap switch (off: everything exposed). The windows are a
+    pass's compute outside its attention core (which hides the CP exchange).
+    """
+    on = np.asarray(on)
+    eta = cal.dp_overlap
+    grads, gathers, step = phase_s["backward"], phase_s["forward"], phase_s["step"]
+    m = np.maximum(a.microbatches, 1).astype(float)
+    n = np.maximum(comp.layers, 1.0)
+    fwd = eta * np.maximum(comp.forward_s - comp.attention_core_forward_s, 0.0)
+    bwd = eta * np.maximum(comp.backward_s + comp.recompute_s
+                           - comp.attention_core_backward_s, 0.0)
+    # ZeRO-0/1: one bucketed reduction per step under the last backward, one gather
+    step_exposed = np.maximum(step - fwd, 0.0)
+    once = np.maximum(grads - bwd, 0.0) + step_exposed
+    # ZeRO-2/3: per micro-batch, layer by layer; gathers split between fwd and bwd
+    g, r = gathers / (2.0 * m), grads / m
+    layered = m * (layer_pipelined(g, fwd, n) + layer_pipelined(g + r, bwd, n)) + step_exposed
+    total = grads + gathers + step
+    exposed = np.where(on, np.where(a.zero >= 2, layered, once), total)
+    return exposed, total - exposed  # what is not exposed was hidden under compute
 
 
 def _pp_exposed(per_step: Any, one: Any, a: PlanArrays, cal: Calibration,
@@ -158,9 +225,8 @@ def _optimizer_s(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calib
     first, last = params_per_gpu(w, a, "first"), params_per_gpu(w, a, "last")
     dense = np.maximum(first["dense"], last["dense"])
     expert = np.maximum(first["expert"], last["expert"])
-    sharded = (a.zero_stage >= 1) | a.distributed_optimizer
-    dp_group = (a.dp * a.cp).astype(float)
-    shard_dense = np.where(sharded, dp_group, 1.0)
-    shard_expert = np.where(sharded, dp_group / a.ep, 1.0)
+    sharded = a.zero >= 1
+    shard_dense = np.where(sharded, (a.dp * a.cp).astype(float), 1.0)
+    shard_expert = np.where(sharded, a.edp.astype(float), 1.0)
     return (optimizer_step_s(dense, shard_dense, system, cal)
             + optimizer_step_s(expert, shard_expert, system, cal))

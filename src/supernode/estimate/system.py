@@ -2,12 +2,17 @@
 
 A :class:`SystemModel` is built from a loaded cluster (:func:`system_from_cluster`) or
 from the ``system`` block of a validation case (:func:`system_from_validation`), so that
-both paths run the very same model.
+both paths run the very same model. Compute rates are per GPU and per precision: the
+vendor's dense peaks (the MFU denominator), the part's *measured* maximum achievable matmul
+throughput (the GEMM ceiling, catalog ``achievable_matmul_tflops``; missing: 0.79 x peak,
+the median measured efficiency) and its measured fused-attention throughput by head size
+(catalog ``fused_attention``; missing: H100's FlashAttention-3 table scaled by the part's
+achievable BF16 matmul over H100's).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from supernode.collectives.fabric import (
     Fabric,
@@ -18,7 +23,8 @@ from supernode.collectives.fabric import (
     scale_up_table_is_borrowed,
 )
 from supernode.errors import InputError
-from supernode.spec.resolve import Cluster
+from supernode.spec.cluster import ClusterSpec
+from supernode.spec.resolve import Accelerator, Cluster
 from supernode.topology.sizing import size_fat_tree
 from supernode.units import TFLOPS
 
@@ -28,9 +34,24 @@ from supernode.units import TFLOPS
 MEMORY_RESERVE_FRACTION = 0.05
 
 
+#: Achievable matmul share of peak where no measurement is published: the median of the
+#: measured parts (stas00/ml-engineering MAMF table, 12 parts, 51-97 %).
+DEFAULT_MATMUL_EFFICIENCY = 0.79
+#: The reference part whose fused-attention table is scaled for parts without one.
+ATTENTION_REFERENCE_PART = "h100-sxm-80gb"
+
+AttentionTable = tuple[tuple[float, float], ...]
+
+
 @dataclass(frozen=True)
 class SystemModel:
-    """Per-GPU peaks (SI) and the fabric the collectives run on."""
+    """Per-GPU rates (SI) and the fabric the collectives run on.
+
+    ``peak_flops`` is the vendor's dense peak at the plan's precision (the MFU
+    denominator); ``matmul_flops_by_precision`` the measured GEMM ceilings;
+    ``attention_forward`` / ``attention_backward`` the measured fused-attention FLOP/s by
+    head dimension (BF16) at ``attention_reference_keys`` keys per query.
+    """
 
     accelerator: str
     gpus: int
@@ -40,11 +61,81 @@ class SystemModel:
     memory_bandwidth_bytes_per_s: float
     fabric: Fabric
     notes: tuple[str, ...] = ()
+    precision: str = "bf16"
+    peak_flops_by_precision: dict[str, float] = field(default_factory=dict)
+    matmul_flops_by_precision: dict[str, float] = field(default_factory=dict)
+    attention_forward: AttentionTable = ((128.0, 0.0),)
+    attention_backward: AttentionTable = ((128.0, 0.0),)
+    attention_reference_keys: tuple[float, float] = (2048.0, 4096.0)
 
     @property
     def usable_memory_bytes(self) -> float:
         """Device memory a plan may fill: capacity less the reserve (bytes)."""
         return self.memory_bytes * (1.0 - MEMORY_RESERVE_FRACTION)
+
+    def matmul_flops(self, precision: str) -> float:
+        """Measured achievable GEMM FLOP/s at ``precision`` (fp16 as bf16)."""
+        key = "bf16" if precision == "fp16" else precision
+        return self.matmul_flops_by_precision.get(key) or self.matmul_flops_by_precision["bf16"]
+
+    def scaled(self, compute: float = 1.0, memory_bandwidth: float = 1.0) -> SystemModel:
+        """A copy with every compute rate times ``compute`` and HBM bandwidth times
+        ``memory_bandwidth`` (what-if studies and property tests)."""
+        from dataclasses import replace
+
+        return replace(
+            self, peak_flops=self.peak_flops * compute,
+            peak_flops_by_precision={k: v * compute for k, v in
+                                     self.peak_flops_by_precision.items()},
+            matmul_flops_by_precision={k: v * compute for k, v in
+                                       self.matmul_flops_by_precision.items()},
+            attention_forward=tuple((d, r * compute) for d, r in self.attention_forward),
+            attention_backward=tuple((d, r * compute) for d, r in self.attention_backward),
+            memory_bandwidth_bytes_per_s=self.memory_bandwidth_bytes_per_s * memory_bandwidth)
+
+
+def compute_rates(chip: Accelerator, peak_scale: float = 1.0) -> dict:
+    """Peaks, GEMM ceilings and attention tables of a part (FLOP/s), as SystemModel fields.
+
+    ``peak_scale`` multiplies every rate (a validation case whose published peak differs
+    from the catalog's).
+    """
+    from supernode.catalog import find_accelerator
+
+    spec = chip.spec
+    peaks = {p: v * peak_scale for p, v in chip.peak_flops.items()}
+    for a, b in (("bf16", "fp16"), ("fp16", "bf16")):
+        if a not in peaks and b in peaks:
+            peaks[a] = peaks[b]
+    measured = {p: v * TFLOPS * peak_scale for p, v in spec.achievable_matmul_tflops.items()}
+    matmul = {p: measured.get(p, DEFAULT_MATMUL_EFFICIENCY * v) for p, v in peaks.items()}
+    if "fp8" not in peaks:  # no FP8 units: FP8 plans run their GEMMs in BF16
+        matmul["fp8"] = matmul["bf16"]
+    table = spec.fused_attention
+    if table is None:
+        ref = find_accelerator(ATTENTION_REFERENCE_PART)
+        scale = matmul["bf16"] / (ref.achievable_matmul_tflops["bf16"] * TFLOPS)
+        table = ref.fused_attention
+    else:
+        scale = peak_scale
+    assert table is not None
+    return {
+        "peak_flops_by_precision": peaks,
+        "matmul_flops_by_precision": matmul,
+        "attention_forward": tuple(sorted((float(d), r * TFLOPS * scale)
+                                          for d, r in table.forward_tflops.items())),
+        "attention_backward": tuple(sorted((float(d), r * TFLOPS * scale)
+                                           for d, r in table.backward_tflops.items())),
+        "attention_reference_keys": (table.forward_keys, table.backward_keys),
+    }
+
+
+def peak_at(peaks: dict[str, float], precision: str, name: str) -> float:
+    """The dense peak at ``precision``; InputError when the part publishes none."""
+    if precision in peaks:
+        return peaks[precision]
+    raise InputError("precision", f"{name} publishes no {precision} peak; known: "
+                                  f"{', '.join(sorted(peaks))}")
 
 
 def system_from_cluster(cluster: Cluster, precision: str = "bf16") -> SystemModel:
@@ -64,15 +155,19 @@ def system_from_cluster(cluster: Cluster, precision: str = "bf16") -> SystemMode
     if tiers and scale_up_table_is_borrowed(cluster.accelerator.name):
         notes = (f"no measured collective efficiency for {cluster.accelerator.name}'s scale-up "
                  f"bus: costed with the {tiers[0].efficiency} table (nearest in bandwidth)",)
+    rates = compute_rates(cluster.accelerator)
     return SystemModel(
         accelerator=cluster.accelerator.name,
         gpus=cluster.accelerators,
         scale_up_size=size,
-        peak_flops=cluster.accelerator.peak(precision),
+        peak_flops=peak_at(rates["peak_flops_by_precision"], precision,
+                           cluster.accelerator.name),
         memory_bytes=cluster.accelerator.memory_bytes,
         memory_bandwidth_bytes_per_s=cluster.accelerator.memory_bandwidth_bytes_per_s,
         fabric=Fabric(tuple(tiers)),
         notes=notes,
+        precision=precision,
+        **rates,
     )
 
 
@@ -104,11 +199,13 @@ def _scale_out_tiers(cluster: Cluster, inner: int) -> list:
     return tiers
 
 
-def system_from_validation(system: dict) -> SystemModel:
+def system_from_validation(system: dict, precision: str = "bf16") -> SystemModel:
     """Build the model's view of a validation case's ``system`` block.
 
-    Peak comes from the case (``peak_dense_bf16_tflops``); memory capacity and bandwidth
-    from the catalog entry named by ``accelerator``.
+    The case's ``peak_dense_bf16_tflops`` rescales the catalog part's rates (all
+    precisions, the GEMM ceilings and the attention table alike) when it differs from the
+    catalog's BF16 peak; memory capacity and bandwidth come from the catalog entry named
+    by ``accelerator``. An FP8 case runs its GEMMs at the part's FP8 figures.
     """
     from supernode.catalog import find_accelerator
     from supernode.spec.resolve import convert_accelerator
@@ -116,13 +213,33 @@ def system_from_validation(system: dict) -> SystemModel:
     chip = convert_accelerator(find_accelerator(str(system.get("accelerator")),
                                                 path="system.accelerator"))
     peak = system.get("peak_dense_bf16_tflops")
+    catalog_bf16 = chip.peak("bf16")
+    scale = float(peak) * TFLOPS / catalog_bf16 if peak else 1.0
     gpus = int(system["gpus"])
+    rates = compute_rates(chip, scale)
     return SystemModel(
         accelerator=chip.name,
         gpus=gpus,
         scale_up_size=int(system["scale_up_gpus"]),
-        peak_flops=float(peak) * TFLOPS if peak else chip.peak("bf16"),
+        peak_flops=peak_at(rates["peak_flops_by_precision"], precision, chip.name),
         memory_bytes=chip.memory_bytes,
         memory_bandwidth_bytes_per_s=chip.memory_bandwidth_bytes_per_s,
         fabric=fabric_from_validation_system(system, ranks=gpus),
+        precision=precision,
+        **rates,
     )
+
+
+def job_system(spec: ClusterSpec, gpus: int | None = None, precision: str = "bf16"
+               ) -> SystemModel:
+    """The system a job of ``gpus`` GPUs sees on ``spec`` (all of it when None): the
+    cluster grown by whole scalable units when it is smaller, what changed in ``notes``.
+    """
+    from dataclasses import replace
+
+    from supernode.planner.scaling import scale_cluster
+
+    scaled = scale_cluster(spec, gpus)
+    system = system_from_cluster(scaled.cluster, precision)
+    return replace(system, gpus=scaled.job_gpus,
+                   notes=tuple(scaled.notes) + tuple(system.notes))

@@ -17,15 +17,17 @@ from supernode.workload.presets import load_workload
 
 
 def job_inputs(cluster: Cluster, workload: str | None, plan_file: Path | None,
-               flags: dict[str, Any], placement: Path | None) -> tuple[list[JobInput], list[str]]:
+               flags: dict[str, Any], placement: Path | None, gpus: int | None = None
+               ) -> tuple[list[JobInput], list[str]]:
     """Jobs to simulate and notes about defaults taken.
 
     The CLI plan (file, overridden by inline flags) applies to every job without its own
     plan in the placement file; with no plan at all, :func:`default_plan` picks one.
+    ``gpus``: the one job's size without a placement file (default: every accelerator).
     """
     placed: list[JobPlacement] = (load_placement(placement, cluster.accelerators)
                                   if placement is not None
-                                  else default_placement(cluster.accelerators))
+                                  else default_placement(gpus or cluster.accelerators))
     base = plan_document(plan_file)
     base.update({k: v for k, v in flags.items() if v is not None})
     jobs, notes = [], []
@@ -49,6 +51,7 @@ def job_inputs(cluster: Cluster, workload: str | None, plan_file: Path | None,
                 raise InputError("plan.global_batch_sequences", "required: give "
                                  "--global-batch or global_batch_sequences in the plan")
             plan = plan_from_data(data, source=str(plan_file) if plan_file else "plan")
+            accelerators = reorder(accelerators, plan, plan.order)  # --rank-order
         check_job_size(plan, gpus, job.name)
         jobs.append(JobInput(job.name, spec, plan, accelerators))
     return jobs, notes

@@ -7,8 +7,13 @@ the ``backward`` phase) start as each model chunk's last backward runs, bucket b
 (``max(1, dp_launches // chunks)`` launch points per chunk, buckets fused between them),
 as Megatron's overlapped gradient reduction does; then the optimizer step; then the parameter
 all-gather of the distributed optimizer (``step`` phase), which the next iteration's
-first forward hides up to ``dp_overlap`` of a forward. ZeRO-2/3 per-micro-batch
-collectives follow each pass on the device's data-parallel stream.
+first forward hides up to ``dp_overlap`` of a forward (with the DP overlap switch off,
+every bucket waits for the device's last backward and the gather is fully exposed).
+ZeRO-2/3 per-micro-batch collectives run with each pass on the device's data-parallel
+stream, layer by layer: the first layer's share before the pass's compute, the rest beside
+it (off: after it), as the analytic model's :func:`~supernode.estimate.step.
+layer_pipelined`. With the expert all-to-all overlap, passes outside the pipeline's
+warm-up and cool-down run their all-to-all beside their compute.
 
 *Replica sets* (:func:`.groups.replica_sets`): with ``aggregate`` every data-parallel
 replica of a stage moves in lockstep, and each collective of a pass is one coupled class
@@ -22,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from supernode.netsim.dag import delay, join
+from supernode.netsim.dag import delay
 from supernode.netsim.engine import Environment, Task
 from supernode.netsim.groups import dp_groups, pp_pairs, replica_sets
 from supernode.netsim.jobs import JobModel
@@ -80,45 +85,81 @@ def build_iteration(env: Environment, job: JobModel, net: Network,
         lanes = [f"stage {s}" if opts.aggregate else f"stage {s} dp {r[0]}" for r in sets]
         prev: list[Task | None] = [None] * len(sets)
         dp_stream: Task | None = None
+        paired = _paired(order)
         for k, op in enumerate(order):
             built = []
             for i, ds in enumerate(sets):
-                start, done, end = build_pass(pc, op, s, ds, lanes[i], i)
+                start, done, end = build_pass(pc, op, s, ds, lanes[i], i, paired[k])
+                built.append((start, done, end))
+                passes[(op.kind, op.stage, op.microbatch, i)] = (start, done, end)
+            dp_stream = _per_pass_dp(pc, s, k, op, built, prev, dp_stream, lanes[0])
+            for i, (start, _, end) in enumerate(built):
                 if prev[i] is not None:
                     env.after(prev[i], start)
                 prev[i] = end
-                passes[(op.kind, op.stage, op.microbatch, i)] = (start, done, end)
-                built.append((start, done, end))
-            dp_stream = _per_pass_dp(pc, s, k, op, built, dp_stream, lanes[0])
         _step_end(pc, s, order, passes, sets, dp_stream, run, opts, lanes[0])
     _pipeline_sends(pc, sets, passes)
     return run
 
 
-def _per_pass_dp(pc: PassContext, s: int, k: int, op, built: list, stream: Task | None,
-                 lane: str) -> Task | None:
-    """ZeRO-2/3 collectives of one pass (all replica sets), on the device's DP stream."""
+def _paired(order: list) -> list[bool]:
+    """Per op of a device: True when another micro-batch's pass runs beside it (not one
+    of the warm-up forwards before the first backward, nor the cool-down backwards after
+    the last forward)."""
+    kinds = [op.kind for op in order]
+    first_b = kinds.index("B") if "B" in kinds else len(kinds)
+    last_f = len(kinds) - 1 - kinds[::-1].index("F") if "F" in kinds else -1
+    return [first_b <= k <= last_f for k in range(len(order))]
+
+
+def _per_pass_dp(pc: PassContext, s: int, k: int, op, built: list, prev: list,
+                 stream: Task | None, lane: str) -> Task | None:
+    """ZeRO-2/3 collectives of one pass (all replica sets), on the device's DP stream.
+
+    Forward: the parameter gathers' forward half; backward: their backward half and the
+    gradient reduce-scatter. With overlap, the first layer's share runs before the
+    passes start, the rest beside them; without, everything after their compute.
+    """
     job, env = pc.job, pc.env
-    z = max(job.plan.zero_stage, 1 if job.plan.distributed_optimizer else 0)
+    z = job.plan.zero_stage or 0
+    z = max(z, 1 if job.plan.distributed_optimizer else 0)
     per_pass = job.microbatches * job.vpp
     phase = "forward" if op.kind == "F" else "backward"
     if z < 2 or (phase == "forward" and z < 3):
         return stream
-    items = [(c, _dp(pc, s, c.dim), c.per_step / (2 * per_pass if phase == "forward"
-                                                 else per_pass))
-             for dim in ("dp", "dp_expert") for c in calls_for(job, dim, phase)]
-    chain = _chain(pc, f"{job.name}/s{s}/dp{k}", items, lane)
-    if chain is None:
+    items = [(c, _dp(pc, s, c.dim), c.per_step / (2 * per_pass))
+             for dim in ("dp", "dp_expert") for c in calls_for(job, dim, "forward")]
+    if phase == "backward":
+        items += [(c, _dp(pc, s, c.dim), c.per_step / per_pass)
+                  for dim in ("dp", "dp_expert") for c in calls_for(job, dim, "backward")]
+    if not items:
         return stream
-    ready = join(env, f"{job.name}/s{s}/dpready{k}", lane=lane, job=job.name)
-    for start, done, end in built:
-        env.after(start if phase == "forward" else done, ready)
-        if phase == "forward":
+    name = f"{job.name}/s{s}/dp{k}"
+    if not _on(job.plan.overlap_dp_comm):
+        chain = _chain(pc, name, items, lane)
+        if chain is None:
+            return stream
+        for _, done, end in built:
+            env.after(done, chain[0])
             env.after(chain[1], end)
-    env.after(ready, chain[0])
+        if stream is not None:
+            env.after(stream, chain[0])
+        return chain[1]
+    layers = max(float(job.layers_per_gpu), 1.0)
+    first = _chain(pc, name + "a", [(c, g, r / layers) for c, g, r in items], lane)
+    rest = _chain(pc, name + "b", [(c, g, r * (1 - 1 / layers)) for c, g, r in items], lane)
+    if first is None:
+        return stream
+    for i, (start, _, end) in enumerate(built):
+        if prev[i] is not None:
+            env.after(prev[i], first[0])
+        env.after(first[1], start)
+        if rest is not None:
+            env.after(start, rest[0])
+            env.after(rest[1], end)
     if stream is not None:
-        env.after(stream, chain[0])
-    return chain[1]
+        env.after(stream, first[0])
+    return rest[1] if rest is not None else first[1]
 
 
 def _grad_ready_ops(job: JobModel, order: list, passes: dict, s: int, sets: list
@@ -134,17 +175,19 @@ def _step_end(pc: PassContext, s: int, order: list, passes: dict, sets: list,
               stream: Task | None, run: JobRun, opts: IterationOptions, lane: str) -> None:
     """Gradient buckets while each chunk's last backward runs, optimizer, all-gather."""
     job, env = pc.job, pc.env
-    z = max(job.plan.zero_stage, 1 if job.plan.distributed_optimizer else 0)
+    z = max(job.plan.zero_stage or 0, 1 if job.plan.distributed_optimizer else 0)
     calls = [] if z >= 2 else [c for d in ("dp", "dp_expert") for c in calls_for(job, d,
                                                                                  "backward")]
     chunks = _grad_ready_ops(job, order, passes, s, sets)
     pieces = max(1, opts.dp_launches // len(chunks))
     launches = len(chunks) * pieces
     overlap = _on(job.plan.overlap_dp_comm)
-    piece = job.backward_s / job.vpp / pieces
+    piece = job.backward_s * job.compute_scale(s) / job.vpp / pieces
+    last_ops = [passes[(order[-1].kind, order[-1].stage, order[-1].microbatch, i)]
+                for i in range(len(sets))]
     for k, finals in enumerate(chunks):
         triggers = []
-        for start, _, end in finals:
+        for j, (start, _, _) in enumerate(finals):
             row, prev = [], start
             for i in range(pieces):
                 if overlap:
@@ -152,7 +195,8 @@ def _step_end(pc: PassContext, s: int, order: list, passes: dict, sets: list,
                               lane=lane, job=job.name)
                     env.after(prev, t)
                     prev = t
-                row.append(prev if overlap else end)
+                # no overlap: every bucket waits for the device's whole backward
+                row.append(prev if overlap else last_ops[j][2])
             triggers.append(row)
         for i in range(pieces if calls else 0):
             items = [(c, _dp(pc, s, c.dim), c.per_step / launches) for c in calls]
@@ -164,8 +208,6 @@ def _step_end(pc: PassContext, s: int, order: list, passes: dict, sets: list,
             if stream is not None:
                 env.after(stream, chain[0])
             stream = chain[1]
-    last_ops = [passes[(order[-1].kind, order[-1].stage, order[-1].microbatch, i)]
-                for i in range(len(sets))]
     _optimizer(pc, s, last_ops, stream, run, lane)
 
 

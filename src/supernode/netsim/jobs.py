@@ -57,12 +57,23 @@ class JobModel:
     forward_s: float
     backward_s: float
     core_forward_s: float
+    core_backward_s: float
     optimizer_s: float
     other_s: float
     microbatches: int
     calls: tuple[Call, ...]
     estimate: Estimate
     calibration: Calibration
+    stage_scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    layers_per_gpu: float = 1.0
+
+    def compute_scale(self, stage: int) -> float:
+        """Compute of pipeline stage ``stage`` relative to the busiest (first, middle and
+        last stages differ by their layer counts, embedding and output layer)."""
+        first, middle, last = self.stage_scale
+        if stage == self.plan.pp - 1:
+            return last
+        return first if stage == 0 else middle
 
     @property
     def vpp(self) -> int:
@@ -103,10 +114,13 @@ def prepare_job(name: str, workload: WorkloadSpec, plan: ParallelPlan, accelerat
     gpus = int(accelerators.size)
     system = dataclasses.replace(system_from_cluster(cluster, plan.precision), gpus=gpus)
     est = estimate_plan(workload, plan, system, cal)
-    resolved = plan.model_copy(update={k: est.chosen[k] for k in
-                                       ("micro_batch", "recompute", "sequence_parallel", "vpp")})
+    resolved = plan.model_copy(update={k: v for k, v in est.chosen.items()
+                                       if k in ParallelPlan.model_fields})
     a = PlanArrays.from_plan(resolved)
     comp = microbatch_compute(workload, a, system, cal)
+    busiest = float(comp.total_s)
+    scale = tuple(float(comp.stage_s[k]) / busiest if busiest > 0 else 1.0
+                  for k in ("first", "middle", "last"))
     calls = []
     for call in traffic_per_step(workload, a):
         per_step = float(call.calls_per_step)
@@ -119,8 +133,10 @@ def prepare_job(name: str, workload: WorkloadSpec, plan: ParallelPlan, accelerat
         name=name, plan=resolved, accelerators=np.asarray(accelerators, dtype=np.int64),
         forward_s=float(comp.forward_s), backward_s=float(comp.backward_s + comp.recompute_s),
         core_forward_s=float(comp.attention_core_forward_s),
+        core_backward_s=float(comp.attention_core_backward_s),
         optimizer_s=float(est.breakdown_s["optimizer"]), other_s=float(est.breakdown_s["other"]),
-        microbatches=int(a.microbatches), calls=tuple(calls), estimate=est, calibration=cal)
+        microbatches=int(a.microbatches), calls=tuple(calls), estimate=est, calibration=cal,
+        stage_scale=scale, layers_per_gpu=float(comp.layers))
 
 
 def check_job_size(plan: ParallelPlan, accelerators: int, job: str) -> None:

@@ -1,13 +1,17 @@
 """One forward or backward pass of one pipeline device as a small DAG.
 
 ``start -> [compute outside attention || TP part A] -> [attention core || CP ring hops]
--> TP part B -> EP all-to-all -> end``
+-> TP part B -> EP all-to-all + expert-TP gathers -> end``
 
 TP collectives of the pass (all of one kind fused, ``repeat`` = calls per pass) are split
 by the calibrated TP overlap share: part A runs under the GEMMs, part B is exposed, as in
 the analytic model (``tp_overlap`` of TP time hidden); under congestion part A can outlast
 the compute and part B grows. Context-parallel K/V hops hide under the attention core they
-feed; the MoE all-to-all is exposed.
+feed. The expert all-to-all (and expert-TP gathers) is exposed, unless the plan overlaps
+it (``moe_a2a_overlap``) and the pass has a partner micro-batch (not a pipeline warm-up
+or cool-down pass): then it runs beside the pass's compute, as the analytic model hides
+it under the partner's. Compute is scaled to the device's own stage (first, middle and
+last stages differ).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from supernode.errors import InputError
 from supernode.netsim.collectives import Ctx
 from supernode.netsim.dag import add_collective, delay, join
 from supernode.netsim.engine import Environment, Task
-from supernode.netsim.groups import cp_pairs, ep_groups, tp_groups
+from supernode.netsim.groups import cp_pairs, ep_groups, etp_groups, tp_groups
 from supernode.netsim.jobs import Call, JobModel
 from supernode.netsim.network import Network
 from supernode.netsim.schedule import Op
@@ -99,14 +103,16 @@ def _parallel(env: Environment, before: Task, name: str, branches: list, lane: s
 
 
 def build_pass(pc: PassContext, op: Op, device: int, ds: np.ndarray, lane: str,
-               set_index: int = 0) -> tuple[Task, Task, Task]:
+               set_index: int = 0, paired: bool = False) -> tuple[Task, Task, Task]:
     """Tasks of one pass for replicas ``ds`` (replica set ``set_index``):
-    (start, compute done, end)."""
+    (start, compute done, end). ``paired``: the pass runs beside another micro-batch's
+    (its expert all-to-all may hide under compute when the plan overlaps it)."""
     job, env = pc.job, pc.env
     per_pass = job.microbatches * job.vpp
     phase = "forward" if op.kind == "F" else "backward"
-    total = (job.forward_s if op.kind == "F" else job.backward_s) / job.vpp
-    core = job.core_forward_s * (1.0 if op.kind == "F" else 2.0) / job.vpp
+    scale = job.compute_scale(device) / job.vpp
+    total = (job.forward_s if op.kind == "F" else job.backward_s) * scale
+    core = (job.core_forward_s if op.kind == "F" else job.core_backward_s) * scale
     name = f"{job.name}/{op.kind}{op.stage}.{op.microbatch}/{lane}"
     start = join(env, f"{name}/start", lane=lane, job=job.name)
     tp = pc.groups(("tp", device, set_index), lambda: tp_groups(job, device, ds))
@@ -123,11 +129,17 @@ def build_pass(pc: PassContext, op: Op, device: int, ds: np.ndarray, lane: str,
                    lane, job.name)
     tail = _chain(pc, f"{name}/tpB", part_b, lane)
     epg = pc.groups(("ep", device, set_index), lambda: ep_groups(job, device, ds))
-    ep = [(c, epg, c.per_step / per_pass) for c in calls_for(job, "ep", phase)]
-    ep_chain = _chain(pc, f"{name}/ep", ep, lane)
+    etg = pc.groups(("etp", device, set_index), lambda: etp_groups(job, device, ds))
+    expert = [(c, epg, c.per_step / per_pass) for c in calls_for(job, "ep", phase)]
+    expert += [(c, etg, c.per_step / per_pass) for c in calls_for(job, "etp", phase)]
+    ep_chain = _chain(pc, f"{name}/ep", expert, lane)
     end = join(env, f"{name}/end", lane=lane, job=job.name)
+    hidden = ep_chain is not None and paired and bool(job.plan.moe_a2a_overlap)
+    if hidden:  # beside this pass's compute, standing for the partner micro-batch's
+        env.after(start, ep_chain[0])
+        env.after(ep_chain[1], end)
     prev = j2
-    for chain in (tail, ep_chain):
+    for chain in (tail, None if hidden else ep_chain):
         if chain is not None:
             env.after(prev, chain[0])
             prev = chain[1]

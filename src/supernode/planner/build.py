@@ -34,11 +34,25 @@ BATCH_POWER_OF_TWO = 5
 def default_global_batch(w: WorkloadSpec, gpus: int) -> int:
     """Sequences per step: 4 Mi tokens, at least one sequence per 8 GPUs, rounded up to
     a multiple of ``odd(gpus) * 2**min(5, twos(gpus))``."""
-    want = max(math.ceil(DEFAULT_TOKENS_PER_STEP / w.seq_len),
-               math.ceil(gpus / DEFAULT_GPUS_PER_SEQUENCE), 1)
+    return default_batch_reason(w, gpus)[0]
+
+
+def default_batch_reason(w: WorkloadSpec, gpus: int) -> tuple[int, str]:
+    """The default global batch (sequences) and the rule that set it, in words."""
+    by_tokens = max(math.ceil(DEFAULT_TOKENS_PER_STEP / w.seq_len), 1)
+    by_gpus = math.ceil(gpus / DEFAULT_GPUS_PER_SEQUENCE)
+    want = max(by_tokens, by_gpus)
     twos = (gpus & -gpus).bit_length() - 1
     quantum = (gpus >> twos) << min(twos, BATCH_POWER_OF_TWO)
-    return math.ceil(want / quantum) * quantum
+    batch = math.ceil(want / quantum) * quantum
+    if by_gpus > by_tokens:
+        why = (f"one sequence per {DEFAULT_GPUS_PER_SEQUENCE} GPUs ({by_gpus:,}; 4 Mi tokens "
+               f"would be {by_tokens:,})")
+    else:
+        why = f"4 Mi tokens ({by_tokens:,} sequences)"
+    if batch != want:
+        why += f", rounded up to a multiple of {quantum:,} (the GPUs' odd factors)"
+    return batch, why
 
 
 def build_target(cluster: str | Path | ClusterSpec, workload: str | Path | WorkloadSpec,
@@ -63,11 +77,9 @@ def build_target(cluster: str | Path | ClusterSpec, workload: str | Path | Workl
     job = scaled.job_gpus
     notes = list(scaled.notes) + list(system.notes)
     if global_batch is None:
-        global_batch = default_global_batch(w, job)
+        global_batch, why = default_batch_reason(w, job)
         notes.append(f"global batch {global_batch:,} sequences ({global_batch * w.seq_len:,} "
-                     f"tokens) by default (about 4 Mi tokens, at least one sequence per "
-                     f"{DEFAULT_GPUS_PER_SEQUENCE} GPUs, a multiple of the GPUs' odd factors);"
-                     f" set --global-batch")
+                     f"tokens) by default: {why}; set --global-batch")
     chip = scaled.cluster.accelerator
     economics = default_economics(chip.name, chip.tdp_w, price_per_gpu_hour)
     target = PlanTarget(w, system, job, global_batch, precision,

@@ -21,13 +21,13 @@ from supernode.planner.mapping import Layout, group_factors, group_size, rail_al
 from supernode.planner.mapping import sub_fabric as _sub_fabric
 from supernode.planner.search import PlanTarget, tp_crosses_domain
 from supernode.planner.space import KnobAxes
-from supernode.workload.flops import hardware_flops_per_step, model_flops_per_step
+from supernode.workload.flops import EXECUTED, hardware_flops_per_step, model_flops_per_step
 from supernode.workload.memory import memory_bytes_per_gpu
 from supernode.workload.traffic import bytes_per_step_by_dim, traffic_per_step
 
 #: Dimensions reported in a placement, and the call dimension that carries each.
 PLACED_DIMS = {"tp": "tp", "cp": "cp", "pp": "pp", "dp": "dp", "ep": "ep",
-               "dp_expert": "dp_expert"}
+               "etp": "etp", "dp_expert": "dp_expert"}
 _COMM_KEYS = ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm")
 
 
@@ -61,7 +61,8 @@ class PlanDetail:
         """JSON-ready dict: the plan's fields first, then results."""
         x = self.layout
         return {
-            "tp": x.tp, "pp": x.pp, "dp": x.dp, "cp": x.cp, "ep": x.ep, **self.knobs,
+            "tp": x.tp, "pp": x.pp, "dp": x.dp, "cp": x.cp, "ep": x.ep, "etp": x.expert_tp,
+            **self.knobs,
             "rank_order": x.order_name, "gpus": self.gpus,
             "step_time_s": self.step_time_s, "tokens_per_s": self.tokens_per_s,
             "mfu": self.mfu, "hfu": self.hfu,
@@ -72,7 +73,8 @@ class PlanDetail:
             "tp_crosses_scale_up_domain": self.tp_crosses_domain,
             # every dimension: the tier its group spans, or None when its size is 1
             "placement": {d: self.placement[d]["tier"] if d in self.placement else None
-                          for d in PLACED_DIMS if d != "dp_expert" or d in self.placement},
+                          for d in PLACED_DIMS
+                          if d not in ("dp_expert", "etp") or d in self.placement},
             "placement_detail": self.placement,
             "breakdown_s": self.breakdown_s,
             "comm_compute": self.comm_compute,
@@ -86,7 +88,10 @@ def _axes(knobs: dict[str, Any]) -> KnobAxes:
     """A one-point knob grid (overlap switches are passed separately)."""
     return KnobAxes((knobs["micro_batch"],), (knobs["recompute"],),
                     (knobs["sequence_parallel"],), (knobs["vpp"],),
-                    ((knobs["zero_stage"], knobs["distributed_optimizer"]),), (True,))
+                    ((knobs["zero_stage"], knobs["distributed_optimizer"]),), (True,),
+                    (knobs.get("pp_layout", "uniform"),),
+                    (bool(knobs.get("moe_a2a_overlap", False)),),
+                    bool(knobs.get("grad_reduce_in_fp32", False)))
 
 
 def plan_detail(target: PlanTarget, layout: Layout, knobs: dict[str, Any],
@@ -114,8 +119,9 @@ def plan_detail(target: PlanTarget, layout: Layout, knobs: dict[str, Any],
     return PlanDetail(
         layout=layout, knobs=dict(knobs), gpus=target.gpus, step_time_s=step,
         tokens_per_s=tokens / step,
-        mfu=float(model_flops_per_step(w, gb)) / peak_total,
-        hfu=float(hardware_flops_per_step(w, gb, recompute=knobs["recompute"])) / peak_total,
+        mfu=float(model_flops_per_step(w, gb, causal_attention_factor=EXECUTED)) / peak_total,
+        hfu=float(hardware_flops_per_step(w, gb, recompute=knobs["recompute"],
+                                          causal_attention_factor=EXECUTED)) / peak_total,
         breakdown_s=breakdown, memory_per_gpu_bytes=memory,
         memory_capacity_bytes=system.usable_memory_bytes, placement=placement,
         comm_compute=comm_compute_row(breakdown, placement),
@@ -135,7 +141,9 @@ def placement_of(target: PlanTarget, layout: Layout, issued_s: dict[str, float],
     for dim, call_dim in PLACED_DIMS.items():
         f = factors.get(call_dim, ((1, 1),))
         size = layout.pp if dim == "pp" else group_size(f)
-        if size <= 1 or (dim == "dp_expert" and layout.ep == 1):
+        expert_dim = dim in ("ep", "etp", "dp_expert")
+        if size <= 1 or (expert_dim and target.workload.moe is None) or \
+                (dim == "dp_expert" and layout.ep == 1):
             continue
         tier = _sub_fabric(fabric, f).tiers[-1]
         out[dim] = {

@@ -2,8 +2,9 @@
 
 A batch of ``L`` layouts sharing one :class:`~supernode.planner.space.KnobAxes` becomes
 one :class:`~supernode.spec.plan.PlanArrays` whose fields are broadcastable arrays on
-nine axes: layout, micro-batch, recompute, sequence parallelism, interleaving, ZeRO,
-then the tp / dp / pp overlap switches. The step-time model
+eleven axes: layout, micro-batch, recompute, sequence parallelism, interleaving, ZeRO,
+pipeline layout (the axes memory depends on), then the expert all-to-all overlap and the
+tp / dp / pp overlap switches. The step-time model
 (:func:`supernode.estimate.step.step_arrays`) computes every term at its own shape
 (a TP message depends on layout and micro-batch only) and only the final sums reach the
 full grid. Collective costs are computed once per distinct group (its factors on the
@@ -19,20 +20,19 @@ import numpy as np
 
 from supernode.collectives import Fabric
 from supernode.estimate.calibration import Calibration
-from supernode.estimate.comm import grouped_call_time_s
+from supernode.estimate.layout import FactorCallTime
 from supernode.estimate.model import interleave_ok
 from supernode.estimate.step import Overlap, StepArrays, step_arrays
 from supernode.estimate.system import SystemModel
-from supernode.planner.mapping import CALL_DIMS, Factors, Layout, group_factors, group_size
-from supernode.planner.mapping import sub_fabric as _sub_fabric
+from supernode.planner.mapping import Layout, group_factors
 from supernode.planner.space import KnobAxes
-from supernode.spec.plan import RECOMPUTE_CODES, PlanArrays, plan_legal_mask
+from supernode.spec.plan import PP_LAYOUT_CODES, RECOMPUTE_CODES, PlanArrays, plan_legal_mask
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.memory import memory_bytes_per_gpu
-from supernode.workload.traffic import CollectiveCall
 
-NDIM = 9  # layout, mb, recompute, sp, vpp, zero, overlap tp, overlap dp, overlap pp
-KNOB_NDIM = 6
+#: layout, mb, recompute, sp, vpp, zero, pp layout | a2a, overlap tp, overlap dp, overlap pp
+NDIM = 11
+KNOB_NDIM = 7  # the axes memory depends on (layout axis included)
 
 
 def axis_array(values: Any, axis: int, dtype: Any = None) -> np.ndarray:
@@ -43,31 +43,15 @@ def axis_array(values: Any, axis: int, dtype: Any = None) -> np.ndarray:
     return arr.reshape(shape)
 
 
-class LayoutCallTime:
-    """Per-layout collective costs for :func:`step_arrays` (its ``call_time`` hook).
-
-    Each call dimension's group of every layout is interned to a small integer key;
-    :func:`~supernode.estimate.comm.grouped_call_time_s` then costs each distinct group
-    once over the distinct message sizes.
-    """
+class LayoutCallTime(FactorCallTime):
+    """Per-layout collective costs for :func:`step_arrays` (its ``call_time`` hook): each
+    call dimension's group of every layout interned and costed once per distinct group
+    (:class:`~supernode.estimate.layout.FactorCallTime` with the layout axis first)."""
 
     def __init__(self, layouts: list[Layout], fabric: Fabric) -> None:
-        self.keys: dict[str, np.ndarray] = {}
-        self.groups: dict[str, list[tuple[Fabric, int]]] = {}
         factors = [group_factors(layout) for layout in layouts]
-        for dim in CALL_DIMS:
-            index: dict[Factors, int] = {}
-            keys = np.empty(len(layouts), dtype=np.int64)
-            for i, f in enumerate(factors):
-                assert f is not None  # enumerate_layouts drops layouts EP cannot carve
-                keys[i] = index.setdefault(f[dim], len(index))
-            self.keys[dim] = axis_array(keys, 0)
-            self.groups[dim] = [(_sub_fabric(fabric, f), group_size(f)) for f in index]
-
-    def __call__(self, call: CollectiveCall, a: PlanArrays, fabric: Fabric
-                 ) -> tuple[Any, Any, np.ndarray]:
-        """Seconds of one call and per step, and the slowest tier index (arrays)."""
-        return grouped_call_time_s(call, self.keys[call.dim], self.groups[call.dim], fabric)
+        assert all(f is not None for f in factors)  # enumerate_layouts drops the others
+        super().__init__(factors, fabric, axis=0, ndim=NDIM)  # type: ignore[arg-type]
 
 
 def grid_plans(layouts: list[Layout], axes: KnobAxes, global_batch: int,
@@ -75,6 +59,7 @@ def grid_plans(layouts: list[Layout], axes: KnobAxes, global_batch: int,
     """The broadcastable plan arrays and overlap switches of a batch's grid."""
     col = {k: axis_array([getattr(x, k) for x in layouts], 0, np.int64)
            for k in ("tp", "pp", "dp", "cp", "ep")}
+    col["etp"] = axis_array([x.expert_tp for x in layouts], 0, np.int64)
     zero = axis_array([z for z, _ in axes.zero], 5, np.int64)
     plans = PlanArrays(
         **col,
@@ -86,10 +71,13 @@ def grid_plans(layouts: list[Layout], axes: KnobAxes, global_batch: int,
         zero_stage=zero,
         distributed_optimizer=axis_array([d for _, d in axes.zero], 5, bool),
         flash_attention=np.asarray(True),
+        moe_a2a_overlap=axis_array(axes.a2a, 7, bool),
+        pp_layout=axis_array([PP_LAYOUT_CODES[x] for x in axes.pp_layout], 6, np.int64),
+        grad_fp32=np.asarray(axes.grad_fp32),
         precision=precision,
     )
-    overlap = Overlap(tp=axis_array(axes.overlap, 6, bool), dp=axis_array(axes.overlap, 7, bool),
-                      pp=axis_array(axes.overlap, 8, bool))
+    overlap = Overlap(tp=axis_array(axes.overlap, 8, bool), dp=axis_array(axes.overlap, 9, bool),
+                      pp=axis_array(axes.overlap, 10, bool))
     return plans, overlap
 
 
@@ -98,7 +86,7 @@ class GridScores:
     """Scores of a batch's grid (NDIM-dimensional arrays, layout axis first).
 
     ``step_time_s`` and ``objective`` span the full grid; ``memory_bytes``, ``legal``
-    and ``fits`` the knob axes only (the overlap axes have length 1).
+    and ``fits`` the memory axes only (the all-to-all and overlap axes have length 1).
     """
 
     step_time_s: np.ndarray
@@ -124,22 +112,24 @@ class GridScores:
 def grid_shape(layouts: int, axes: KnobAxes) -> tuple[int, ...]:
     """Full NDIM shape of a batch's grid (the order :func:`knob_index` unravels)."""
     return (layouts, len(axes.micro_batch), len(axes.recompute),
-            len(axes.sequence_parallel), len(axes.vpp), len(axes.zero),
-            len(axes.overlap), len(axes.overlap), len(axes.overlap))
+            len(axes.sequence_parallel), len(axes.vpp), len(axes.zero), len(axes.pp_layout),
+            len(axes.a2a), len(axes.overlap), len(axes.overlap), len(axes.overlap))
 
 
 def memory_grid(w: WorkloadSpec, layouts: list[Layout], axes: KnobAxes, global_batch: int,
                 gpus: int, precision: str) -> tuple[np.ndarray, np.ndarray]:
     """Peak memory per GPU (bytes) and legality of every knob point of a batch.
 
-    Both have the knob axes only (overlap axes of length 1): memory does not depend on
-    the overlap switches. Legality is :func:`~supernode.spec.plan.plan_legal_mask` plus
-    the interleaved schedule's rule (micro-batches divisible by ``pp`` when ``vpp > 1``).
+    Both have the memory axes only (all-to-all and overlap axes of length 1): memory does
+    not depend on those switches. Legality is :func:`~supernode.spec.plan.
+    plan_legal_mask` plus the interleaved schedule's rule (micro-batches divisible by
+    ``pp`` when ``vpp > 1``); the all-to-all overlap's own rule is applied when scoring.
     """
-    no_overlap = replace(axes, overlap=(True,))
+    no_overlap = replace(axes, overlap=(True,), a2a=(False,))
     plans, _ = grid_plans(layouts, no_overlap, global_batch, precision)
     knob_shape = np.broadcast_shapes(*(np.shape(getattr(plans, f)) for f in (
-        "tp", "micro_batch", "recompute", "sequence_parallel", "vpp", "zero_stage")))
+        "tp", "micro_batch", "recompute", "sequence_parallel", "vpp", "zero_stage",
+        "pp_layout")))
     legal = plan_legal_mask(w, replace(plans, tp=np.broadcast_to(plans.tp, knob_shape)), gpus)
     legal = legal & interleave_ok(plans)
     memory = np.broadcast_to(memory_bytes_per_gpu(w, plans)["total"], knob_shape)
@@ -165,6 +155,9 @@ def score_grid(w: WorkloadSpec, layouts: list[Layout], axes: KnobAxes, global_ba
         + _narrow(b, "ep_comm") + _narrow(b, "optimizer") + _narrow(b, "other")
     time = (time + _narrow(b, "tp_comm")) + _narrow(b, "pp_comm")
     time = time + _narrow(b, "dp_comm")
+    # the all-to-all overlap pairs micro-batches: with pp > 1 only in the interleaved schedule
+    a2a_bad = plans.moe_a2a_overlap & (plans.pp > 1) & (plans.vpp == 1)
+    time = np.where(a2a_bad, np.inf, time)
     objective = time
     if energy_weights is not None:
         busy = _narrow(b, "compute") + _narrow(b, "optimizer")
@@ -193,10 +186,11 @@ def knob_index(axes: KnobAxes, flat: int) -> dict[str, Any]:
     return {"micro_batch": axes.micro_batch[i[0]], "recompute": axes.recompute[i[1]],
             "sequence_parallel": bool(axes.sequence_parallel[i[2]]), "vpp": axes.vpp[i[3]],
             "zero_stage": zero, "distributed_optimizer": distopt,
-            "overlap_tp_comm": axes.overlap[i[5]], "overlap_dp_comm": axes.overlap[i[6]],
-            "overlap_pp_comm": axes.overlap[i[7]]}
+            "pp_layout": axes.pp_layout[i[5]], "moe_a2a_overlap": bool(axes.a2a[i[6]]),
+            "overlap_tp_comm": axes.overlap[i[7]], "overlap_dp_comm": axes.overlap[i[8]],
+            "overlap_pp_comm": axes.overlap[i[9]], "grad_reduce_in_fp32": axes.grad_fp32}
 
 
 def memory_index(axes: KnobAxes, flat: int) -> int:
-    """Index of a knob-grid point (no overlap axes) within the full grid of one layout."""
-    return int(flat) * len(axes.overlap) ** 3
+    """Index of a memory-grid point (no a2a/overlap axes) in the full grid of one layout."""
+    return int(flat) * axes.time_only_size

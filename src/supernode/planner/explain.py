@@ -17,8 +17,9 @@ from supernode.planner.search import LayoutRecord, SearchOutcome
 
 GB = 1e9
 #: How each placed group is named in sentences (the DP group reduces over dp x cp ranks).
-GROUP_NAMES = {"tp": "TP", "cp": "CP", "pp": "PP", "ep": "EP",
-               "dp": "DP gradient sync (dp x cp)", "dp_expert": "expert DP sync (dp x cp / ep)"}
+GROUP_NAMES = {"tp": "TP", "cp": "CP", "pp": "PP", "ep": "EP", "etp": "expert TP",
+               "dp": "DP gradient sync (dp x cp)",
+               "dp_expert": "expert DP sync (tp x cp x dp / (ep x etp))"}
 Predicate = Callable[[Layout], bool]
 
 
@@ -27,6 +28,10 @@ def label(d: PlanDetail) -> str:
     x, k = d.layout, d.knobs
     zero = "dist-opt (ZeRO-1)" if k["distributed_optimizer"] else f"ZeRO-{k['zero_stage']}"
     sizes = f"TP={x.tp} PP={x.pp} DP={x.dp} CP={x.cp}" + (f" EP={x.ep}" if x.ep > 1 else "")
+    if x.ep > 1 and x.expert_tp != x.tp:
+        sizes += f" ETP={x.expert_tp}"
+    if k.get("moe_a2a_overlap"):
+        sizes += " A2A-overlap"
     off = [n for n in ("tp", "dp", "pp") if not k[f"overlap_{n}_comm"]]
     return (f"{sizes} [{x.order_name}], micro-batch {k['micro_batch']}, vpp {k['vpp']}, "
             f"recompute {k['recompute']}, SP {'on' if k['sequence_parallel'] else 'off'}, "

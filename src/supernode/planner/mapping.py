@@ -2,18 +2,13 @@
 
 Ranks are numbered so that consecutive ranks share the fastest tiers (GPUs of one
 NVLink domain, then of one leaf group...). A *rank order* says which dimension varies
-fastest: Megatron-LM's default is ``tp, cp, dp, pp`` (tensor-parallel innermost, its
+fastest: Megatron-Core's default is ``tp, cp, dp, pp`` (tensor-parallel innermost, its
 ``--order tp-cp-ep-dp-pp``); the planner also tries the other orders of ``cp, dp, pp``
 after ``tp``, so that, e.g., pipeline stages can share a 72-GPU domain while data
 parallelism crosses the scale-out fabric (seed 000 §2.3: heaviest traffic on the
-fastest links).
-
-In an order, dimension ``d`` has stride ``prod(sizes of the dimensions before d)``. A
-group is a tuple of nested *factors* ``(stride, size)``: the gradient group is the
-``dp x cp`` ranks (one factor when ``cp`` and ``dp`` are adjacent, two otherwise);
-expert parallelism takes the innermost ``ep`` ranks of that group and expert data
-parallelism the rest (Megatron-Core's ``tp-ep-dp`` expert layout). For the Megatron
-order every group reduces to :func:`supernode.estimate.comm.group_stride`.
+fastest links). The groups of a layout come from :mod:`supernode.estimate.layout`
+(expert layers: Megatron-Core's ``etp x ep x edp`` split of each stage's ranks, EP
+inside the scale-up domain first), the same rule the estimate uses.
 """
 
 from __future__ import annotations
@@ -23,13 +18,13 @@ from dataclasses import dataclass
 
 from supernode.collectives import Fabric
 from supernode.estimate.comm import factored_group_fabric
+from supernode.estimate.layout import CALL_DIMS, Factors, group_size, normalise
+from supernode.estimate.layout import group_factors as _group_factors
+from supernode.spec.plan import MEGATRON_ORDER
 
-Factors = tuple[tuple[int, int], ...]
-
-#: Megatron-LM's default rank order, innermost first.
-MEGATRON_ORDER = ("tp", "cp", "dp", "pp")
-#: Collective dimensions whose group the step model costs.
-CALL_DIMS = ("tp", "cp", "pp", "dp", "dp_expert", "ep")
+__all__ = ["CALL_DIMS", "MEGATRON_ORDER", "Factors", "Layout", "effective_orders",
+           "group_factors", "group_size", "normalise", "rail_aligned", "slowest_tier",
+           "strides", "sub_fabric"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +37,12 @@ class Layout:
     cp: int
     ep: int
     order: tuple[str, ...] = MEGATRON_ORDER
+    etp: int | None = None
+
+    @property
+    def expert_tp(self) -> int:
+        """Expert tensor-parallel size (Megatron's default: the TP size)."""
+        return self.tp if self.etp is None else self.etp
 
     @property
     def order_name(self) -> str:
@@ -51,8 +52,8 @@ class Layout:
     @property
     def megatron_equivalent(self) -> bool:
         """True when the order groups ranks exactly as Megatron's default does."""
-        return self.order_name == Layout(self.tp, self.pp, self.dp, self.cp, self.ep
-                                         ).order_name
+        return self.order_name == Layout(self.tp, self.pp, self.dp, self.cp, self.ep,
+                                         etp=self.etp).order_name
 
     def size(self, dim: str) -> int:
         """Size of dimension ``dim`` (tp, cp, dp or pp)."""
@@ -93,71 +94,13 @@ def strides(layout: Layout) -> dict[str, int]:
     return out
 
 
-def normalise(factors: list[tuple[int, int]]) -> Factors:
-    """Drop size-1 factors, sort by stride and merge contiguous neighbours."""
-    kept = sorted((int(s), int(n)) for s, n in factors if n > 1)
-    merged: list[tuple[int, int]] = []
-    for s, n in kept:
-        if merged and merged[-1][0] * merged[-1][1] == s:
-            merged[-1] = (merged[-1][0], merged[-1][1] * n)
-        else:
-            merged.append((s, n))
-    return tuple(merged)
-
-
-def _split_inner(factors: Factors, count: int) -> tuple[Factors, Factors] | None:
-    """Split a group into its innermost ``count`` ranks and the rest (None if uneven)."""
-    inner: list[tuple[int, int]] = []
-    outer: list[tuple[int, int]] = []
-    left = count
-    for s, n in factors:
-        if left == 1:
-            outer.append((s, n))
-        elif n <= left:
-            if left % n:
-                return None
-            inner.append((s, n))
-            left //= n
-        else:
-            if n % left:
-                return None
-            inner.append((s, left))
-            outer.append((s * left, n // left))
-            left = 1
-    if left != 1:
-        return None
-    return normalise(inner), normalise(outer)
-
-
 def group_factors(layout: Layout) -> dict[str, Factors] | None:
-    """Factors of every collective group of a layout (None if EP cannot be carved).
+    """Factors of every collective group of a layout (None if etp x ep cannot be carved).
 
-    ``pp`` is the group of two neighbouring stages (a pipeline hop, as the step model
-    costs it, also when ``pp == 1``); size-1 groups are ``((stride, 1),)``: no cost.
+    See :func:`supernode.estimate.layout.group_factors`.
     """
-    st = strides(layout)
-    dp_cp = normalise([(st["cp"], layout.cp), (st["dp"], layout.dp)])
-    split = _split_inner(dp_cp, layout.ep)
-    if split is None:
-        return None
-    ep, dp_expert = split
-    out = {
-        "tp": normalise([(st["tp"], layout.tp)]),
-        "cp": normalise([(st["cp"], layout.cp)]),
-        "pp": ((st["pp"], 2),),
-        "dp": dp_cp,
-        "dp_expert": dp_expert,
-        "ep": ep,
-    }
-    return {dim: factors or ((st.get(dim, 1), 1),) for dim, factors in out.items()}
-
-
-def group_size(factors: Factors) -> int:
-    """Ranks in a group of nested factors."""
-    size = 1
-    for _, n in factors:
-        size *= n
-    return size
+    return _group_factors(layout.tp, layout.cp, layout.dp, layout.pp, layout.ep,
+                          layout.expert_tp, tuple(layout.order))
 
 
 def sub_fabric(fabric: Fabric, factors: Factors) -> Fabric:

@@ -192,7 +192,7 @@ def _score_batch(target: PlanTarget, layouts: list[Layout], axes: KnobAxes,
     records = [LayoutRecord(x, axes, tp_crosses_domain(x, system), float(least[i]),
                             int(least_index[i])) for i, x in enumerate(layouts)]
     keep = np.flatnonzero(least <= system.usable_memory_bytes)
-    overlap_points = len(axes.overlap) ** 3
+    overlap_points = axes.time_only_size
     stats.layouts_pruned_by_memory += n - keep.size
     stats.candidates_pruned_by_memory += (n - keep.size) * axes.size
     if keep.size == 0:

@@ -22,7 +22,7 @@ from supernode.spec.cluster import ClusterSpec
 from supernode.spec.clusterfile import load_cluster_spec
 from supernode.spec.resolve import MAX_ACCELERATORS
 from supernode.spec.workload import WorkloadSpec
-from supernode.workload.flops import model_flops_per_token
+from supernode.workload.flops import EXECUTED, model_flops_per_token
 from supernode.workload.memory import state_bytes
 from supernode.workload.params import total_params
 
@@ -118,22 +118,32 @@ def memory_need(w: WorkloadSpec, precision: str = "bf16") -> dict[str, float]:
             "bytes_per_param": float(wb + gb + kb)}
 
 
+#: Rounds of "plan the sized cluster, re-size at its MFU" for ``--utilization plan``.
+MAX_UTILIZATION_ROUNDS = 6
+
+
 def size(req: SizingInput) -> dict[str, Any]:
-    """Size a cluster for the requirement and cross-check it with the planner."""
+    """Size a cluster for the requirement and cross-check it with the planner.
+
+    With ``utilization`` None (``--utilization plan``) the cards are sized at the best
+    plan's MFU on the sized cluster (:func:`_plan_utilization`): the utilisation printed
+    is the one the cards were sized at, the cross-check plans that very cluster, and
+    phase 1 is the smallest build tried whose plan meets the deadline. FLOPs are executed
+    FLOPs, as the planner's MFU counts them.
+    """
     _check(req)
     w, spec = req.workload, req.template
     probe, _ = build_target(spec, w, None, 1)
     peak = probe.system.peak_flops
-    total = float(model_flops_per_token(w)) * req.tokens
-    u = req.utilization if req.utilization is not None else DEFAULT_UTILIZATION
-    report, layout, cards = None, None, 0.0
-    for _ in range(1 if req.utilization is not None else 2):
+    total = float(model_flops_per_token(w, causal_attention_factor=EXECUTED)) * req.tokens
+    if req.utilization is not None:
+        u = req.utilization
         cards = cards_needed(total, peak, req.days, u)
         _check_cards(req, cards, u)
         layout = _layout(spec, cards, req.headroom)
         report = _cross_check(spec, w, layout["phase1_gpus"], req.global_batch)
-        if report.feasible and req.utilization is None:
-            u = report.plans[0].mfu
+    else:
+        u, cards, layout, report = _plan_utilization(req, total, peak)
     out = {
         "workload": w.name, "template": spec.name, "tokens": req.tokens, "days": req.days,
         "total_flops": total, "peak_flops_per_card": peak, "utilization": u,
@@ -150,16 +160,51 @@ def size(req: SizingInput) -> dict[str, Any]:
     return out
 
 
-def _layout(spec: ClusterSpec, cards: float, headroom: float) -> dict[str, Any]:
+def _plan_utilization(req: SizingInput, total: float, peak: float
+                      ) -> tuple[float, float, dict[str, Any], PlanReport]:
+    """(utilisation, cards, layout, report) sized at the best plan's own MFU.
+
+    From the seed's 50 %, size, plan the phase-1 build, re-size at its MFU, until a build
+    repeats (the MFU depends on the build's size, e.g. through the default batch, so the
+    sequence can cycle between two builds). Of the builds planned, the smallest whose plan
+    meets the deadline is kept (else the largest); its MFU sizes the cards.
+    """
+    w, spec = req.workload, req.template
+    visited: dict[int, PlanReport] = {}
+    u = DEFAULT_UTILIZATION
+    for _ in range(MAX_UTILIZATION_ROUNDS):
+        cards = cards_needed(total, peak, req.days, u)
+        _check_cards(req, cards, u)
+        gpus = _layout(req.template, cards, req.headroom)["phase1_gpus"]
+        if gpus in visited:
+            break
+        visited[gpus] = report = _cross_check(spec, w, gpus, req.global_batch)
+        if not report.feasible:
+            break
+        u = report.plans[0].mfu
+    meeting = [g for g, r in visited.items() if r.feasible
+               and cards_needed(total, peak, req.days, r.plans[0].mfu) <= g]
+    gpus = min(meeting) if meeting else max(visited)
+    report = visited[gpus]
+    if report.feasible:
+        u = report.plans[0].mfu
+    cards = cards_needed(total, peak, req.days, u)
+    _check_cards(req, cards, u)
+    return u, cards, _layout(spec, cards, req.headroom, gpus), report
+
+
+def _layout(spec: ClusterSpec, cards: float, headroom: float, at_least: int = 0
+            ) -> dict[str, Any]:
     """Supernodes for ``cards`` and the phased build (seed 003 §5.1).
 
     Phases grow by whole scale-out units (the template: a DGX SuperPOD SU...) when a unit
-    is at most a quarter of the need, else by whole supernodes (racks).
+    is at most a quarter of the need, else by whole supernodes (racks). ``at_least``:
+    a phase-1 build already planned that the phases must not undercut.
     """
     domain = spec.scale_up.size
     unit = unit_gpus(spec)
     step = unit if unit <= UNIT_SHARE_FOR_PHASES * cards else domain
-    gpus1 = max(1, math.ceil(cards / step)) * step
+    gpus1 = max(max(1, math.ceil(cards / step)) * step, at_least)
     gpus2 = max(gpus1, math.ceil(cards * (1.0 + headroom) / step) * step)
     return {"supernode_size": domain, "supernodes_needed": math.ceil(cards / domain),
             "unit_gpus": unit, "phase_step_gpus": step, "headroom": headroom,
@@ -247,7 +292,8 @@ def _cross_check_summary(report: PlanReport, req: SizingInput) -> dict[str, Any]
         return {"gpus": t.gpus, "feasible": False, "advice": report.advice}
     best = report.plans[0]
     days = req.tokens / best.tokens_per_s / SECONDS_PER_DAY
-    total = float(model_flops_per_token(req.workload)) * req.tokens
+    total = float(model_flops_per_token(req.workload, causal_attention_factor=EXECUTED)
+                  ) * req.tokens
     return {"gpus": t.gpus, "feasible": True, "global_batch_sequences":
             t.global_batch_sequences, "best_plan": best.to_dict(), "mfu": best.mfu,
             "days_predicted": days, "meets_deadline": days <= req.days,

@@ -1,43 +1,55 @@
 """The search space: which layouts and knobs the planner tries, and which are legal.
 
-Layouts (``tp, pp, dp, cp, ep`` and the rank order) are enumerated with the structural
-rules of :func:`supernode.spec.plan.plan_legal_mask` applied up front (divisibility of
-heads, KV heads, MLP widths, experts, the sequence for CP, the GPU count and the global
-batch), so that no illegal layout is ever expanded. Each layout then gets a grid of
-knobs (micro-batch, recompute, sequence parallelism, interleaving, ZeRO stage /
-distributed optimizer, overlap switches) whose axes depend only on ``pp``, ``dp`` and
-whether ``tp > 1``; layouts with the same axes are evaluated together as one array.
+Layouts (``tp, pp, dp, cp, ep, etp`` and the rank order) are enumerated with the
+structural rules of :func:`supernode.spec.plan.plan_legal_mask` applied up front
+(divisibility of heads, KV heads, MLP widths, experts, ``ep * etp`` of the stage's
+``tp * cp * dp`` ranks, the sequence for CP, the GPU count and the global batch), so that
+no illegal layout is ever expanded. Each layout then gets a grid of knobs (micro-batch,
+recompute, sequence parallelism, interleaving, ZeRO stage / distributed optimizer,
+pipeline layout, expert all-to-all overlap, overlap switches) whose axes depend only on
+``pp``, ``dp``, whether ``tp > 1`` and whether the layout has expert parallelism; layouts
+with the same axes are evaluated together as one array. ZeRO-2/3 (FSDP) combine with
+pipelining (their per-micro-batch traffic is costed layer by layer).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from supernode.estimate.model import MAX_VPP, MICRO_BATCH_CHOICES
 from supernode.planner.mapping import Layout, effective_orders, group_factors
+from supernode.spec.plan import PP_LAYOUT_CODES
 from supernode.spec.workload import WorkloadSpec
 
 #: (zero_stage, distributed_optimizer) options. ZeRO-1 is Megatron's distributed
 #: optimizer in the model (same memory and traffic), so it is tried once.
 ZERO_OPTIONS = ((0, False), (1, True), (2, False), (3, False))
+#: Recomputation modes tried (spec.plan.RECOMPUTE_CODES).
+RECOMPUTE_OPTIONS = ("none", "selective", "modules", "full")
 
 
 @dataclass(frozen=True)
 class SearchSpace:
     """Knob choices and limits of a search (defaults: what a tuned Megatron run tries).
 
-    ``tp``/``pp``/``cp``/``ep`` restrict a dimension to the listed sizes (None: all
-    legal). ``max_cp``: largest context-parallel size, and each CP rank keeps at least
-    ``min_cp_tokens`` tokens of the sequence. ``search_orders``: try every rank order
-    (else Megatron's ``tp-cp-dp-pp`` only).
+    ``tp``/``pp``/``cp``/``ep``/``etp`` restrict a dimension to the listed sizes (None:
+    all legal; expert TP tries 1 and the layout's TP, Megatron's default). ``max_cp``:
+    largest context-parallel size, and each CP rank keeps at least ``min_cp_tokens``
+    tokens of the sequence. ``search_orders``: try every rank order (else Megatron's
+    ``tp-cp-dp-pp`` only). ``overlap``: values tried for the TP/DP/PP overlap switches
+    (on by default: overlap never slows a step in the model, so off is only worth
+    scoring when asked). ``a2a_overlap``: values tried for the expert all-to-all overlap.
     """
 
     micro_batches: tuple[int, ...] = MICRO_BATCH_CHOICES
-    recompute: tuple[str, ...] = ("none", "selective", "full")
+    recompute: tuple[str, ...] = RECOMPUTE_OPTIONS
     max_vpp: int = MAX_VPP
     zero: tuple[tuple[int, bool], ...] = ZERO_OPTIONS
     sequence_parallel: tuple[bool, ...] = (True, False)
-    overlap: tuple[bool, ...] = (True, False)
+    overlap: tuple[bool, ...] = (True,)
+    a2a_overlap: tuple[bool, ...] = (False, True)
+    pp_layouts: tuple[str, ...] = tuple(PP_LAYOUT_CODES)
     search_orders: bool = True
     max_cp: int = 16
     min_cp_tokens: int = 512
@@ -45,6 +57,11 @@ class SearchSpace:
     pp: tuple[int, ...] | None = None
     cp: tuple[int, ...] | None = None
     ep: tuple[int, ...] | None = None
+    etp: tuple[int, ...] | None = None
+    dp: tuple[int, ...] | None = None
+    vpp: tuple[int, ...] | None = None
+    orders: tuple[tuple[str, ...], ...] | None = None
+    grad_fp32: bool = False
 
 
 @dataclass(frozen=True)
@@ -57,12 +74,25 @@ class KnobAxes:
     vpp: tuple[int, ...]
     zero: tuple[tuple[int, bool], ...]
     overlap: tuple[bool, ...]
+    pp_layout: tuple[str, ...] = ("uniform",)
+    a2a: tuple[bool, ...] = (False,)
+    grad_fp32: bool = False
+
+    @property
+    def memory_size(self) -> int:
+        """Grid points per layout of the axes memory depends on."""
+        return (len(self.micro_batch) * len(self.recompute) * len(self.sequence_parallel)
+                * len(self.vpp) * len(self.zero) * len(self.pp_layout))
+
+    @property
+    def time_only_size(self) -> int:
+        """Points of the axes only the step time depends on (overlaps)."""
+        return len(self.a2a) * len(self.overlap) ** 3
 
     @property
     def size(self) -> int:
-        """Grid points per layout (overlap switches for tp, dp and pp included)."""
-        return (len(self.micro_batch) * len(self.recompute) * len(self.sequence_parallel)
-                * len(self.vpp) * len(self.zero) * len(self.overlap) ** 3)
+        """Grid points per layout (all axes, overlap switches included)."""
+        return self.memory_size * self.time_only_size
 
 
 def divisors(n: int) -> list[int]:
@@ -72,11 +102,18 @@ def divisors(n: int) -> list[int]:
 
 
 def tp_choices(w: WorkloadSpec, gpus: int, space: SearchSpace, max_tp: int) -> list[int]:
-    """TP sizes that divide the GPUs, heads, KV heads and every MLP width, up to ``max_tp``."""
-    widths = [w.ffn_hidden] + ([w.expert_ffn_hidden] if w.moe else [])
+    """TP sizes that divide the GPUs, heads, KV heads and the dense MLP width, to ``max_tp``."""
     out = [t for t in divisors(gpus) if t <= max_tp and w.heads % t == 0
-           and w.n_kv_heads % t == 0 and all(f % t == 0 for f in widths)]
+           and w.n_kv_heads % t == 0 and w.ffn_hidden % t == 0]
     return [t for t in out if space.tp is None or t in space.tp]
+
+
+def etp_choices(w: WorkloadSpec, tp: int, space: SearchSpace) -> list[int]:
+    """Expert TP sizes: 1 and ``tp`` (Megatron's default) dividing the expert width."""
+    if w.moe is None:
+        return [tp]
+    options = sorted(set(space.etp or (1, tp)))
+    return [e for e in options if w.expert_ffn_hidden % e == 0]
 
 
 def cp_ok(w: WorkloadSpec, cp: int, space: SearchSpace) -> bool:
@@ -87,11 +124,11 @@ def cp_ok(w: WorkloadSpec, cp: int, space: SearchSpace) -> bool:
                        and w.seq_len // cp >= space.min_cp_tokens)
 
 
-def ep_choices(w: WorkloadSpec, dp_cp: int, space: SearchSpace) -> list[int]:
-    """EP sizes: divisors of the experts that divide ``dp * cp`` (1 for dense models)."""
+def ep_choices(w: WorkloadSpec, stage_ranks: int, etp: int, space: SearchSpace) -> list[int]:
+    """EP sizes: divisors of the experts with ``ep * etp`` dividing the stage's ranks."""
     if w.moe is None:
         return [1]
-    out = [e for e in divisors(w.moe.experts) if dp_cp % e == 0]
+    out = [e for e in divisors(w.moe.experts) if stage_ranks % (e * etp) == 0]
     return [e for e in out if space.ep is None or e in space.ep]
 
 
@@ -107,25 +144,90 @@ def enumerate_layouts(w: WorkloadSpec, gpus: int, global_batch: int, space: Sear
                 if pp > w.layers or (space.pp is not None and pp not in space.pp):
                     continue
                 dp = gpus // (tp * cp * pp)
-                if global_batch % dp:
+                if global_batch % dp or (space.dp is not None and dp not in space.dp):
                     continue
-                for ep in ep_choices(w, dp * cp, space):
-                    for order in effective_orders(tp, cp, dp, pp, space.search_orders):
-                        layout = Layout(tp, pp, dp, cp, ep, order)
-                        if group_factors(layout) is not None:
-                            out.append(layout)
+                out += _expert_layouts(w, tp, cp, pp, dp, space)
+    return out
+
+
+def _expert_layouts(w: WorkloadSpec, tp: int, cp: int, pp: int, dp: int,
+                    space: SearchSpace) -> list[Layout]:
+    """The layouts of one (tp, cp, pp, dp): every expert split and rank order."""
+    out = []
+    for etp in etp_choices(w, tp, space):
+        for ep in ep_choices(w, tp * cp * dp, etp, space):
+            orders = effective_orders(tp, cp, dp, pp, space.search_orders)
+            if space.orders is not None:
+                orders = [o for o in orders if o in space.orders] or [space.orders[0]]
+            for order in orders:
+                layout = Layout(tp, pp, dp, cp, ep, order, None if etp == tp else etp)
+                if group_factors(layout) is not None:
+                    out.append(layout)
     return out
 
 
 def knob_axes(w: WorkloadSpec, layout: Layout, global_batch: int,
               space: SearchSpace) -> KnobAxes:
-    """The knob grid of one layout (the same for layouts sharing ``pp``, ``dp``, tp > 1)."""
+    """The knob grid of one layout (the same for layouts sharing ``pp``, ``dp``, tp > 1
+    and whether they have expert parallelism)."""
     per_dp = global_batch // layout.dp
     mbs = tuple(b for b in space.micro_batches if per_dp % b == 0) or (1,)
     if layout.pp == 1:
         vpps: tuple[int, ...] = (1,)
     else:
-        vpps = tuple(v for v in range(1, space.max_vpp + 1) if layout.pp * v <= w.layers) or (1,)
-    zero = tuple(z for z in space.zero if layout.pp == 1 or z[0] < 2) or ((0, False),)
+        vpps = tuple(v for v in range(1, space.max_vpp + 1) if layout.pp * v <= w.layers
+                     and (space.vpp is None or v in space.vpp)) or (1,)
     sps = space.sequence_parallel if layout.tp > 1 else (False,)
-    return KnobAxes(mbs, space.recompute, tuple(sps), vpps, zero, space.overlap)
+    if w.moe is not None and layout.tp > 1:
+        sps = (True,)  # Megatron-Core requires sequence parallelism for MoE with TP
+    layouts = space.pp_layouts if layout.pp > 1 else ("uniform",)
+    a2a = space.a2a_overlap if (w.moe is not None and layout.ep > 1) else (False,)
+    return KnobAxes(mbs, space.recompute, tuple(sps), vpps, space.zero, space.overlap,
+                    tuple(layouts), tuple(a2a), space.grad_fp32)
+
+
+def space_from_plan_fields(fields: dict[str, Any], base: SearchSpace | None = None
+                           ) -> SearchSpace:
+    """A search space restricted to the plan fields given (the one plan vocabulary of
+    ``plan``, ``estimate`` and ``simulate``: a value given fixes the knob)."""
+    from dataclasses import replace
+
+    from supernode.spec.plan import parse_rank_order
+
+    space = base or SearchSpace()
+    changes: dict[str, Any] = {}
+    for name in ("tp", "pp", "cp", "ep", "etp", "dp", "vpp"):
+        if fields.get(name) is not None:
+            changes[name] = (int(fields[name]),)
+    if fields.get("micro_batch") is not None:
+        changes["micro_batches"] = (int(fields["micro_batch"]),)
+    if fields.get("recompute") is not None:
+        changes["recompute"] = (str(fields["recompute"]),)
+    if fields.get("sequence_parallel") is not None:
+        changes["sequence_parallel"] = (bool(fields["sequence_parallel"]),)
+    zero = _zero_options(fields.get("zero_stage"), fields.get("distributed_optimizer"))
+    if zero is not None:
+        changes["zero"] = zero
+    if fields.get("moe_a2a_overlap") is not None:
+        changes["a2a_overlap"] = (bool(fields["moe_a2a_overlap"]),)
+    if fields.get("pp_layout") is not None:
+        changes["pp_layouts"] = (str(fields["pp_layout"]),)
+    if fields.get("rank_order") is not None:
+        changes["orders"] = (parse_rank_order(str(fields["rank_order"])),)
+    overlaps = {fields.get(k) for k in ("overlap_tp_comm", "overlap_dp_comm",
+                                        "overlap_pp_comm")} - {None}
+    if len(overlaps) == 1:
+        changes["overlap"] = (bool(overlaps.pop()),)
+    if fields.get("grad_reduce_in_fp32") is not None:
+        changes["grad_fp32"] = bool(fields["grad_reduce_in_fp32"])
+    return replace(space, **changes)
+
+
+def _zero_options(stage: Any, distributed: Any) -> tuple[tuple[int, bool], ...] | None:
+    """The (zero_stage, distributed_optimizer) options a plan's fields allow."""
+    if stage is None and distributed is None:
+        return None
+    if stage is None:
+        return ((1, True),) if distributed else ((0, False),)
+    stage = int(stage)
+    return ((stage, True),) if stage == 1 and distributed is not False else ((stage, False),)

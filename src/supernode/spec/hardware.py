@@ -7,13 +7,37 @@ resolver converts them to SI once (see :mod:`supernode.spec.resolve`).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
 from supernode.spec.base import Confidence, Precision, StrictModel
 
 UnitKind = Literal["gpu", "npu", "tpu", "asic", "cpu", "dpu", "matrix", "preprocessing"]
+
+
+class FusedAttentionSpec(StrictModel):
+    """Measured fused-attention (FlashAttention-style) throughput of one part, BF16."""
+
+    forward_tflops: dict[int, float] = Field(
+        description="Forward TFLOP/s (executed FLOPs) by head dimension, e.g. {128: 579}.")
+    backward_tflops: dict[int, float] = Field(
+        description="Backward TFLOP/s (2.5 x forward FLOPs convention) by head dimension.")
+    forward_keys: float = Field(2048.0, gt=0, description="Mean keys per query of the "
+                                "forward measurement (causal 4k sequence: 2048).")
+    backward_keys: float = Field(4096.0, gt=0, description="Mean keys per query of the "
+                                 "backward measurement (non-causal 4k: 4096).")
+    source: str = Field(min_length=1, description="Where the figures come from.")
+
+    @field_validator("forward_tflops", "backward_tflops")
+    @classmethod
+    def _positive(cls, value: dict[int, float]) -> dict[int, float]:
+        if not value:
+            raise ValueError("needs at least one head dimension, e.g. {128: 579}")
+        for dim, tflops in value.items():
+            if not (dim > 0 and tflops > 0):
+                raise ValueError(f"{dim}: head dim and TFLOP/s must be > 0, got {tflops}")
+        return value
 
 
 class AcceleratorSpec(StrictModel):
@@ -26,6 +50,15 @@ class AcceleratorSpec(StrictModel):
     peak_dense_tflops: dict[Precision, float] = Field(
         description="Peak dense (no 2:4 sparsity) TFLOP/s per precision, e.g. {bf16: 989}."
     )
+    achievable_matmul_tflops: dict[Precision, float] = Field(
+        default_factory=dict, description="Measured maximum achievable dense matmul "
+        "TFLOP/s per precision (MAMF, best shape); missing: 0.79 x peak (median of the "
+        "measured parts).")
+    achievable_matmul_source: str | None = Field(
+        None, description="Where the achievable matmul figures come from.")
+    fused_attention: FusedAttentionSpec | None = Field(
+        None, description="Measured fused-attention throughput; null: H100's FA3 table "
+        "scaled by this part's achievable BF16 matmul over H100's.")
     memory_gbyte: float = Field(gt=0, description="Device memory (HBM) capacity in GB (1e9 B).")
     memory_bandwidth_tbyte_per_s: float = Field(
         gt=0, description="Device memory bandwidth in TB/s (1e12 B/s)."
@@ -45,9 +78,11 @@ class AcceleratorSpec(StrictModel):
     confidence: Confidence | None = Field(None, description="How well the figures are sourced.")
     notes: str | None = Field(None, description="Caveats (sparse vs dense, configurable TDP...).")
 
-    @field_validator("peak_dense_tflops")
+    @field_validator("peak_dense_tflops", "achievable_matmul_tflops")
     @classmethod
-    def _positive_flops(cls, value: dict[str, float]) -> dict[str, float]:
+    def _positive_flops(cls, value: dict[str, float], info: Any) -> dict[str, float]:
+        if not value and info.field_name == "achievable_matmul_tflops":
+            return value
         if not value:
             raise ValueError("needs at least one precision, e.g. {bf16: 989}")
         for precision, tflops in value.items():

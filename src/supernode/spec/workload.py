@@ -2,7 +2,10 @@
 
 Sizes are counts (layers, heads, hidden width in elements, tokens); they carry no
 physical unit. Attention is multi-head (MHA), grouped-query (GQA, ``kv_heads < heads``),
-multi-query (``kv_heads: 1``) or DeepSeek's multi-head latent attention (``mla`` block).
+multi-query (``kv_heads: 1``) or DeepSeek's multi-head latent attention (``mla`` block),
+with an explicit ``head_dim`` where it is not ``hidden / heads`` (Qwen3, GPT-OSS) and
+optionally a sliding window on some layers. ``heads: null`` (not published) means heads of
+the usual 128 dims (``hidden / 128``); attention FLOPs do not depend on the head count.
 Cross-field rules (``heads % kv_heads == 0``, ``moe.top_k <= moe.experts`` ...) are checked
 here; an error carries the dotted path of the field to change (``moe.top_k``).
 """
@@ -43,6 +46,9 @@ class MoESpec(StrictModel):
         0, ge=0, description="Leading layers with a dense MLP (DeepSeek first_k_dense_replace).")
     layer_frequency: int = Field(
         1, ge=1, description="After the dense prefix, layer i is MoE if i % layer_frequency == 0.")
+    token_imbalance: float = Field(
+        1.0, ge=1.0, le=64.0, description="Tokens of the busiest expert-parallel rank over the "
+        "mean (1 = balanced, as benchmarks force it); the slowest rank sets the pace.")
 
     @model_validator(mode="after")
     def _check(self) -> MoESpec:
@@ -62,6 +68,17 @@ class MLASpec(StrictModel):
     v_head_dim: int = Field(gt=0, description="Per-head value dims.")
 
 
+class SlidingWindowSpec(StrictModel):
+    """Local (sliding-window) causal attention on some layers (GPT-OSS, Gemma, Mistral)."""
+
+    tokens: int = Field(gt=0, description="Keys each query attends to on a windowed layer.")
+    every: int = Field(1, ge=1, description="Layer i is windowed when i % every == 0 (1: all).")
+
+
+#: Per-head dims assumed when ``heads`` is not published (the usual size since GPT-3).
+DEFAULT_HEAD_DIM = 128
+
+
 class WorkloadSpec(StrictModel):
     """A decoder-only transformer language model and its training sequence length."""
 
@@ -69,7 +86,8 @@ class WorkloadSpec(StrictModel):
     source: str | None = Field(None, description="Citation of the paper or config of the sizes.")
     layers: int = Field(gt=0, description="Transformer blocks.")
     hidden: int = Field(gt=0, description="Model width h (elements per token).")
-    heads: int = Field(gt=0, description="Query attention heads a.")
+    heads: int | None = Field(None, gt=0, description="Query attention heads a; null = not "
+                                                       "published: hidden / 128 heads of 128.")
     kv_heads: int | None = Field(
         None, gt=0, description="Key/value heads (GQA groups); null = heads (MHA), 1 = MQA.")
     head_dim: int | None = Field(None, gt=0, description="Dims per head; null = hidden / heads.")
@@ -86,9 +104,28 @@ class WorkloadSpec(StrictModel):
     dropout: bool = Field(False, description="Dropout after attention/MLP (stores 1-byte masks).")
     moe: MoESpec | None = Field(None, description="Mixture-of-experts block; null = dense model.")
     mla: MLASpec | None = Field(None, description="Latent attention block; null = MHA/GQA.")
+    sliding_window: SlidingWindowSpec | None = Field(
+        None, description="Sliding-window attention on some layers; null = full causal.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_heads(cls, data: Any) -> Any:
+        """``heads: null`` -> ``hidden / head_dim`` heads (head_dim 128 unless given)."""
+        if not isinstance(data, dict) or data.get("heads") is not None:
+            return data
+        hidden, head_dim = data.get("hidden"), data.get("head_dim") or DEFAULT_HEAD_DIM
+        if isinstance(hidden, int) and isinstance(head_dim, int) and head_dim > 0:
+            if hidden % head_dim:
+                raise _fail("heads", f"not published (null) and hidden ({hidden}) is not a "
+                                     f"multiple of {head_dim}-dim heads; give heads")
+            data = {**data, "heads": hidden // head_dim}
+            data.setdefault("head_dim", head_dim)
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> WorkloadSpec:
+        if self.heads is None:
+            raise _fail("heads", "required (or null with hidden a multiple of head_dim)")
         kv = self.kv_heads if self.kv_heads is not None else self.heads
         if self.mla is not None and self.kv_heads is not None:
             raise _fail("kv_heads", "latent attention (mla) has no kv_heads; leave it null")
@@ -97,6 +134,8 @@ class WorkloadSpec(StrictModel):
         if self.head_dim is None and self.mla is None and self.hidden % self.heads:
             raise _fail("head_dim", f"hidden ({self.hidden}) is not divisible by heads "
                                     f"({self.heads}); give head_dim explicitly")
+        if self.sliding_window is not None and self.sliding_window.every > self.layers:
+            raise _fail("sliding_window.every", f"must be <= layers ({self.layers})")
         if self.moe is not None and self.moe.first_k_dense_layers >= self.layers:
             raise _fail("moe.first_k_dense_layers",
                         f"must be < layers ({self.layers}), or drop the moe block")
@@ -140,6 +179,33 @@ class WorkloadSpec(StrictModel):
     def dense_layers(self) -> int:
         """Number of layers with a dense MLP."""
         return self.layers - self.moe_layers
+
+    @property
+    def windowed_layer_share(self) -> float:
+        """Share of layers with sliding-window attention (0 without a window)."""
+        if self.sliding_window is None:
+            return 0.0
+        return len(range(0, self.layers, self.sliding_window.every)) / self.layers
+
+    def attention_key_mix(self, seq_len: Any = None) -> list[tuple[float, Any]]:
+        """(share of layers, mean keys per query) of full and windowed attention layers.
+
+        A causal query at position ``i`` attends to ``i + 1`` keys: ``s / 2`` on average
+        (the executed half of the square); on a windowed layer ``min(i + 1, W)``, whose
+        mean over the sequence is ``W - W (W - 1) / (2 s)`` for ``W <= s``, capped at the
+        causal ``s / 2`` (a window as long as the sequence is plain causal attention).
+        """
+        s = np.asarray(self.seq_len if seq_len is None else seq_len, dtype=float)
+        share = self.windowed_layer_share
+        out = [(1.0 - share, s / 2.0)] if share < 1.0 else []
+        if self.sliding_window is not None:
+            win = np.minimum(float(self.sliding_window.tokens), s)
+            out.append((share, np.minimum(win - win * (win - 1.0) / (2.0 * s), s / 2.0)))
+        return out
+
+    def attended_keys(self, seq_len: Any = None) -> Any:
+        """Mean keys one query attends to, averaged over layers (see attention_key_mix)."""
+        return sum(share * keys for share, keys in self.attention_key_mix(seq_len))
 
 
 def moe_layers_in_range(spec: WorkloadSpec, start: Any, stop: Any) -> Any:

@@ -35,16 +35,25 @@ class Prediction:
 
 
 Predictor = Callable[[dict[str, Any]], Prediction]
+Measured = Callable[[dict[str, Any]], float | None]
 
 #: kind -> (measured metric name, predictor)
 _PREDICTORS: dict[str, tuple[str, Predictor]] = {}
+#: kind -> how to read the measured figure when it is not simply ``measured.<metric>``
+_MEASURED: dict[str, Measured] = {}
 
 
-def register_predictor(kind: str, metric: str, predictor: Predictor) -> None:
-    """Register the predictor of one case kind; duplicate kinds are refused."""
+def register_predictor(kind: str, metric: str, predictor: Predictor,
+                       measured: Measured | None = None) -> None:
+    """Register the predictor of one case kind; duplicate kinds are refused.
+
+    ``measured`` reads the case's measured figure (default: ``measured.<metric>``).
+    """
     if kind in _PREDICTORS:
         raise ValueError(f"a predictor for kind {kind!r} is already registered")
     _PREDICTORS[kind] = (metric, predictor)
+    if measured is not None:
+        _MEASURED[kind] = measured
 
 
 @dataclass(frozen=True)
@@ -101,6 +110,9 @@ def run_case(case: dict[str, Any]) -> CaseResult:
                           f"unsupported: no model for kind {kind!r}")
     metric, predictor = _PREDICTORS[kind]
     measured = _measured(case, metric)
+    if measured is None and kind in _MEASURED:
+        derived = _MEASURED[kind](case)
+        measured = derived if derived is not None and math.isfinite(derived) else None
     try:
         prediction = predictor(case)
     except (UnsupportedCase, InputError, KeyError, TypeError, ValueError, AttributeError,

@@ -19,13 +19,22 @@ def _training_step(case: dict[str, Any]) -> Prediction:
     from supernode.estimate.system import system_from_validation
     from supernode.validation.training_case import case_plan, case_workload
 
-    system = system_from_validation(case["system"])
     workload = case_workload(case)
     plan = case_plan(case)
+    system = system_from_validation(case["system"], plan.precision)
     result = estimate_plan(workload, plan, system)
     chosen = ", ".join(f"{k}={v}" for k, v in result.chosen.items())
     fit = "" if result.fits_in_memory else "; does not fit in memory"
-    return Prediction(result.step_time_s, f"chose {chosen}; mfu={result.mfu:.3f}{fit}")
+    heads = (case.get("model") or {}).get("heads", 0) is None
+    assumed = f"; heads not published: {workload.heads} of {workload.qk_head_dim}" if heads \
+        else ""
+    return Prediction(result.step_time_s, f"chose {chosen}; mfu={result.mfu:.3f}{fit}{assumed}")
+
+
+def _training_measured(case: dict[str, Any]) -> float | None:
+    from supernode.validation.training_case import measured_step_time_s
+
+    return measured_step_time_s(case)
 
 
 def _collective(case: dict[str, Any]) -> Prediction:
@@ -59,7 +68,7 @@ def _interruptions(case: dict[str, Any]) -> Prediction:
     return Prediction(value, detail)
 
 
-register_predictor("training_step", "step_time_s", _training_step)
+register_predictor("training_step", "step_time_s", _training_step, _training_measured)
 register_predictor("collective", "busbw_gigabytes_per_s", _collective)
 register_predictor("model_state_memory", "bytes_per_gpu", _model_state)
 register_predictor("activation_memory", "bytes_per_layer", _activation)

@@ -14,7 +14,11 @@ from supernode.spec.workload import WorkloadSpec, workload_from_data
 
 
 def case_workload(case: dict[str, Any]) -> WorkloadSpec:
-    """The case's ``model`` block as a workload (GPT-style defaults where unstated)."""
+    """The case's ``model`` block as a workload (GPT-style defaults where unstated).
+
+    Format revision 2: ``head_dim``, ``heads: null`` (heads of 128 dims),
+    ``attention: {kind: mla, ...}`` (latent attention), ``sliding_window``.
+    """
     model = dict(case.get("model") or {})
     moe = _moe_block(model.pop("moe", None))
     data = {
@@ -23,6 +27,7 @@ def case_workload(case: dict[str, Any]) -> WorkloadSpec:
         "hidden": model.get("hidden"),
         "heads": model.get("heads"),
         "kv_heads": model.get("kv_heads"),
+        "head_dim": model.get("head_dim"),
         "ffn_hidden": model.get("ffn_hidden"),
         "vocab": model.get("vocab"),
         "seq_len": model.get("seq_len"),
@@ -30,8 +35,29 @@ def case_workload(case: dict[str, Any]) -> WorkloadSpec:
     }
     if moe is not None:
         data["moe"] = moe
+    mla = _attention_block(model.get("attention"))
+    if mla is not None:
+        data["mla"] = mla
+        data.pop("kv_heads")
+    window = model.get("sliding_window")
+    if window is not None:
+        data["sliding_window"] = window
     return workload_from_data({k: v for k, v in data.items() if v is not None},
                               source="model")
+
+
+def _attention_block(block: Any) -> dict[str, Any] | None:
+    """A case's ``attention`` block: MLA fields, or None for MHA/GQA."""
+    if block in (None, {}):
+        return None
+    if not isinstance(block, dict):
+        raise InputError("model.attention", "expected a mapping such as {kind: mla, ...}")
+    kind = block.get("kind", "mla")
+    if kind in ("mha", "gqa"):
+        return None
+    if kind != "mla":
+        raise InputError("model.attention.kind", f"unknown kind {kind!r}; known: mla, mha, gqa")
+    return {k: v for k, v in block.items() if k != "kind"}
 
 
 #: Names a case's ``model.moe`` block may use for each MoE field (Megatron / HF spellings).
@@ -69,18 +95,42 @@ def _moe_block(block: Any) -> dict[str, Any] | None:
 
 
 def case_plan(case: dict[str, Any]) -> ParallelPlan:
-    """The case's ``parallelism`` and ``training`` blocks as a plan (nulls left to choose)."""
+    """The case's ``parallelism`` and ``training`` blocks as a plan (nulls left to choose).
+
+    Format revision 2: ``training.zero_stage`` (``distributed_optimizer: true`` alone is
+    stage 1), ``training.moe_a2a_overlap``, ``parallelism.etp``, ``parallelism.pp_layout``.
+    """
     par = case.get("parallelism") or {}
     train = case.get("training") or {}
     precision = train.get("precision") or "bf16"
     data = {
         "tp": par.get("tp") or 1, "pp": par.get("pp") or 1, "dp": par.get("dp") or 1,
         "cp": par.get("cp") or 1, "ep": par.get("ep") or 1, "vpp": par.get("vpp"),
+        "etp": par.get("etp"), "pp_layout": par.get("pp_layout"),
         "micro_batch": train.get("micro_batch"),
         "global_batch_sequences": train.get("global_batch"),
         "recompute": train.get("recompute"),
         "sequence_parallel": train.get("sequence_parallel"),
-        "distributed_optimizer": bool(train.get("distributed_optimizer") or False),
+        "distributed_optimizer": train.get("distributed_optimizer"),
+        "zero_stage": train.get("zero_stage"),
+        "moe_a2a_overlap": train.get("moe_a2a_overlap"),
         "precision": precision,
     }
     return plan_from_data(data, source="training")
+
+
+def measured_step_time_s(case: dict[str, Any]) -> float | None:
+    """``measured.step_time_s``, or derived from ``tokens_per_s_per_gpu`` when absent:
+    ``global_batch * seq_len / (tokens_per_s_per_gpu * gpus)``."""
+    measured = case.get("measured")
+    if not isinstance(measured, dict):
+        return None
+    step = measured.get("step_time_s")
+    if isinstance(step, int | float) and not isinstance(step, bool):
+        return float(step)
+    rate = measured.get("tokens_per_s_per_gpu")
+    try:
+        tokens = float(case["training"]["global_batch"]) * float(case["model"]["seq_len"])
+        return tokens / (float(rate) * float(case["system"]["gpus"]))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None

@@ -47,42 +47,53 @@ def activation_element_bytes(precision: str, path: str = "precision") -> int:
     return ACTIVATION_ELEMENT_BYTES[precision]
 
 
-def _per_token_terms(w: WorkloadSpec, e: int, moe_layer: bool) -> tuple[float, float]:
-    """(replicated, TP-sharded) bytes per token of one layer, excluding the attention core."""
+def _per_token_terms(w: WorkloadSpec, e: int, moe_layer: bool
+                     ) -> tuple[float, float, float, float]:
+    """(replicated, TP-sharded) bytes per token of one layer, excluding the attention core,
+    and the parts of each that ``modules`` recomputation drops (norm outputs, MLP and
+    expert activation outputs, MLA's up-projected queries, keys and values)."""
     h, a, mask = w.hidden, w.heads, (1 if w.dropout else 0)
     rep = 4 * e * h + 2 * mask * h  # 2 norm inputs, attention & MLP inputs, 2 dropout masks
+    rep_cheap = 2 * e * h  # the two norm outputs (attention and MLP inputs)
     if w.mla is not None:
         rep += 2 * e * ((w.mla.q_lora_rank or 0) + w.mla.kv_lora_rank)  # latent + its norm
     kv = w.n_kv_heads
-    shard = e * (a * w.qk_head_dim + kv * w.qk_head_dim + kv * w.v_head_dim + a * w.v_head_dim)
+    qkv = e * (a * w.qk_head_dim + kv * w.qk_head_dim + kv * w.v_head_dim)
+    shard = qkv + e * a * w.v_head_dim
+    shard_cheap = qkv if w.mla is not None else 0.0
     gate = 2 if w.gated_mlp else 1
     if moe_layer and w.moe is not None:
-        copies = w.moe.top_k * (w.moe.capacity_factor or 1.0)
+        copies = w.moe.top_k * (w.moe.capacity_factor or 1.0) * w.moe.token_imbalance
         rep += 4 * w.moe.experts + 2 * e * h * copies  # router probs, dispatched in and out
         f_e = w.expert_ffn_hidden
         shard += e * (gate + 1) * f_e * (copies + w.moe.shared_experts)
+        shard_cheap += e * f_e * (copies + w.moe.shared_experts)  # activation outputs
     else:
         shard += e * (gate + 1) * w.ffn_hidden
-    return rep, shard
+        shard_cheap += e * w.ffn_hidden
+    return rep, shard, rep_cheap, shard_cheap
 
 
 def layer_activation_bytes(w: WorkloadSpec, plan: PlanArrays | Any, moe_layer: bool = False,
                            recompute: Any = None) -> np.ndarray:
     """Bytes one GPU stores for one layer and one micro-batch (Korthikanti Table 2, general).
 
-    ``recompute`` overrides the plan's mode (codes 0 none, 1 selective, 2 full).
+    ``recompute`` overrides the plan's mode (codes 0 none, 1 selective, 2 full, 3 modules).
     """
     a = as_plan_arrays(plan)
     e = activation_element_bytes(a.precision)
     code = a.recompute if recompute is None else np.asarray(recompute)
     t = a.tp.astype(float)
     tokens = a.micro_batch * (w.seq_len / a.cp)  # tokens of the local sequence chunk
-    rep, shard = _per_token_terms(w, e, moe_layer)
+    rep, shard, rep_cheap, shard_cheap = _per_token_terms(w, e, moe_layer)
+    modules = code == 3
+    rep = np.where(modules, rep - rep_cheap, rep)
+    shard = np.where(modules, shard - shard_cheap, shard)
     rep_div = np.where(a.sp, t, 1.0)
     mask = 1 if w.dropout else 0
     core_stored = w.heads * w.seq_len * (e + mask * (1 + e))  # softmax (+ mask, dropout out)
     core = np.where(a.flash_attention, 4.0 * w.heads, core_stored)
-    core = np.where(code == 1, 0.0, core)
+    core = np.where((code == 1) | modules, 0.0, core)
     layer = tokens * (rep / rep_div + (shard + core) / t)
     full = tokens * e * w.hidden / rep_div  # checkpointed layer input only
     return np.where(code == 2, full, layer)
@@ -117,9 +128,11 @@ def in_flight_layer_microbatches(w: WorkloadSpec, plan: PlanArrays | Any,
     (Megatron schedule), i.e. ``l (1 + (p-1)/(p v))`` layers' worth (Korthikanti §4.2.3);
     the last rank ``(v-1)p + 1``. Capped by the ``v m`` chunks in a step.
     """
+    from supernode.workload.stages import chunk_slots
+
     a = as_plan_arrays(plan)
     p, v, m = a.pp, a.vpp, np.maximum(a.microbatches, 1)
-    chunk = -(-w.layers // (p * v))  # layers per virtual stage (busiest)
+    chunk = chunk_slots(w, p, v, a.pp_layout)  # slots per virtual stage (busiest)
     if stage == "first":
         chunks = np.where(v == 1, np.minimum(p, m), np.minimum(v * p + p - 1, v * m))
     else:

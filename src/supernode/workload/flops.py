@@ -11,7 +11,10 @@ Conventions (all results in FLOPs):
   per token and layer times ``causal_attention_factor``: **1.0 counts the full s x s
   square** (Megatron's 72 B s l h^2 formula and PaLM's ``12 l h s`` term, used for published
   MFU), **0.5 counts only the causal lower triangle** (what a causal FlashAttention
-  kernel executes). Every function takes the factor; the default is 1.0.
+  kernel executes), and :data:`EXECUTED` counts exactly the keys each query attends to
+  (the causal half, or its sliding window on windowed layers). Every function takes the
+  factor; the default is 1.0. The estimate reports MFU/HFU on executed FLOPs, so that
+  they can never exceed 1.
 * Model FLOPs (for MFU) exclude recomputation; hardware FLOPs (for HFU) add it: full
   recompute repeats every layer's forward (not the output layer), selective recompute
   repeats the attention core (Korthikanti et al., MLSys'23, §5).
@@ -30,6 +33,10 @@ from supernode.spec.workload import WorkloadSpec
 from supernode.workload.params import attention_matrix_params, mlp_matrix_params, router_params
 from supernode.workload.stages import layers_per_gpu_max
 
+#: ``causal_attention_factor`` value: count the attention FLOPs a causal (windowed) kernel
+#: executes, from :meth:`~supernode.spec.workload.WorkloadSpec.attended_keys`.
+EXECUTED = "executed"
+
 
 def _recompute_code(recompute: Any) -> np.ndarray:
     """Recompute mode as an integer array (0 none, 1 selective, 2 full)."""
@@ -39,7 +46,7 @@ def _recompute_code(recompute: Any) -> np.ndarray:
 
 
 def layer_forward_flops_per_token(w: WorkloadSpec, seq_len: Any = None,
-                                  causal_attention_factor: float = 1.0) -> dict[str, Any]:
+                                  causal_attention_factor: float | str = 1.0) -> dict[str, Any]:
     """Forward FLOPs per token of one layer, by part.
 
     Keys: ``attention_projections`` (Q/K/V/O or MLA projections), ``attention_core``
@@ -47,7 +54,9 @@ def layer_forward_flops_per_token(w: WorkloadSpec, seq_len: Any = None,
     layer's MLP), ``moe_mlp`` (top_k + shared experts + router; 0 for a dense model).
     """
     s = w.seq_len if seq_len is None else np.asarray(seq_len)
-    core = 2.0 * s * w.heads * (w.qk_head_dim + w.v_head_dim) * causal_attention_factor
+    keys = w.attended_keys(s) if causal_attention_factor == EXECUTED else \
+        s * causal_attention_factor
+    core = 2.0 * keys * w.heads * (w.qk_head_dim + w.v_head_dim)
     moe = 0.0
     if w.moe is not None:
         expert = mlp_matrix_params(w, w.expert_ffn_hidden)
@@ -61,7 +70,7 @@ def layer_forward_flops_per_token(w: WorkloadSpec, seq_len: Any = None,
 
 
 def forward_flops_per_token(w: WorkloadSpec, seq_len: Any = None,
-                            causal_attention_factor: float = 1.0) -> dict[str, Any]:
+                            causal_attention_factor: float | str = 1.0) -> dict[str, Any]:
     """Forward FLOPs per token of the whole model, by part, summed over layers.
 
     Keys: ``attention_projections``, ``attention_core``, ``mlp`` (dense and MoE layers),
@@ -82,33 +91,42 @@ def forward_flops_per_token(w: WorkloadSpec, seq_len: Any = None,
 
 
 def model_flops_per_token(w: WorkloadSpec, seq_len: Any = None,
-                          causal_attention_factor: float = 1.0) -> Any:
+                          causal_attention_factor: float | str = 1.0) -> Any:
     """Training model FLOPs per token (forward + backward = 3 x forward), for MFU."""
     return 3.0 * forward_flops_per_token(w, seq_len, causal_attention_factor)["total"]
 
 
 def recompute_flops_per_token(w: WorkloadSpec, recompute: Any, seq_len: Any = None,
-                              causal_attention_factor: float = 1.0) -> Any:
+                              causal_attention_factor: float | str = 1.0) -> Any:
     """Extra forward FLOPs per token that activation recomputation adds.
 
-    ``recompute``: "none" | "selective" | "full" or an array of codes 0/1/2. Full repeats
-    every layer's forward (Narayanan et al. SC'21 Eq. 3: 4 x instead of 3 x); selective
-    repeats the attention core (Korthikanti et al. MLSys'23 §5).
+    ``recompute``: "none" | "selective" | "full" | "modules" or an array of codes 0-3.
+    Full repeats every layer's forward (Narayanan et al. SC'21 Eq. 3: 4 x instead of 3 x);
+    selective repeats the attention core (Korthikanti et al. MLSys'23 §5); modules repeats
+    the attention core and MLA's up-projections (norms and activations are not matmuls).
     """
     f = forward_flops_per_token(w, seq_len, causal_attention_factor)
     code = _recompute_code(recompute)
-    return np.where(code == 2, f["layers"], np.where(code == 1, f["attention_core"], 0.0))
+    up = 0.0
+    if w.mla is not None:
+        x = w.mla
+        up = 2.0 * w.heads * ((x.q_lora_rank or w.hidden) * (x.qk_nope_head_dim
+                              + x.qk_rope_head_dim)
+                              + x.kv_lora_rank * (x.qk_nope_head_dim + x.v_head_dim))
+    modules = f["attention_core"] + w.layers * up
+    return np.where(code == 2, f["layers"], np.where(code == 1, f["attention_core"],
+                                                     np.where(code == 3, modules, 0.0)))
 
 
 def hardware_flops_per_token(w: WorkloadSpec, recompute: Any = "none", seq_len: Any = None,
-                             causal_attention_factor: float = 1.0) -> Any:
+                             causal_attention_factor: float | str = 1.0) -> Any:
     """Training FLOPs per token actually executed, including recomputation (for HFU)."""
     return (model_flops_per_token(w, seq_len, causal_attention_factor)
             + recompute_flops_per_token(w, recompute, seq_len, causal_attention_factor))
 
 
 def model_flops_per_step(w: WorkloadSpec, global_batch_sequences: Any, seq_len: Any = None,
-                         causal_attention_factor: float = 1.0) -> Any:
+                         causal_attention_factor: float | str = 1.0) -> Any:
     """Model FLOPs of one optimizer step of ``global_batch_sequences`` sequences."""
     s = w.seq_len if seq_len is None else np.asarray(seq_len)
     return (np.asarray(global_batch_sequences) * s
@@ -116,7 +134,7 @@ def model_flops_per_step(w: WorkloadSpec, global_batch_sequences: Any, seq_len: 
 
 
 def hardware_flops_per_step(w: WorkloadSpec, global_batch_sequences: Any, recompute: Any = "none",
-                            seq_len: Any = None, causal_attention_factor: float = 1.0) -> Any:
+                            seq_len: Any = None, causal_attention_factor: float | str = 1.0) -> Any:
     """Hardware FLOPs (with recomputation) of one optimizer step."""
     s = w.seq_len if seq_len is None else np.asarray(seq_len)
     return (np.asarray(global_batch_sequences) * s
@@ -147,7 +165,7 @@ def palm_flops_per_token(n_params: Any, layers: Any, hidden: Any, seq_len: Any) 
 
 
 def stage_flops_per_microbatch(w: WorkloadSpec, plan: ParallelPlan | PlanArrays,
-                               causal_attention_factor: float = 1.0) -> dict[str, Any]:
+                               causal_attention_factor: float | str = 1.0) -> dict[str, Any]:
     """FLOPs one GPU of the busiest pipeline stage executes per micro-batch.
 
     Keys (FLOPs per GPU per micro-batch): ``layers_forward``, ``layers_backward``
@@ -162,9 +180,9 @@ def stage_flops_per_microbatch(w: WorkloadSpec, plan: ParallelPlan | PlanArrays,
     mlp = max(p["dense_mlp"] if w.dense_layers else 0.0, p["moe_mlp"] if w.moe_layers else 0.0)
     layer = p["attention_projections"] + p["attention_core"] + mlp
     tokens_per_gpu = a.micro_batch * w.seq_len / (a.tp * a.cp)
-    fwd = tokens_per_gpu * layers_per_gpu_max(w, a.pp, a.vpp) * layer
+    fwd = tokens_per_gpu * layers_per_gpu_max(w, a.pp, a.vpp, a.pp_layout) * layer
     recompute = np.where(a.recompute == 2, fwd, np.where(
-        a.recompute == 1, tokens_per_gpu * layers_per_gpu_max(w, a.pp, a.vpp)
+        a.recompute == 1, tokens_per_gpu * layers_per_gpu_max(w, a.pp, a.vpp, a.pp_layout)
         * p["attention_core"], 0.0))
     head = tokens_per_gpu * 2.0 * w.hidden * w.vocab
     return {"layers_forward": fwd, "layers_backward": 2.0 * fwd, "layers_recompute": recompute,

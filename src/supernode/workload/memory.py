@@ -60,15 +60,25 @@ def state_bytes(precision: str, path: str = "precision") -> tuple[int, int, int]
     return STATE_BYTES[precision]
 
 
+def plan_state_bytes(a: PlanArrays) -> tuple[Any, Any, Any]:
+    """(W, G, K) bytes per parameter of the plans: gradients in fp32 (4 B) where
+    ``grad_fp32``, else in the weights' 16-bit type; optimizer states as the precision."""
+    wb, gb, kb = state_bytes(a.precision)
+    grads = np.where(a.grad_fp32, max(gb, 4), wb)
+    return wb, grads, kb
+
+
 def model_state_bytes(params: Any, shard_group: Any, zero_stage: Any, precision: str,
-                      distributed_optimizer: Any = False) -> dict[str, Any]:
+                      distributed_optimizer: Any = False,
+                      per_param: tuple[Any, Any, Any] | None = None) -> dict[str, Any]:
     """Weights, gradients and optimizer-state bytes per GPU for ``params`` parameters.
 
     ``shard_group`` is the data-parallel group the ZeRO stage shards over; the
-    distributed optimizer counts as stage 1. Returns keys weights, gradients,
-    optimizer_states, total (bytes; arrays broadcast).
+    distributed optimizer counts as stage 1. ``per_param`` overrides the (W, G, K) bytes of
+    ``precision``. Returns keys weights, gradients, optimizer_states, total (bytes; arrays
+    broadcast).
     """
-    wb, gb, kb = state_bytes(precision)
+    wb, gb, kb = per_param if per_param is not None else state_bytes(precision)
     z = np.maximum(np.asarray(zero_stage), np.where(distributed_optimizer, 1, 0))
     d = np.asarray(shard_group, dtype=float)
     p = np.asarray(params, dtype=float)
@@ -84,15 +94,15 @@ def params_per_gpu(w: WorkloadSpec, plan: ParallelPlan | PlanArrays,
     """Parameters held by one GPU of the first or last pipeline stage.
 
     Keys: ``dense`` (everything but routed experts, sharded by tp) and ``expert``
-    (routed experts, sharded by tp * ep). Norms and routers are replicated across TP.
+    (routed experts, sharded by etp * ep). Norms and routers are replicated across TP.
     """
     a = as_plan_arrays(plan)
     c = count_params(w)
-    n_dense, n_moe = stage_layer_mix(w, a.pp, a.vpp, stage)
+    n_dense, n_moe = stage_layer_mix(w, a.pp, a.vpp, stage, a.pp_layout)
     per_layer = (c.attention_per_layer / a.tp + c.norms_per_layer)
     dense = (n_dense + n_moe) * per_layer + n_dense * c.dense_mlp_per_layer / a.tp
     dense = dense + n_moe * (c.shared_experts_per_layer / a.tp + c.router_per_layer)
-    expert = n_moe * c.experts * c.expert_per_layer / (a.tp * a.ep)
+    expert = n_moe * c.experts * c.expert_per_layer / (a.etp * a.ep)
     if stage == "first":
         dense = dense + c.embedding / a.tp + c.position_embedding
     last_extra = c.final_norm + (c.lm_head / a.tp if c.lm_head else
@@ -107,13 +117,12 @@ def _stage_breakdown(w: WorkloadSpec, a: PlanArrays, stage: str) -> dict[str, An
     e = activation_element_bytes(a.precision)
     p = params_per_gpu(w, a, stage)
     dp_group = a.dp * a.cp
-    dense = model_state_bytes(p["dense"], dp_group, a.zero_stage, a.precision,
-                              a.distributed_optimizer)
-    expert = model_state_bytes(p["expert"], dp_group / a.ep, a.zero_stage, a.precision,
-                               a.distributed_optimizer)
+    per_param = plan_state_bytes(a)
+    dense = model_state_bytes(p["dense"], dp_group, a.zero, a.precision, per_param=per_param)
+    expert = model_state_bytes(p["expert"], a.edp, a.zero, a.precision, per_param=per_param)
     out = {k: dense[k] + expert[k] for k in ("weights", "gradients", "optimizer_states")}
 
-    n_dense, n_moe = stage_layer_mix(w, a.pp, a.vpp, stage)
+    n_dense, n_moe = stage_layer_mix(w, a.pp, a.vpp, stage, a.pp_layout)
     act_dense, act_moe = layer_activation_bytes(w, a), layer_activation_bytes(w, a, True)
     per_layer = (n_dense * act_dense + n_moe * act_moe) / np.maximum(n_dense + n_moe, 1)
     sets = in_flight_layer_microbatches(w, a, stage)
@@ -130,11 +139,11 @@ def _stage_breakdown(w: WorkloadSpec, a: PlanArrays, stage: str) -> dict[str, An
     buffers = np.where(a.sp, tokens * e * w.hidden, 0.0)  # all-gathered sequence (TP+SP)
     buffers = buffers + np.where(a.pp > 1, 4.0 * tokens * e * w.hidden / sp_div, 0.0)
     if w.moe is not None:
-        copies = w.moe.top_k * (w.moe.capacity_factor or 1.0)
-        buffers = buffers + np.where(a.ep > 1, 2.0 * tokens / sp_div * copies * e * w.hidden, 0)
+        copies = w.moe.top_k * (w.moe.capacity_factor or 1.0) * w.moe.token_imbalance
+        buffers = buffers + np.where(a.ep > 1, 2.0 * tokens / t * copies * e * w.hidden, 0)
     c = count_params(w)
     layer_params = (c.attention_per_layer + max(c.dense_mlp_per_layer, c.moe_mlp_per_layer)) / t
-    buffers = buffers + np.where(a.zero_stage >= 3, 2.0 * layer_params * STATE_BYTES[
+    buffers = buffers + np.where(a.zero >= 3, 2.0 * layer_params * STATE_BYTES[
         a.precision][0], 0.0)
     out["comm_buffers"] = buffers
     out["total"] = sum(out[k] for k in ("weights", "gradients", "optimizer_states",

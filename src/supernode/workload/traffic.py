@@ -9,10 +9,15 @@ busiest pipeline stage and broadcast over numpy arrays of plan fields; calls are
 where a dimension is 1.
 
 * **TP** (Megatron, Shoeybi et al. 2019; Korthikanti et al. 2023 §4.2.2): per layer and
-  micro-batch, 2 all-reduces of ``s b h`` forward and 2 backward; with sequence
-  parallelism the same bytes as 2 all-gathers + 2 reduce-scatters each way, plus 2
-  all-gathers in backward that re-gather inputs for the weight gradients. Full recompute
-  repeats the forward collectives. The input embedding adds one forward all-reduce.
+  micro-batch, one all-reduce of ``s b h`` forward and one backward per TP block (the
+  attention block and a dense MLP; a MoE layer's shared experts are one more, its routed
+  experts use ETP); with sequence parallelism the same bytes as all-gather +
+  reduce-scatter pairs, plus an all-gather in backward per block that re-gathers inputs for
+  the weight gradients. Full recompute repeats the forward collectives. The input
+  embedding adds one forward all-reduce.
+* **ETP** (Megatron-Core expert tensor parallelism): per MoE layer an all-gather of the
+  routed token copies over the ``etp`` group before the experts and a reduce-scatter
+  after, each way.
 * **CP** (ring attention, Megatron context parallelism): per layer and micro-batch the
   local K and V chunk goes ``cp - 1`` hops forward; backward moves K, V and their
   gradients (2x).
@@ -22,9 +27,11 @@ where a dimension is 1.
   all-gather with the distributed optimizer / ZeRO-1; ZeRO-2 reduce-scatters every
   micro-batch; ZeRO-3 also all-gathers parameters before forward and backward of every
   micro-batch (Rajbhandari et al. SC'20 §7). Split into buckets of ``bucket_params``.
-  Expert parameters sync over their own ``dp cp / ep`` group (``dp_expert``).
 * **EP** (GShard / Megatron MoE): per MoE layer and micro-batch an all-to-all dispatch
-  and combine of ``tokens * top_k * h`` forward, the same backward.
+  and combine of ``tokens * top_k * h`` forward, the same backward (tokens: the GPU's
+  sequence-parallel share, ``mb s / (cp tp)``).
+* Expert parameters sync over the expert data-parallel group ``edp = tp cp dp / (ep
+  etp)`` (``dp_expert``); everything else over ``dp * cp``.
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ import numpy as np
 from supernode.spec.plan import ParallelPlan, PlanArrays, as_plan_arrays
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.activations import activation_element_bytes
-from supernode.workload.memory import params_per_gpu, state_bytes
+from supernode.workload.memory import params_per_gpu, plan_state_bytes
 from supernode.workload.stages import layers_per_gpu_max, stage_layer_mix
 
 CollectiveKind = Literal["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "p2p"]
@@ -61,27 +68,40 @@ class CollectiveCall:
         return np.asarray(self.message_bytes) * self.calls_per_step
 
 
+def _tp_blocks(w: WorkloadSpec, a: PlanArrays) -> Any:
+    """TP-parallel blocks (each one all-reduce or AG/RS pair per pass) on the busiest GPU."""
+    n_dense, n_moe = (np.maximum(*pair) for pair in zip(
+        stage_layer_mix(w, a.pp, a.vpp, "first", a.pp_layout),
+        stage_layer_mix(w, a.pp, a.vpp, "last", a.pp_layout), strict=True))
+    shared = 1 if (w.moe is not None and w.moe.shared_experts) else 0
+    layers = layers_per_gpu_max(w, a.pp, a.vpp, a.pp_layout)
+    blocks = 2 * n_dense + (1 + shared) * n_moe
+    return blocks * layers / np.maximum(n_dense + n_moe, 1)
+
+
 def _tp_calls(w: WorkloadSpec, a: PlanArrays, e: int) -> list[CollectiveCall]:
     tokens = a.micro_batch * (w.seq_len / a.cp)
     msg = tokens * e * w.hidden
-    layers = layers_per_gpu_max(w, a.pp, a.vpp)
+    # FP8: Transformer Engine all-gathers the sequence-parallel input of an FP8 GEMM in FP8
+    gather = msg / e if a.precision == "fp8" else msg
+    blocks = _tp_blocks(w, a)
     on = (a.tp > 1) * a.microbatches
-    fwd = on * layers * np.where(a.recompute == 2, 4, 2) + on  # + input-embedding all-reduce
-    bwd = on * layers * 2
+    fwd = on * blocks * np.where(a.recompute == 2, 2, 1) + on  # + input-embedding all-reduce
+    bwd = on * blocks
     sp, nsp = a.sp, ~a.sp
     return [
         CollectiveCall("tp", "all_reduce", msg, nsp * fwd, a.tp, "forward"),
         CollectiveCall("tp", "all_reduce", msg, nsp * bwd, a.tp, "backward"),
-        CollectiveCall("tp", "all_gather", msg, sp * fwd, a.tp, "forward"),
+        CollectiveCall("tp", "all_gather", gather, sp * fwd, a.tp, "forward"),
         CollectiveCall("tp", "reduce_scatter", msg, sp * fwd, a.tp, "forward"),
-        CollectiveCall("tp", "all_gather", msg, sp * 2 * bwd, a.tp, "backward"),
+        CollectiveCall("tp", "all_gather", gather, sp * 2 * bwd, a.tp, "backward"),
         CollectiveCall("tp", "reduce_scatter", msg, sp * bwd, a.tp, "backward"),
     ]
 
 
 def _cp_pp_calls(w: WorkloadSpec, a: PlanArrays, e: int) -> list[CollectiveCall]:
     tokens = a.micro_batch * (w.seq_len / a.cp)
-    layers = layers_per_gpu_max(w, a.pp, a.vpp)
+    layers = layers_per_gpu_max(w, a.pp, a.vpp, a.pp_layout)
     kv = e * tokens * w.n_kv_heads * (w.qk_head_dim + w.v_head_dim) / a.tp
     hops = (a.cp - 1) * layers * a.microbatches
     cp_fwd = hops * np.where(a.recompute == 2, 2, 1)
@@ -98,10 +118,10 @@ def _cp_pp_calls(w: WorkloadSpec, a: PlanArrays, e: int) -> list[CollectiveCall]
 
 def _dp_calls(dim: str, params: Any, group: Any, a: PlanArrays,
               bucket_params: float) -> list[CollectiveCall]:
-    wb, gb, _ = state_bytes(a.precision)
+    wb, gb, _ = plan_state_bytes(a)
     on = group > 1
     buckets = np.maximum(np.ceil(params / bucket_params), 1)
-    z = np.maximum(a.zero_stage, np.where(a.distributed_optimizer, 1, 0))
+    z = a.zero
     m = a.microbatches
     grad_msg, param_msg = params * gb / buckets, params * wb / buckets
     return [
@@ -115,16 +135,33 @@ def _dp_calls(dim: str, params: Any, group: Any, a: PlanArrays,
     ]
 
 
+def moe_layers_on_busiest(w: WorkloadSpec, a: PlanArrays) -> Any:
+    """MoE layers on the pipeline GPU holding the most of them."""
+    firsts = stage_layer_mix(w, a.pp, a.vpp, "first", a.pp_layout)[1]
+    lasts = stage_layer_mix(w, a.pp, a.vpp, "last", a.pp_layout)[1]
+    middle = np.where(a.pp >= 3, stage_layer_mix(w, a.pp, a.vpp, "middle", a.pp_layout)[1], 0)
+    return np.maximum(np.maximum(firsts, lasts), middle)
+
+
 def _ep_calls(w: WorkloadSpec, a: PlanArrays, e: int) -> list[CollectiveCall]:
     if w.moe is None:
         return []
-    tokens = a.micro_batch * (w.seq_len / a.cp) / np.where(a.sp, a.tp, 1)
-    msg = tokens * w.moe.top_k * (w.moe.capacity_factor or 1.0) * e * w.hidden
-    _, n_moe = stage_layer_mix(w, a.pp, a.vpp, "last")
+    tokens = a.micro_batch * (w.seq_len / a.cp) / a.tp
+    copies = w.moe.top_k * (w.moe.capacity_factor or 1.0) * w.moe.token_imbalance
+    msg = tokens * copies * e * w.hidden
+    n_moe = moe_layers_on_busiest(w, a)
     per_step = (a.ep > 1) * n_moe * a.microbatches * 2  # dispatch + combine
     fwd = per_step * np.where(a.recompute == 2, 2, 1)
+    # expert tensor parallelism: gather the etp ranks' routed copies, scatter them back
+    etp_msg = msg * a.etp
+    etp_on = (a.etp > 1) * n_moe * a.microbatches
+    etp_fwd = etp_on * np.where(a.recompute == 2, 2, 1)
     return [CollectiveCall("ep", "all_to_all", msg, fwd, a.ep, "forward"),
-            CollectiveCall("ep", "all_to_all", msg, per_step, a.ep, "backward")]
+            CollectiveCall("ep", "all_to_all", msg, per_step, a.ep, "backward"),
+            CollectiveCall("etp", "all_gather", etp_msg, etp_fwd, a.etp, "forward"),
+            CollectiveCall("etp", "reduce_scatter", etp_msg, etp_fwd, a.etp, "forward"),
+            CollectiveCall("etp", "all_gather", etp_msg, etp_on, a.etp, "backward"),
+            CollectiveCall("etp", "reduce_scatter", etp_msg, etp_on, a.etp, "backward")]
 
 
 def traffic_per_step(w: WorkloadSpec, plan: ParallelPlan | PlanArrays,
@@ -132,8 +169,8 @@ def traffic_per_step(w: WorkloadSpec, plan: ParallelPlan | PlanArrays,
     """Every collective one GPU of the busiest stage issues in one optimizer step.
 
     Dimensions: tp, cp, pp, dp (non-expert parameters over ``dp * cp`` ranks),
-    dp_expert (routed experts over ``dp * cp / ep``), ep. Entries with zero calls are
-    kept so that arrays line up across plans.
+    dp_expert (routed experts over ``edp``), ep, etp. Entries with zero calls are kept so
+    that arrays line up across plans.
     """
     a = as_plan_arrays(plan)
     e = activation_element_bytes(a.precision)
@@ -144,7 +181,7 @@ def traffic_per_step(w: WorkloadSpec, plan: ParallelPlan | PlanArrays,
     calls = _tp_calls(w, a, e) + _cp_pp_calls(w, a, e)
     calls += _dp_calls("dp", dense, a.dp * a.cp, a, bucket_params)
     if w.moe is not None:
-        calls += _dp_calls("dp_expert", expert, a.dp * a.cp // a.ep, a, bucket_params)
+        calls += _dp_calls("dp_expert", expert, a.edp, a, bucket_params)
     return calls + _ep_calls(w, a, e)
 
 

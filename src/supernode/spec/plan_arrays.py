@@ -1,0 +1,146 @@
+"""Plan fields as numpy columns: one element per candidate plan (millions at once).
+
+:class:`PlanArrays` is what every model reads (workload, estimate, planner); the document
+a user writes is :class:`supernode.spec.plan.ParallelPlan`, whose ``from_plan`` here fills
+the knobs it leaves open neutrally.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from supernode.errors import InputError
+
+if TYPE_CHECKING:  # the document type; importing it here would be circular
+    from supernode.spec.plan import ParallelPlan
+
+#: Recomputation modes: ``selective`` recomputes the attention core (Korthikanti et al.,
+#: Megatron's default ``--recompute-modules core_attn``); ``modules`` also the cheap,
+#: memory-heavy modules Megatron-Core can recompute (``layernorm``, the MLP / expert
+#: activation ``mlp``/``moe_act``, ``mla_up_proj``); ``full`` every layer from its input.
+RECOMPUTE_CODES: dict[str, int] = {"none": 0, "selective": 1, "full": 2, "modules": 3}
+#: Pipeline layouts and their codes in :class:`PlanArrays`. ``uniform``: transformer
+#: layers split evenly over the pp * vpp virtual stages, embedding on the first and output
+#: layer + loss on the last on top (Megatron's default); ``embedding_and_loss_as_layers``:
+#: the first and last virtual stages count the embedding and the loss as one layer each
+#: (Megatron ``--account-for-embedding-in-pipeline-split --account-for-loss-in-...``).
+PP_LAYOUT_CODES: dict[str, int] = {"uniform": 0, "embedding_and_loss_as_layers": 1}
+
+
+@dataclass(frozen=True)
+class PlanArrays:
+    """Plan fields as broadcast numpy arrays (one element per candidate plan).
+
+    ``recompute`` holds :data:`RECOMPUTE_CODES` (0 none, 1 selective, 2 full, 3 modules),
+    ``pp_layout`` :data:`PP_LAYOUT_CODES`; ``precision`` is one string shared by all
+    plans. The effective ZeRO stage is :attr:`zero` (the distributed optimizer is stage 1).
+    Unresolved choices must be filled in before building one (see :meth:`from_plan`).
+    """
+
+    tp: np.ndarray
+    pp: np.ndarray
+    dp: np.ndarray
+    cp: np.ndarray
+    ep: np.ndarray
+    etp: np.ndarray
+    vpp: np.ndarray
+    micro_batch: np.ndarray
+    global_batch_sequences: np.ndarray
+    recompute: np.ndarray
+    sequence_parallel: np.ndarray
+    zero_stage: np.ndarray
+    distributed_optimizer: np.ndarray
+    flash_attention: np.ndarray
+    moe_a2a_overlap: np.ndarray
+    pp_layout: np.ndarray
+    grad_fp32: np.ndarray
+    precision: str = "bf16"
+
+    @classmethod
+    def from_columns(cls, *, precision: str = "bf16", **columns: Any) -> PlanArrays:
+        """Build from keyword arrays or scalars (broadcast together); missing ones default.
+
+        Defaults: tp=pp=dp=cp=ep=vpp=micro_batch=1, etp=tp, recompute none,
+        sequence_parallel on where tp > 1 (as :meth:`from_plan`), zero_stage 0, no
+        distributed optimizer, flash attention on, no all-to-all overlap, uniform pipeline
+        layout, 16-bit gradients. ``global_batch_sequences`` is
+        required. ``recompute`` and ``pp_layout`` may be strings or codes.
+        """
+        names = [f.name for f in fields(cls) if f.name != "precision"]
+        unknown = set(columns) - set(names)
+        if unknown:
+            raise InputError(sorted(unknown)[0], f"not a plan field; allowed: {', '.join(names)}")
+        if "global_batch_sequences" not in columns:
+            raise InputError("global_batch_sequences", "required")
+        defaults = {"recompute": 0, "sequence_parallel": False, "zero_stage": 0,
+                    "distributed_optimizer": False, "flash_attention": True,
+                    "moe_a2a_overlap": False, "pp_layout": 0, "grad_fp32": False}
+        values = {n: columns.get(n, defaults.get(n, 1)) for n in names}
+        if "sequence_parallel" not in columns:
+            values["sequence_parallel"] = np.asarray(values["tp"]) > 1
+        if "etp" not in columns or columns["etp"] is None:
+            values["etp"] = values["tp"]
+        values["recompute"] = _codes(values["recompute"], RECOMPUTE_CODES, "recompute")
+        values["pp_layout"] = _codes(values["pp_layout"], PP_LAYOUT_CODES, "pp_layout")
+        arrays = np.broadcast_arrays(*[np.asarray(values[n]) for n in names])
+        kinds = {"sequence_parallel": bool, "distributed_optimizer": bool,
+                 "flash_attention": bool, "moe_a2a_overlap": bool, "grad_fp32": bool}
+        out = {n: a.astype(kinds.get(n, np.int64)) for n, a in zip(names, arrays, strict=True)}
+        return cls(precision=precision, **out)
+
+    @classmethod
+    def from_plan(cls, plan: ParallelPlan) -> PlanArrays:
+        """Build 0-d arrays from one plan, filling its unresolved (null) choices neutrally.
+
+        null vpp -> 1, micro_batch -> 1, recompute -> none, sequence_parallel -> tp > 1,
+        zero_stage -> the plan's first allowed stage, moe_a2a_overlap -> off, pp_layout ->
+        uniform. A planner should resolve choices itself; this is for a fixed plan.
+        """
+        return cls.from_columns(
+            precision=plan.precision, tp=plan.tp, pp=plan.pp, dp=plan.dp, cp=plan.cp,
+            ep=plan.ep, etp=plan.etp or plan.tp, vpp=plan.vpp or 1,
+            micro_batch=plan.micro_batch or 1,
+            global_batch_sequences=plan.global_batch_sequences,
+            recompute=RECOMPUTE_CODES[plan.recompute or "none"],
+            sequence_parallel=plan.tp > 1 if plan.sequence_parallel is None
+            else plan.sequence_parallel,
+            zero_stage=plan.zero_choices()[0],
+            distributed_optimizer=bool(plan.distributed_optimizer),
+            flash_attention=plan.flash_attention,
+            moe_a2a_overlap=bool(plan.moe_a2a_overlap),
+            pp_layout=PP_LAYOUT_CODES[plan.pp_layout or "uniform"],
+            grad_fp32=bool(plan.grad_reduce_in_fp32))
+
+    @property
+    def microbatches(self) -> np.ndarray:
+        """Micro-batches per step per pipeline: global / (micro_batch * dp), floored."""
+        return self.global_batch_sequences // np.maximum(self.micro_batch * self.dp, 1)
+
+    @property
+    def sp(self) -> np.ndarray:
+        """Sequence parallelism actually in effect (it is a no-op when tp == 1)."""
+        return self.sequence_parallel & (self.tp > 1)
+
+    @property
+    def zero(self) -> np.ndarray:
+        """Effective ZeRO stage: ``zero_stage``, at least 1 with the distributed optimizer."""
+        return np.maximum(self.zero_stage, np.where(self.distributed_optimizer, 1, 0))
+
+    @property
+    def edp(self) -> np.ndarray:
+        """Expert data-parallel size: ``tp * cp * dp / (ep * etp)`` (floored)."""
+        return (self.tp * self.cp * self.dp) // np.maximum(self.ep * self.etp, 1)
+
+
+def _codes(values: Any, codes: dict[str, int], name: str) -> np.ndarray:
+    """Strings (or codes) -> integer codes; InputError naming the allowed strings."""
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "UO":
+        return arr
+    bad = set(np.unique(arr).tolist()) - set(codes)
+    if bad:
+        raise InputError(name, f"unknown value {sorted(bad)[0]!r}; allowed: {', '.join(codes)}")
+    return np.vectorize(codes.__getitem__, otypes=[np.int64])(arr)
