@@ -33,6 +33,7 @@ from supernode.netsim.network import (
     ACC,
     NIC,
     SWITCH,
+    SWITCH_TIER_CODES,
     TIER_CODES,
     Network,
     assemble,
@@ -60,6 +61,7 @@ class Template:
     size: int
     kind: np.ndarray
     rail: np.ndarray
+    switch_tier: np.ndarray
     has_domain: np.ndarray
     latency_s: np.ndarray
     prefix: tuple[str, ...]
@@ -97,7 +99,7 @@ def _describe(g: nx.Graph, size: int, domain: int) -> tuple | None:
             return None
         d = g.nodes[v]
         rows.append((v[0], v[2], d.get("kind"), d.get("rail"), d.get("domain") is not None,
-                     float(d.get("latency_s") or 0.0)))
+                     float(d.get("latency_s") or 0.0), d.get("tier")))
     edges = [(local[u], local[w], float(d.get("count", 1)) * float(d["bandwidth_bytes_per_s"]),
               float(d.get("latency_s", 0.0)), d["tier"]) for u, w, d in g.edges(data=True)]
     return rows, edges
@@ -113,17 +115,18 @@ def domain_template(cluster: Any) -> Template | None:
     if cluster.supernodes > 1 and _describe(_template_graph(cluster, 1), size, 1) != base:
         return None
     rows, edges = base
-    if any(kind not in ("switch", "accelerator") for _, _, kind, _, _, _ in rows):
+    if any(row[2] not in ("switch", "accelerator") for row in rows):
         return None
-    kind = np.array([ACC] * size + [kind_code(k) for _, _, k, _, _, _ in rows], np.int8)
-    rail = np.array([-1] * size + [-1 if r is None else int(r) for _, _, _, r, _, _ in rows],
+    kind = np.array([ACC] * size + [kind_code(row[2]) for row in rows], np.int8)
+    rail = np.array([-1] * size + [-1 if row[3] is None else int(row[3]) for row in rows],
                     np.int64)
-    has_domain = np.array([True] * size + [h for *_, h, _ in rows], bool)
-    lat = np.array([0.0] * size + [lt if k == "switch" else 0.0
-                                   for _, _, k, _, _, lt in rows])
+    tier = np.array([-1] * size + [SWITCH_TIER_CODES.get(row[6], -1) if row[2] == "switch"
+                                   else -1 for row in rows], np.int8)
+    has_domain = np.array([True] * size + [row[4] for row in rows], bool)
+    lat = np.array([0.0] * size + [row[5] if row[2] == "switch" else 0.0 for row in rows])
     e = np.array([(u, w) for u, w, *_ in edges], np.int64).reshape(-1, 2)
     return Template(
-        size, kind, rail, has_domain, lat, tuple(["acc"] * size + [p for p, *_ in rows]),
+        size, kind, rail, tier, has_domain, lat, tuple(["acc"] * size + [p for p, *_ in rows]),
         np.array([-1] * size + [s for _, s, *_ in rows], np.int64), e[:, 0], e[:, 1],
         np.array([c for _, _, c, _, _ in edges]), np.array([lt for *_, lt, _ in edges]),
         np.array([TIER_CODES[t] for *_, t in edges], np.int8))
@@ -134,6 +137,7 @@ class _Parts:
     """Nodes and undirected edges gathered block by block (edges with their sort keys)."""
 
     kind: list[np.ndarray]
+    tier: list[np.ndarray]
     domain: list[np.ndarray]
     rail: list[np.ndarray]
     latency_s: list[np.ndarray]
@@ -142,10 +146,11 @@ class _Parts:
     second: list[np.ndarray]
     edges: list[tuple[np.ndarray, ...]]
 
-    def nodes(self, kind, domain, rail, latency_s, code, first, second) -> None:
+    def nodes(self, kind, tier, domain, rail, latency_s, code, first, second) -> None:
         """Append a block of nodes (arrays of one length, scalars broadcast)."""
         n = np.broadcast(kind, first).size
-        for store, value, dtype in ((self.kind, kind, np.int8), (self.domain, domain, np.int64),
+        for store, value, dtype in ((self.kind, kind, np.int8), (self.tier, tier, np.int8),
+                                    (self.domain, domain, np.int64),
                                     (self.rail, rail, np.int64),
                                     (self.latency_s, latency_s, float),
                                     (self.code, code, np.int8), (self.first, first, np.int64),
@@ -167,7 +172,8 @@ def _domains(parts: _Parts, t: Template, domains: int, prefixes: dict[str, int])
     local = np.arange(m)[None, :]
     is_acc = local < t.size
     code = np.array([prefixes[p] for p in t.prefix], np.int8)
-    parts.nodes(np.tile(t.kind, domains), np.where(t.has_domain[None, :], d, -1).ravel(),
+    parts.nodes(np.tile(t.kind, domains), np.tile(t.switch_tier, domains),
+                np.where(t.has_domain[None, :], d, -1).ravel(),
                 np.tile(t.rail, domains), np.tile(t.latency_s, domains),
                 np.tile(code, domains), np.where(is_acc, d * t.size + local, d).ravel(),
                 np.tile(np.where(is_acc[0], -1, t.second), domains))
@@ -185,14 +191,14 @@ def network_arrays(cluster: Any) -> Network | None:
         return None
     names = sorted(set(t.prefix) | {"nic", *FABRIC_TIERS})
     prefixes = {p: i for i, p in enumerate(names)}
-    parts = _Parts([], [], [], [], [], [], [], [])
+    parts = _Parts([], [], [], [], [], [], [], [], [])
     _domains(parts, t, cluster.supernodes, prefixes)
     size, m = t.size, t.nodes
     owners = nic_owners(cluster)
     hosts, rails = owners.shape
     nic_base = cluster.supernodes * m
     nic_node = nic_base + np.arange(hosts * rails, dtype=np.int64)
-    parts.nodes(NIC, -1, np.tile(np.arange(rails), hosts), 0.0, prefixes["nic"],
+    parts.nodes(NIC, -1, -1, np.tile(np.arange(rails), hosts), 0.0, prefixes["nic"],
                 np.repeat(np.arange(hosts), rails), np.tile(np.arange(rails), hosts))
     owner = owners.ravel()
     owner_node = (owner // size) * m + owner % size
@@ -211,7 +217,8 @@ def _fabric(parts: _Parts, cluster: Any, base: int, prefixes: dict[str, int]) ->
     counts = layout.sizing.switches
     starts = base + np.concatenate([[0], np.cumsum(counts)])
     for tier, count in zip(FABRIC_TIERS, counts, strict=False):
-        parts.nodes(SWITCH, -1, -1, switch.latency_s, prefixes[tier], np.arange(count), -1)
+        parts.nodes(SWITCH, SWITCH_TIER_CODES[tier], -1, -1, switch.latency_s, prefixes[tier],
+                    np.arange(count), -1)
     host, rail, leaf = nic_leaf_links(layout)
     parts.link(base - host.size + host * layout.nics_per_host + rail, starts[0] + leaf,
                nic_link.bandwidth_bytes_per_s, nic_link.latency_s, "leaf", 0)
@@ -225,7 +232,7 @@ def _fabric(parts: _Parts, cluster: Any, base: int, prefixes: dict[str, int]) ->
 def _assemble(parts: _Parts, cluster: Any, prefixes: list[str]) -> dict[str, Any]:
     """Concatenated node facts and the links in the graph's order (see :func:`_edge_order`)."""
     cat = {name: np.concatenate(getattr(parts, name)) for name in
-           ("kind", "domain", "rail", "latency_s", "code", "first", "second")}
+           ("kind", "tier", "domain", "rail", "latency_s", "code", "first", "second")}
     u, v, cap, lat, tier, sub = (np.concatenate(col) for col in zip(*parts.edges, strict=True))
     order = _edge_order(u, sub)
     n = cat["kind"].size
@@ -254,7 +261,8 @@ def _with_accelerators(cat: dict[str, Any], cluster: Any, t: Template, owner: np
     nic_link = dict(zip(nic_node.tolist(), pcie.tolist(), strict=True))
     out = cluster.scale_out
     return assemble(cluster.name, cat["table"], cat["table"].index, cat["kind"],
-                    cat["domain"], cat["rail"], cat["latency_s"], links, acc_node, host,
+                    cat["domain"], cat["rail"], cat["latency_s"], cat["tier"], links, acc_node,
+                    host,
                     nic_link, _acc_nics(cluster, owner, nic_node, host),
                     bool(out and out.rail_optimized), reducing_tiers(cluster))
 

@@ -20,7 +20,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from supernode.topology.graph import FABRIC_TIERS, LINK_TIERS, SCALE_UP_TIERS
+from supernode.topology.graph import FABRIC_TIERS, LINK_TIERS, SCALE_UP_TIERS, SWITCH_TIERS
 
 #: Node kind codes.
 ACC, NIC, SWITCH = 0, 1, 2
@@ -28,6 +28,8 @@ _KIND_CODES = {"accelerator": ACC, "nic": NIC, "switch": SWITCH}
 #: Tier codes index into LINK_TIERS.
 TIER_CODES = {name: i for i, name in enumerate(LINK_TIERS)}
 SCALE_UP_CODES = frozenset(TIER_CODES[t] for t in SCALE_UP_TIERS)
+#: Switch tier codes index into SWITCH_TIERS (``node_tier``; -1: not a switch).
+SWITCH_TIER_CODES = {name: i for i, name in enumerate(SWITCH_TIERS)}
 FABRIC_CODES = frozenset(TIER_CODES[t] for t in FABRIC_TIERS)
 
 
@@ -52,6 +54,8 @@ class Network:
     ``acc_node[i]`` is the node of accelerator ``i``; ``acc_nic[i]`` the NIC node it sends
     through (-1 without one); ``nic_link[n]`` the PCIe link accelerator -> NIC ``n``.
     ``reducing_tiers``: link tiers whose switches reduce in-network (NVLS, SHARP).
+    ``node_tier[v]``: the switch tier of node ``v`` (code into ``SWITCH_TIERS``; -1 for
+    anything else; empty when unknown).
     """
 
     name: str
@@ -76,6 +80,7 @@ class Network:
     index: Mapping[Hashable, int] = field(default_factory=dict, repr=False)
     link_keys: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
     link_order: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
+    node_tier: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8), repr=False)
 
     @property
     def links(self) -> int:
@@ -183,9 +188,12 @@ def network_from_graph(g: nx.Graph, rail_optimized: bool = False,
     domain = np.full(n, -1, dtype=np.int64)
     rail = np.full(n, -1, dtype=np.int64)
     node_latency = np.zeros(n)
+    node_tier = np.full(n, -1, dtype=np.int8)
     for v, i in index.items():
         d = g.nodes[v]
         kind[i] = kind_code(d.get("kind"))
+        if kind[i] == SWITCH:
+            node_tier[i] = SWITCH_TIER_CODES.get(d.get("tier"), -1)
         dom = d.get("domain")
         domain[i] = -1 if dom is None else int(dom)
         rail[i] = int(d.get("rail", -1) if d.get("rail") is not None else -1)
@@ -209,13 +217,14 @@ def network_from_graph(g: nx.Graph, rail_optimized: bool = False,
                      for a in accs], dtype=np.int64)
     nic_link, acc_nic = _nic_assignment(g, index, accs, links.keys, links.order)
     return assemble(str(g.graph.get("name", "")), nodes, index, kind, domain, rail,
-                    node_latency, links, acc_node, host, nic_link, acc_nic,
+                    node_latency, node_tier, links, acc_node, host, nic_link, acc_nic,
                     rail_optimized, reducing_tiers)
 
 
 def assemble(name: str, nodes: Sequence[Hashable], index: Mapping[Hashable, int],
              kind: np.ndarray, domain: np.ndarray, rail: np.ndarray,
-             node_latency_s: np.ndarray, links: LinkArrays, acc_node: np.ndarray,
+             node_latency_s: np.ndarray, node_tier: np.ndarray, links: LinkArrays,
+             acc_node: np.ndarray,
              acc_host: np.ndarray, nic_link: dict[int, int], acc_nic: np.ndarray,
              rail_optimized: bool, reducing_tiers: frozenset[str]) -> Network:
     """A :class:`Network` from node facts, :class:`LinkArrays` and accelerator facts
@@ -227,7 +236,7 @@ def assemble(name: str, nodes: Sequence[Hashable], index: Mapping[Hashable, int]
         tier=links.tier, up=np.ones(links.tail.size, dtype=bool), acc_node=acc_node,
         acc_domain=domain[acc_node], acc_host=acc_host, acc_nic=acc_nic, nic_link=nic_link,
         rail_optimized=rail_optimized, reducing_tiers=reducing_tiers, index=index,
-        link_keys=links.keys, link_order=links.order,
+        link_keys=links.keys, link_order=links.order, node_tier=node_tier,
     )
 
 
