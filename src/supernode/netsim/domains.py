@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from supernode.netsim.grouping import group_rows
 from supernode.netsim.subgraph import LocalShape, SubGraph, build_subgraph
 
 
@@ -85,9 +86,11 @@ def domain_table(tail: np.ndarray, head: np.ndarray, capacity: np.ndarray,
             lt[arc_rows], lh[arc_rows], capacity[links[arc_rows]].view(np.int64),
             latency_s[links[arc_rows]].view(np.int64), transit[node_rows].astype(np.int64),
             node_latency_s[node_rows].view(np.int64)], axis=1)
-        _, first, group = np.unique(signature, axis=0, return_index=True, return_inverse=True)
-        for g in np.argsort(first, kind="stable").tolist():
-            mine = members[group.ravel() == g]
+        first, group = group_rows(signature)
+        order = np.argsort(group, kind="stable")
+        cuts = np.searchsorted(group[order], np.arange(first.size + 1))
+        for g in range(first.size):
+            mine = members[order[cuts[g]:cuts[g + 1]]]
             links_of = links[arc_start[mine[0]]:arc_start[mine[0] + 1]]
             sub = build_subgraph(tail, head, capacity, latency_s, node_latency_s, links_of,
                                  transit)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from supernode.netsim.grouping import group_rows
 from supernode.netsim.link_classes import STATS, LinkClasses
 from supernode.netsim.maxmin import check_max_min, max_min_rates
 
@@ -54,6 +55,8 @@ class Vectors:
         self._ids: dict[bytes, int] = {}
         self._owner = np.full(capacity.size, -1, dtype=np.int64)  # -1 none, -2 several
         self.classes = LinkClasses(capacity.size)
+        self._private: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._shared: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         #: statistics of links entering tracking (see :data:`TrackHook`)
         self.on_track: TrackHook | None = None
         #: track every link event by event (the reference the shortcut is tested against)
@@ -81,6 +84,7 @@ class Vectors:
             old = self.items[first]
             at = np.searchsorted(old.links, links[owner == first])
             old.shared[at] = True
+            self._private.pop(first, None)
             first_mult[owner == first] = old.mult[at]
         self._owner[links[owner == -1]] = vid
         self._owner[links[single]] = -2
@@ -91,6 +95,28 @@ class Vectors:
         self._track(vid, links[tracked], mult[tracked], np.where(single, owner, -1)[tracked],
                     first_mult[tracked])
         return vid
+
+    def constraints(self, vid: int) -> tuple[np.ndarray, np.ndarray]:
+        """The links of vector ``vid`` that matter to a max-min solve, and its flows on
+        each: one link per class of its shared links, one per (flows, capacity) group of
+        its private links; the other links repeat these constraints exactly."""
+        cls, mult = self.classes.of_vector(vid)
+        v = self.items[vid]
+        shared = self._shared.get(vid)
+        if shared is None or shared[0] is not cls:  # the class list changed: new members
+            tracked = v.links[v.shared]
+            where = np.zeros(self.classes.count, dtype=np.int64)
+            where[self.classes.cls_of[tracked]] = np.arange(tracked.size)  # any one each
+            shared = (cls, tracked[where[cls]])
+            self._shared[vid] = shared
+        private = self._private.get(vid)
+        if private is None:
+            links, m = v.links[~v.shared], v.mult[~v.shared]
+            first, _ = group_rows(np.stack([m.view(np.int64),
+                                            self.capacity[links].view(np.int64)], axis=1))
+            private = (links[first], m[first])
+            self._private[vid] = private
+        return (np.concatenate([shared[1], private[0]]), np.concatenate([mult, private[1]]))
 
     def _track(self, vid: int, links: np.ndarray, mult: np.ndarray, first: np.ndarray,
                first_mult: np.ndarray) -> None:
@@ -205,10 +231,10 @@ class FluidState:
         if hit is not None:
             return hit
         self.solves += 1
-        items = [self.vectors.items[v] for v in comp]
-        ptr = np.cumsum([0] + [it.links.size for it in items])
-        links = np.concatenate([it.links for it in items])
-        mult = np.concatenate([it.mult * c for it, (_, c) in zip(items, counts, strict=True)])
+        items = [self.vectors.constraints(v) for v in comp]
+        ptr = np.cumsum([0] + [links.size for links, _ in items])
+        links = np.concatenate([links for links, _ in items])
+        mult = np.concatenate([m * c for (_, m), (_, c) in zip(items, counts, strict=True)])
         rates, _ = max_min_rates(ptr, links, mult, self.capacity)
         out = dict(zip(comp, rates.tolist(), strict=True))
         self.memo[counts] = out

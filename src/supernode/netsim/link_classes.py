@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from supernode.netsim.grouping import group_rows
+
 #: Per-class statistics kept in growable arrays.
 STATS = ("capacity", "hot_load", "load", "peak", "hot_s", "since")
 
@@ -77,11 +79,10 @@ class LinkClasses:
         old = self.cls_of[links]
         key = np.stack([old, np.where(old < 0, first, -1), first_mult.view(np.int64),
                         init["capacity"].view(np.int64), mult.view(np.int64)], axis=1)
-        _, start, group = np.unique(key, axis=0, return_index=True, return_inverse=True)
-        group = group.ravel()
+        start, group = group_rows(key)
         order = np.argsort(group, kind="stable")
         cuts = np.searchsorted(group[order], np.arange(start.size + 1))
-        for g in np.argsort(start, kind="stable").tolist():
+        for g in range(start.size):
             mine = links[order[cuts[g]:cuts[g + 1]]]
             i = int(start[g])
             if old[i] >= 0:
@@ -108,6 +109,7 @@ class LinkClasses:
             for name in STATS:
                 self._stats[name] = np.concatenate([self._stats[name],
                                                     np.zeros(self._stats[name].size)])
+
         for name in STATS:
             self._stats[name][c] = values[name]
         self.size.append(int(links.size))
