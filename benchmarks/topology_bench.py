@@ -87,7 +87,7 @@ def main(repeats: int = 3, quick: bool = False) -> int:
                              {"case": name, "mode": mode}), repeats)
             measured.append(m)
             if m.error:
-                rows.append([name, mode, f"refused: {m.error}", *[""] * 9])
+                rows.append([name, mode, f"refused: {m.error}", *[""] * 8])
                 break
             missed |= (m.median("wall_s") or 0) > TARGET_S or \
                 (m.median("peak_mib") or 0) > TARGET_MIB
