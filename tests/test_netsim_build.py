@@ -21,9 +21,9 @@ from supernode.spec.loader import validate_document
 from supernode.spec.resolve import resolve_cluster
 
 ROOT = Path(__file__).resolve().parents[1]
-ARRAYS = ("kind", "domain", "rail", "node_latency_s", "tail", "head", "capacity_bytes_per_s",
-          "latency_s", "tier", "up", "acc_node", "acc_domain", "acc_host", "acc_nic",
-          "link_keys", "link_order")
+ARRAYS = ("kind", "node_tier", "domain", "rail", "node_latency_s", "tail", "head",
+          "capacity_bytes_per_s", "latency_s", "tier", "up", "acc_node", "acc_domain",
+          "acc_host", "acc_nic", "link_keys", "link_order")
 EXAMPLES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "examples").rglob("*.yaml")
                   if "supernodes:" in p.read_text())
 
