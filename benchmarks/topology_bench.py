@@ -1,17 +1,21 @@
-"""Benchmark: topology metrics (closed forms) and full graph builds of large fat trees.
+"""Benchmark: topology metrics (closed forms), full graph builds and the simulator's array
+build of large fat trees.
 
-Run: ``.venv/bin/python benchmarks/topology_bench.py``. Every measurement runs in a fresh
-process, so each peak resident memory (``ru_maxrss``, interpreter and imports included) is
-its own; "baseline" is that process's resident memory after the imports.
+Run: ``.venv/bin/python benchmarks/topology_bench.py [--repeats N]`` (every case a fresh
+process, medians of N; see ``harness.py``). Modes: ``metrics`` (load and check the cluster,
+closed-form ``topology_report``), ``graph`` (also the whole networkx graph: every GPU, CPU
+socket, NIC, switch and link), ``arrays`` (also the flow simulator's network, built
+straight into arrays). Targets: 10 s and 4 GiB whole process; exits 1 if one is missed.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import resource
 import sys
 import time
 
+from harness import PROCESS_HEADER, Case, cli, machine, measure, num, process_columns, table
+
+TARGET_S, TARGET_MIB = 10.0, 4096.0
 CASES = {
     # 100,000 H100 in 12,500 DGX-class hosts, 8 x 400G rails, three tiers of 128 x 400G
     # switches (64-port switches cannot: they hold 64^3/4 = 65,536 endpoints).
@@ -25,6 +29,7 @@ CASES = {
     "2-tier max, 144-port (10,368)": dict(hosts=1_296, switch="quantum-x800-q3400", tiers=2,
                                           nic_gbit=800),
 }
+MODES = ("metrics", "graph", "arrays")
 
 
 def _cluster(hosts: int, switch: str, tiers: int, nic_gbit: int):
@@ -44,66 +49,60 @@ def _cluster(hosts: int, switch: str, tiers: int, nic_gbit: int):
     return resolve_cluster(validate_document(doc, ClusterSpec))
 
 
-def _peak_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
-
-
-def _measure(case: dict, mode: str, out: mp.Queue) -> None:
-    """Child process: load, then time the metrics (and the graph build for ``graph``)."""
+def build(case: str, mode: str) -> dict:
+    """Child: load the cluster, compute the report, and build what ``mode`` names."""
     from supernode.errors import InputError
+    from supernode.netsim.network import network_from_cluster
     from supernode.topology import build_cluster_graph, topology_report
 
-    baseline = _peak_mib()
     start = time.perf_counter()
     try:
-        cluster = _cluster(**case)
+        cluster = _cluster(**CASES[case])
         report = topology_report(cluster)
-        edges = nodes = 0
-        if mode == "graph":
-            g = build_cluster_graph(cluster)
-            nodes, edges = g.number_of_nodes(), g.number_of_edges()
     except InputError as exc:
-        out.put({"error": exc.message})
-        return
-    out.put({
-        "seconds": time.perf_counter() - start, "peak_mib": _peak_mib(),
-        "baseline_mib": baseline, "nodes": nodes, "edges": edges,
-        "accelerators": report.accelerators, "switches": sum(report.switches.values()),
-        "bisection_tbyte_per_s": report.bisection_bandwidth_bytes_per_s["scale_out"] / 1e12,
-        "hops": report.diameter_hops["scale_out"],
-    })
+        return {"error": exc.message}
+    nodes = edges = None
+    if mode == "graph":
+        g = build_cluster_graph(cluster)
+        nodes, edges = g.number_of_nodes(), g.number_of_edges()
+    elif mode == "arrays":
+        net = network_from_cluster(cluster)
+        nodes, edges = len(net.nodes), net.links // 2
+    return {"library_s": time.perf_counter() - start, "nodes": nodes, "edges": edges,
+            "switches": sum(report.switches.values()),
+            "bisection": report.bisection_bandwidth_bytes_per_s["scale_out"] / 1e12,
+            "hops": report.diameter_hops["scale_out"]}
 
 
-def run(case: dict, mode: str) -> dict:
-    """Measure ``case`` in a fresh process (``mode``: ``metrics`` or ``graph``)."""
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    proc = ctx.Process(target=_measure, args=(case, mode, queue))
-    proc.start()
-    result = queue.get()
-    proc.join()
-    return result
+def _count(m, key: str) -> str:
+    return "–" if m.first(key) is None else f"{m.first(key):,}"
 
 
-def main() -> int:
-    """Print one row per case and mode; exit 1 if a target (10 s, 4 GiB) is missed."""
-    header = (f"{'case':32} {'mode':8} {'seconds':>8} {'peak MiB':>9} {'base MiB':>9} "
-              f"{'nodes':>9} {'edges':>9} {'switches':>8} {'bisect TB/s':>11} {'hops':>4}")
-    print(header)
-    print("-" * len(header))
-    missed = False
-    for name, case in CASES.items():
-        for mode in ("metrics", "graph"):
-            r = run(case, mode)
-            if "error" in r:
-                print(f"{name:32} {mode:8} refused: {r['error']}")
+def main(repeats: int = 3, quick: bool = False) -> int:
+    """Print the table; return 1 if a case misses 10 s or 4 GiB."""
+    rows, measured, missed = [], [], False
+    for name in CASES:
+        for mode in MODES:
+            m = measure(Case(f"{name} {mode}", "topology_bench:build",
+                             {"case": name, "mode": mode}), repeats)
+            measured.append(m)
+            if m.error:
+                rows.append([name, mode, f"refused: {m.error}", *[""] * 8])
                 break
-            missed |= r["seconds"] > 10 or r["peak_mib"] > 4096
-            print(f"{name:32} {mode:8} {r['seconds']:8.2f} {r['peak_mib']:9.0f} "
-                  f"{r['baseline_mib']:9.0f} {r['nodes']:9,} {r['edges']:9,} "
-                  f"{r['switches']:8,} {r['bisection_tbyte_per_s']:11.1f} {r['hops']:4}")
+            missed |= (m.median("wall_s") or 0) > TARGET_S or \
+                (m.median("peak_mib") or 0) > TARGET_MIB
+            rows.append([name, mode, *process_columns(m), _count(m, "nodes"),
+                         _count(m, "edges"),
+                         f"{m.first('switches'):,}", num(m.first("bisection"), 1),
+                         str(m.first("hops"))])
+    header = ["case", "mode", *PROCESS_HEADER, "nodes", "edges", "switches",
+              "bisection TB/s", "hops"]
+    print(table(header, rows, right=2))
+    print(f"\n{machine(measured)}\n")
+    print(f"targets ({TARGET_S:.0f} s, {TARGET_MIB / 1024:.0f} GiB whole process): "
+          f"{'MISSED' if missed else 'met'}")
     return 1 if missed else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(*cli()))

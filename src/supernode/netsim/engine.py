@@ -110,6 +110,7 @@ class Environment:
         self._dirty: set[int] = set()
         self._routes: dict[bytes, tuple[np.ndarray, ...]] = {}
         self._vectors: dict[tuple[bytes, bytes, bool], tuple[int, float]] = {}
+        self._by_identity: dict[tuple[int, int, bool], tuple[np.ndarray, np.ndarray, Any]] = {}
         self._adaptive = adaptive
         self._progress = progress
         self._done = 0
@@ -236,9 +237,15 @@ class Environment:
     def _coupled_vector(self, src: np.ndarray, dst: np.ndarray, reduce: bool
                         ) -> tuple[int, float]:
         """Path vector id and slowest path latency of flows moving as one class."""
+        same = (id(src), id(dst), reduce)  # the same arrays again (cached phases)
+        seen = self._by_identity.get(same)
+        if seen is not None and seen[0] is src and seen[1] is dst:
+            return seen[2]
         key = (src.tobytes(), dst.tobytes(), reduce)
         hit = self._vectors.get(key)
         if hit is not None:
+            if not self._adaptive:
+                self._by_identity[same] = (src, dst, hit)
             return hit
         load = self.fluid.flows / self.fluid.capacity if self._adaptive else None
         r = self.router.route(src, dst, load)
@@ -252,6 +259,7 @@ class Environment:
         out = (self.fluid.vectors.add(links, mult), float(lat.max()))
         if not self._adaptive:
             self._vectors[key] = out
+            self._by_identity[same] = (src, dst, out)
         return out
 
     def _add_class(self, task: Task, spec: FlowSpec, vid: int, flows: int,

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from supernode.netsim.grouping import group_rows
+from supernode.netsim.link_classes import STATS, LinkClasses
 from supernode.netsim.maxmin import check_max_min, max_min_rates
 
 #: A link at or above this utilisation is hot (seed 003 §3.2).
@@ -28,7 +30,8 @@ HOT_UTILIZATION = 0.8
 class Vector:
     """A path vector: links (ids), flows per link, overlapping vectors, solo rate, and
     which of its links other vectors use too (``shared``: their statistics are tracked
-    event by event; a private link's follow from this vector's rate history)."""
+    event by event, per class of links (:mod:`.link_classes`); a private link's follow
+    from this vector's rate history)."""
 
     links: np.ndarray
     mult: np.ndarray
@@ -36,28 +39,26 @@ class Vector:
     overlaps: set[int] = field(default_factory=set)
     shared: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
-    @property
-    def shared_links(self) -> tuple[np.ndarray, np.ndarray]:
-        """(links, flows per link) of the shared links (cached until ``shared`` changes)."""
-        key = int(self.shared.sum())
-        cached = self.__dict__.get("_shared")
-        if cached is None or cached[0] != key:
-            cached = (key, self.links[self.shared], self.mult[self.shared])
-            self.__dict__["_shared"] = cached
-        return cached[1], cached[2]
+
+#: ``on_track(links, first, first_mult)``: per-link statistics of links entering tracking,
+#: each crossed so far only by vector ``first[i]`` (-1: none) with ``first_mult[i]`` flows.
+TrackHook = Callable[[np.ndarray, np.ndarray, np.ndarray], dict[str, np.ndarray]]
 
 
 class Vectors:
-    """Registry of distinct path vectors (deduplicated by content)."""
+    """Registry of distinct path vectors (deduplicated by content) and the classes of the
+    links they share."""
 
     def __init__(self, capacity: np.ndarray) -> None:
         self.capacity = capacity
         self.items: list[Vector] = []
         self._ids: dict[bytes, int] = {}
         self._owner = np.full(capacity.size, -1, dtype=np.int64)  # -1 none, -2 several
-        self._owners: dict[int, list[int]] = {}
-        #: called as ``on_shared(vid, links)`` when links of ``vid`` stop being private
-        self.on_shared: Callable[[int, np.ndarray], None] | None = None
+        self.classes = LinkClasses(capacity.size)
+        self._private: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._shared: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        #: statistics of links entering tracking (see :data:`TrackHook`)
+        self.on_track: TrackHook | None = None
         #: track every link event by event (the reference the shortcut is tested against)
         self.track_all = False
 
@@ -73,28 +74,65 @@ class Vectors:
         vid = len(self.items)
         solo = float(np.min(self.capacity[links] / mult)) if links.size else np.inf
         owner = self._owner[links]
-        vec = Vector(links, mult, solo, shared=(owner != -1) | self.track_all)
-        self._owner[links[owner == -1]] = vid
+        tracked = (owner != -1) | self.track_all
+        vec = Vector(links, mult, solo, shared=tracked.copy())
         single = owner >= 0
-        vec.overlaps.update(np.unique(owner[single]).tolist())
-        for link, first in zip(links[single].tolist(), owner[single].tolist(), strict=True):
-            self._owners[link] = [first, vid]
-        self._owner[links[single]] = -2
-        for first in np.unique(owner[single]).tolist():
-            newly = links[single][owner[single] == first]
+        firsts = np.unique(owner[single])
+        vec.overlaps = set(firsts.tolist()) | self.classes.vectors_on(links[owner == -2])
+        first_mult = np.zeros(links.size)
+        for first in firsts.tolist():
             old = self.items[first]
-            old.shared[np.searchsorted(old.links, newly)] = True
-            if self.on_shared is not None and not self.track_all:
-                self.on_shared(first, newly)
-        for link in links[owner == -2].tolist():
-            bucket = self._owners[link]
-            vec.overlaps.update(bucket)
-            bucket.append(vid)
+            at = np.searchsorted(old.links, links[owner == first])
+            old.shared[at] = True
+            self._private.pop(first, None)
+            first_mult[owner == first] = old.mult[at]
+        self._owner[links[owner == -1]] = vid
+        self._owner[links[single]] = -2
         for other in vec.overlaps:
             self.items[other].overlaps.add(vid)
         self.items.append(vec)
         self._ids[key] = vid
+        self._track(vid, links[tracked], mult[tracked], np.where(single, owner, -1)[tracked],
+                    first_mult[tracked])
         return vid
+
+    def constraints(self, vid: int) -> tuple[np.ndarray, np.ndarray]:
+        """The links of vector ``vid`` that matter to a max-min solve, and its flows on
+        each: one link per class of its shared links, one per (flows, capacity) group of
+        its private links; the other links repeat these constraints exactly."""
+        cls, mult = self.classes.of_vector(vid)
+        v = self.items[vid]
+        shared = self._shared.get(vid)
+        if shared is None or shared[0] is not cls:  # the class list changed: new members
+            tracked = v.links[v.shared]
+            where = np.zeros(self.classes.count, dtype=np.int64)
+            where[self.classes.cls_of[tracked]] = np.arange(tracked.size)  # any one each
+            shared = (cls, tracked[where[cls]])
+            self._shared[vid] = shared
+        private = self._private.get(vid)
+        if private is None:
+            links, m = v.links[~v.shared], v.mult[~v.shared]
+            first, _ = group_rows(np.stack([m.view(np.int64),
+                                            self.capacity[links].view(np.int64)], axis=1))
+            private = (links[first], m[first])
+            self._private[vid] = private
+        return (np.concatenate([shared[1], private[0]]), np.concatenate([mult, private[1]]))
+
+    def _track(self, vid: int, links: np.ndarray, mult: np.ndarray, first: np.ndarray,
+               first_mult: np.ndarray) -> None:
+        """Add ``vid``'s tracked links to the classes (entering ones with their history)."""
+        if links.size == 0:
+            return
+        entering = self.classes.cls_of[links] < 0
+        first = np.where(entering, first, -1)
+        first_mult = np.where(entering, first_mult, 0.0)
+        init = {name: np.zeros(links.size) for name in STATS}
+        init["capacity"] = self.capacity[links].astype(float)
+        if self.on_track is not None and entering.any():
+            got = self.on_track(links[entering], first[entering], first_mult[entering])
+            for name, values in got.items():
+                init[name][entering] = values
+        self.classes.join(vid, links, mult, first, first_mult, init)
 
 
 class FluidState:
@@ -125,7 +163,7 @@ class FluidState:
         self._hot_load = threshold * (1 - 1e-9) * capacity
         self.solves = 0
         self.now = 0.0
-        self.vectors.on_shared = self._materialize
+        self.vectors.on_track = self._entering
 
     def add(self, vid: int, cid: int) -> None:
         """Class ``cid`` of vector ``vid`` becomes active."""
@@ -193,10 +231,10 @@ class FluidState:
         if hit is not None:
             return hit
         self.solves += 1
-        items = [self.vectors.items[v] for v in comp]
-        ptr = np.cumsum([0] + [it.links.size for it in items])
-        links = np.concatenate([it.links for it in items])
-        mult = np.concatenate([it.mult * c for it, (_, c) in zip(items, counts, strict=True)])
+        items = [self.vectors.constraints(v) for v in comp]
+        ptr = np.cumsum([0] + [links.size for links, _ in items])
+        links = np.concatenate([links for links, _ in items])
+        mult = np.concatenate([m * c for (_, m), (_, c) in zip(items, counts, strict=True)])
         rates, _ = max_min_rates(ptr, links, mult, self.capacity)
         out = dict(zip(comp, rates.tolist(), strict=True))
         self.memo[counts] = out
@@ -215,18 +253,20 @@ class FluidState:
             if total != old:
                 changes.append((total - old, vid, total))
         changes.sort(key=lambda c: (c[0] > 0, c[1]))
+        classes = self.vectors.classes
         for delta, vid, total in changes:
-            links, mult = self.vectors.items[vid].shared_links
-            if links.size:
-                before = self.load[links]
-                hot = links[before >= self._hot_load[links]]
-                self.hot_s[hot] += now - self.since[hot]
-                self.since[links] = now
+            cls, mult = classes.of_vector(vid)
+            if cls.size:
+                load, since, hot_s = (classes.stat(n) for n in ("load", "since", "hot_s"))
+                before = load[cls]
+                hot = cls[before >= classes.stat("hot_load")[cls]]
+                hot_s[hot] += now - since[hot]
+                since[cls] = now
                 after = np.maximum(before + mult * delta, 0.0)
-                self.load[links] = after
+                load[cls] = after
                 if delta > 0:
-                    self.peak[links] = np.maximum(self.peak[links],
-                                                  after / self.capacity[links])
+                    peak = classes.stat("peak")
+                    peak[cls] = np.maximum(peak[cls], after / classes.stat("capacity")[cls])
             self.applied[vid] = total
             self.history.setdefault(vid, []).append((now, total))
 
@@ -247,14 +287,22 @@ class FluidState:
         hot = np.where(first < totals.size, tail[np.minimum(first, totals.size - 1)], 0.0)
         return m * totals.max() / self.capacity[links], hot
 
-    def _materialize(self, vid: int, links: np.ndarray) -> None:
-        """Private links of ``vid`` become shared now: start tracking them event by event."""
-        peak, hot = self._private(vid, links, self.now)
-        v = self.vectors.items[vid]
-        self.load[links] += v.mult[np.searchsorted(v.links, links)] * self.applied.get(vid, 0.0)
-        self.peak[links] = np.maximum(self.peak[links], peak)
-        self.hot_s[links] += hot
-        self.since[links] = self.now
+    def _entering(self, links: np.ndarray, first: np.ndarray, first_mult: np.ndarray
+                  ) -> dict[str, np.ndarray]:
+        """Statistics of links entering tracking: private links that become shared now
+        get load, peak and seconds hot from their vector's rate history (nobody else
+        loaded them); links nobody crossed yet (``track_all``) start empty."""
+        out = {"hot_load": self._hot_load[links],
+               "since": np.where(first >= 0, self.now, 0.0),
+               "load": np.zeros(links.size), "peak": np.zeros(links.size),
+               "hot_s": np.zeros(links.size)}
+        for vid in np.unique(first[first >= 0]).tolist():
+            sel = first == vid
+            peak, hot = self._private(vid, links[sel], self.now)
+            out["load"][sel] = first_mult[sel] * self.applied.get(vid, 0.0)
+            out["peak"][sel] = np.maximum(0.0, peak)
+            out["hot_s"][sel] = 0.0 + hot
+        return out
 
     def _account(self, now: float, links: np.ndarray) -> None:
         """Add time spent hot since the last change to the links about to change."""
@@ -265,6 +313,10 @@ class FluidState:
     def finish(self, now: float) -> None:
         """Close the statistics at the end of the run (time ``now``): shared links from
         their tracked load, private ones from their vector's history."""
+        classes = self.vectors.classes
+        for name, out in (("load", self.load), ("peak", self.peak), ("hot_s", self.hot_s),
+                          ("since", self.since)):
+            classes.expand(name, out)
         self._account(now, np.arange(self.capacity.size))
         for vid in self.history:
             v = self.vectors.items[vid]

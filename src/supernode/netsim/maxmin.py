@@ -38,8 +38,11 @@ def max_min_rates(ptr: np.ndarray, links: np.ndarray, mult: np.ndarray,
     used, inv = np.unique(links, return_inverse=True)
     residual = capacity[used].astype(float).copy()
     active = counts > 0
+    # entries of classes still rising: frozen classes' entries are dropped every round
+    # (their weight is zero, so the sums over the rest are the same numbers)
+    e_cls, e_link, e_mult = cls, inv, np.asarray(mult, dtype=float)
     while active.any():
-        w = np.bincount(inv, weights=mult * active[cls], minlength=used.size)
+        w = np.bincount(e_link, weights=e_mult, minlength=used.size)
         live = w > 0
         inc = np.full(used.size, np.inf)
         inc[live] = np.maximum(residual[live], 0.0) / w[live]
@@ -48,12 +51,11 @@ def max_min_rates(ptr: np.ndarray, links: np.ndarray, mult: np.ndarray,
         residual[live] -= delta * w[live]
         full = live & (inc <= delta * (1.0 + FILL_TOL) + 1e-300)
         residual[full] = 0.0
-        on_full = full[inv] & active[cls]
-        hit = np.zeros(n, dtype=bool)
-        hit[cls[on_full]] = True
-        entries = np.flatnonzero(on_full)
-        bottleneck[cls[entries]] = used[inv[entries]]
-        active &= ~hit
+        entries = np.flatnonzero(full[e_link])
+        bottleneck[e_cls[entries]] = used[e_link[entries]]
+        active[e_cls[entries]] = False
+        keep = active[e_cls]
+        e_cls, e_link, e_mult = e_cls[keep], e_link[keep], e_mult[keep]
     return rate, bottleneck
 
 

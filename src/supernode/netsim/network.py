@@ -13,14 +13,14 @@ Node names are the graph's tuple ids joined with ``/``: ``leaf/3``, ``scale_up_l
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import networkx as nx
 import numpy as np
 
-from supernode.topology.graph import FABRIC_TIERS, LINK_TIERS, SCALE_UP_TIERS
+from supernode.topology.graph import FABRIC_TIERS, LINK_TIERS, SCALE_UP_TIERS, SWITCH_TIERS
 
 #: Node kind codes.
 ACC, NIC, SWITCH = 0, 1, 2
@@ -28,7 +28,14 @@ _KIND_CODES = {"accelerator": ACC, "nic": NIC, "switch": SWITCH}
 #: Tier codes index into LINK_TIERS.
 TIER_CODES = {name: i for i, name in enumerate(LINK_TIERS)}
 SCALE_UP_CODES = frozenset(TIER_CODES[t] for t in SCALE_UP_TIERS)
+#: Switch tier codes index into SWITCH_TIERS (``node_tier``; -1: not a switch).
+SWITCH_TIER_CODES = {name: i for i, name in enumerate(SWITCH_TIERS)}
 FABRIC_CODES = frozenset(TIER_CODES[t] for t in FABRIC_TIERS)
+
+
+def kind_code(kind: str | None) -> int:
+    """Node kind code of a graph ``kind`` attribute (-1 for anything else)."""
+    return _KIND_CODES.get(kind, -1) if kind is not None else -1
 
 
 def node_name(node: Hashable) -> str:
@@ -47,10 +54,12 @@ class Network:
     ``acc_node[i]`` is the node of accelerator ``i``; ``acc_nic[i]`` the NIC node it sends
     through (-1 without one); ``nic_link[n]`` the PCIe link accelerator -> NIC ``n``.
     ``reducing_tiers``: link tiers whose switches reduce in-network (NVLS, SHARP).
+    ``node_tier[v]``: the switch tier of node ``v`` (code into ``SWITCH_TIERS``; -1 for
+    anything else; empty when unknown).
     """
 
     name: str
-    nodes: tuple[Hashable, ...]
+    nodes: Sequence[Hashable]
     kind: np.ndarray
     domain: np.ndarray
     rail: np.ndarray
@@ -68,9 +77,10 @@ class Network:
     nic_link: dict[int, int]
     rail_optimized: bool = False
     reducing_tiers: frozenset[str] = frozenset()
-    index: dict[Hashable, int] = field(default_factory=dict, repr=False)
+    index: Mapping[Hashable, int] = field(default_factory=dict, repr=False)
     link_keys: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
     link_order: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
+    node_tier: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8), repr=False)
 
     @property
     def links(self) -> int:
@@ -104,19 +114,65 @@ class Network:
         return replace(self, up=up, capacity_bytes_per_s=capacity_bytes_per_s)
 
 
-def network_from_cluster(cluster: Any) -> Network:
-    """The network of a resolved :class:`~supernode.spec.resolve.Cluster` (whole graph)."""
-    from supernode.topology.cluster_graph import build_cluster_graph
-
+def reducing_tiers(cluster: Any) -> frozenset[str]:
+    """Link tiers whose switches reduce in-network (NVLS on scale-up, SHARP on the fabric)."""
     out, up = cluster.scale_out, cluster.scale_up
     reducing: set[str] = set()
     if up.switch is not None and up.switch.in_network_reduction:
         reducing |= {"scale_up_l1", "scale_up_l2"}
     if out is not None and out.in_network_reduction:
         reducing |= set(FABRIC_TIERS)
+    return frozenset(reducing)
+
+
+def network_from_cluster(cluster: Any, via_graph: bool = False) -> Network:
+    """The network of a resolved :class:`~supernode.spec.resolve.Cluster`.
+
+    Built straight into arrays (:mod:`supernode.netsim.build`); ``via_graph`` (or a
+    cluster whose domains one template cannot describe) converts the whole networkx
+    graph instead. Both give the same nodes, links, names and indices.
+    """
+    from supernode.netsim.build import network_arrays
+    from supernode.topology.cluster_graph import build_cluster_graph
+
+    net = None if via_graph else network_arrays(cluster)
+    if net is not None:
+        return net
+    out = cluster.scale_out
     return network_from_graph(build_cluster_graph(cluster),
                               rail_optimized=bool(out and out.rail_optimized),
-                              reducing_tiers=frozenset(reducing))
+                              reducing_tiers=reducing_tiers(cluster))
+
+
+@dataclass(frozen=True)
+class LinkArrays:
+    """Directed links of undirected edges ``u[k] - v[k]``: ``2k`` is u -> v, ``2k + 1``
+    v -> u; ``keys`` (``tail * nodes + head``) sorted, ``order`` the link of each key."""
+
+    tail: np.ndarray
+    head: np.ndarray
+    capacity_bytes_per_s: np.ndarray
+    latency_s: np.ndarray
+    tier: np.ndarray
+    keys: np.ndarray
+    order: np.ndarray
+
+    def find(self, tails: np.ndarray, heads: np.ndarray, nodes: int) -> np.ndarray:
+        """Link ids of existing directed links ``tails[i] -> heads[i]``."""
+        return self.order[np.searchsorted(self.keys, tails * nodes + heads)]
+
+
+def link_arrays(nodes: int, u: np.ndarray, v: np.ndarray, capacity: np.ndarray,
+                latency_s: np.ndarray, tier: np.ndarray) -> LinkArrays:
+    """Both directions of every edge (capacity in bytes/s per direction, latency in s)."""
+    a, b = np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64)
+    pairs = np.stack([np.stack([a, b], 1), np.stack([b, a], 1)], 1).reshape(-1, 2)
+    keys = pairs[:, 0] * nodes + pairs[:, 1]
+    order = np.argsort(keys, kind="stable")
+    return LinkArrays(pairs[:, 0].copy(), pairs[:, 1].copy(),
+                      np.repeat(np.asarray(capacity, dtype=float), 2),
+                      np.repeat(np.asarray(latency_s, dtype=float), 2),
+                      np.repeat(np.asarray(tier, dtype=np.int8), 2), keys[order], order)
 
 
 def network_from_graph(g: nx.Graph, rail_optimized: bool = False,
@@ -132,9 +188,12 @@ def network_from_graph(g: nx.Graph, rail_optimized: bool = False,
     domain = np.full(n, -1, dtype=np.int64)
     rail = np.full(n, -1, dtype=np.int64)
     node_latency = np.zeros(n)
+    node_tier = np.full(n, -1, dtype=np.int8)
     for v, i in index.items():
         d = g.nodes[v]
-        kind[i] = _KIND_CODES.get(d.get("kind"), -1)
+        kind[i] = kind_code(d.get("kind"))
+        if kind[i] == SWITCH:
+            node_tier[i] = SWITCH_TIER_CODES.get(d.get("tier"), -1)
         dom = d.get("domain")
         domain[i] = -1 if dom is None else int(dom)
         rail[i] = int(d.get("rail", -1) if d.get("rail") is not None else -1)
@@ -149,26 +208,35 @@ def network_from_graph(g: nx.Graph, rail_optimized: bool = False,
         caps.append(float(d.get("count", 1)) * float(d["bandwidth_bytes_per_s"]))
         lats.append(float(d.get("latency_s", 0.0)))
         tiers.append(TIER_CODES[d["tier"]])
-    a, b = np.array(us, dtype=np.int64), np.array(vs, dtype=np.int64)
-    pairs = np.stack([np.stack([a, b], 1), np.stack([b, a], 1)], 1).reshape(-1, 2)
-    cap, lat = np.repeat(caps, 2), np.repeat(lats, 2)
-    tier = np.repeat(np.array(tiers, dtype=np.int8), 2)
-    keys = pairs[:, 0] * n + pairs[:, 1]
-    link_order = np.argsort(keys, kind="stable")
+    links = link_arrays(n, np.array(us, dtype=np.int64), np.array(vs, dtype=np.int64),
+                        np.array(caps, dtype=float), np.array(lats, dtype=float),
+                        np.array(tiers, dtype=np.int8))
     accs = _accelerators(g, index)
     acc_node = np.array([index[a] for a in accs], dtype=np.int64)
     host = np.array([g.nodes[a].get("host") if g.nodes[a].get("host") is not None else -1
                      for a in accs], dtype=np.int64)
-    nic_link, acc_nic = _nic_assignment(g, index, accs, keys[link_order], link_order)
+    nic_link, acc_nic = _nic_assignment(g, index, accs, links.keys, links.order)
+    return assemble(str(g.graph.get("name", "")), nodes, index, kind, domain, rail,
+                    node_latency, node_tier, links, acc_node, host, nic_link, acc_nic,
+                    rail_optimized, reducing_tiers)
+
+
+def assemble(name: str, nodes: Sequence[Hashable], index: Mapping[Hashable, int],
+             kind: np.ndarray, domain: np.ndarray, rail: np.ndarray,
+             node_latency_s: np.ndarray, node_tier: np.ndarray, links: LinkArrays,
+             acc_node: np.ndarray,
+             acc_host: np.ndarray, nic_link: dict[int, int], acc_nic: np.ndarray,
+             rail_optimized: bool, reducing_tiers: frozenset[str]) -> Network:
+    """A :class:`Network` from node facts, :class:`LinkArrays` and accelerator facts
+    (every link in service)."""
     return Network(
-        name=str(g.graph.get("name", "")), nodes=tuple(nodes), kind=kind, domain=domain,
-        rail=rail, node_latency_s=node_latency, tail=pairs[:, 0].copy(),
-        head=pairs[:, 1].copy(), capacity_bytes_per_s=cap.astype(float),
-        latency_s=lat.astype(float), tier=tier,
-        up=np.ones(len(cap), dtype=bool), acc_node=acc_node, acc_domain=domain[acc_node],
-        acc_host=host, acc_nic=acc_nic, nic_link=nic_link, rail_optimized=rail_optimized,
-        reducing_tiers=reducing_tiers, index=index, link_keys=keys[link_order],
-        link_order=link_order,
+        name=name, nodes=nodes, kind=kind, domain=domain, rail=rail,
+        node_latency_s=node_latency_s, tail=links.tail, head=links.head,
+        capacity_bytes_per_s=links.capacity_bytes_per_s, latency_s=links.latency_s,
+        tier=links.tier, up=np.ones(links.tail.size, dtype=bool), acc_node=acc_node,
+        acc_domain=domain[acc_node], acc_host=acc_host, acc_nic=acc_nic, nic_link=nic_link,
+        rail_optimized=rail_optimized, reducing_tiers=reducing_tiers, index=index,
+        link_keys=links.keys, link_order=links.order, node_tier=node_tier,
     )
 
 

@@ -18,10 +18,12 @@ identically (translation-invariant).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from supernode.errors import InputError
+from supernode.netsim.domains import domain_table
 from supernode.netsim.network import (
     FABRIC_CODES,
     NIC,
@@ -31,7 +33,8 @@ from supernode.netsim.network import (
     Network,
 )
 from supernode.netsim.policies import ROUTING_POLICIES, flow_keys
-from supernode.netsim.subgraph import LocalShape, SubGraph, build_subgraph, walk
+from supernode.netsim.subgraph import SubGraph, build_subgraph, walk
+from supernode.netsim.updown import fat_tree_shape
 
 #: Tier code of direct accelerator-to-accelerator links (torus, mesh): their ends transit.
 DIRECT = TIER_CODES["scale_up"]
@@ -39,12 +42,15 @@ DIRECT = TIER_CODES["scale_up"]
 
 @dataclass(frozen=True)
 class RoutingConfig:
-    """Routing choices: policy names (see :mod:`.policies`), rail alignment, hash seed."""
+    """Routing choices: policy names (see :mod:`.policies`), rail alignment, hash seed;
+    ``closed_form``: up/down candidates on regular fat trees (:mod:`.updown`) instead of
+    a shortest-path search (the same routes, found without searching)."""
 
     fabric: str = "ecmp"
     scale_up: str = "spray"
     rail_aligned: bool = True
     seed: int = 0
+    closed_form: bool = True
 
 
 @dataclass(frozen=True)
@@ -106,57 +112,64 @@ class Router:
         self.transit = net.kind == SWITCH
         self.transit[np.unique(net.tail[usable & (net.tier == DIRECT)])] = True
         su = np.flatnonzero(usable & np.isin(net.tier, list(SCALE_UP_CODES)))
-        dom = net.domain[net.tail[su]]
-        order = np.argsort(dom, kind="stable")
-        su, dom = su[order], dom[order]
-        names = np.unique(dom)
-        parts = np.split(su, np.searchsorted(dom, names)[1:]) if su.size else []
-        self._domain_links = {int(d): part for d, part in zip(names.tolist(), parts,
-                                                              strict=True)}
-        self._domains: dict[int, SubGraph | None] = {}
-        self._shapes: dict[bytes, LocalShape] = {}
+        self.domains = domain_table(net.tail, net.head, net.capacity_bytes_per_s,
+                                    net.latency_s, net.node_latency_s, self.transit, su,
+                                    net.domain[net.tail[su]])
         fab = usable & np.isin(net.tier, list(FABRIC_CODES))
         fab &= (net.kind[net.tail] == SWITCH) & (net.kind[net.head] == SWITCH)
         links = np.flatnonzero(fab)
-        self.fabric = (self._subgraph(links, None) if links.size else None)
+        self.fabric = self._fabric(links) if links.size else None
         self._nics(usable)
 
-    def _subgraph(self, links: np.ndarray, shapes: dict | None) -> SubGraph:
+    def _fabric(self, links: np.ndarray) -> SubGraph:
+        """The fabric's subgraph, with closed-form up/down candidates on a regular fat tree
+        (:mod:`.updown`) unless ``config.closed_form`` is off."""
         net = self.net
-        return build_subgraph(net.tail, net.head, net.capacity_bytes_per_s, net.latency_s,
-                              net.node_latency_s, links, self.transit, shapes)
+        sub = build_subgraph(net.tail, net.head, net.capacity_bytes_per_s, net.latency_s,
+                             net.node_latency_s, links, self.transit)
+        if self.config.closed_form and net.node_tier.size:
+            shape = fat_tree_shape(sub.shape, net.node_tier[sub.nodes])
+            if shape is not None:
+                return SubGraph(sub.nodes, sub.arc_link, shape)  # type: ignore[arg-type]
+        return sub
 
     def _nics(self, usable: np.ndarray) -> None:
         """NIC -> leaf links, whether each NIC works, and which GPU owns (host, rail)."""
         net = self.net
         up = np.flatnonzero((net.kind[net.tail] == NIC) & (net.kind[net.head] == SWITCH))
         self.nic_up_link = dict(zip(net.tail[up].tolist(), up.tolist(), strict=True))
-        self.nic_ok = {n: bool(usable[pcie] and usable[pcie ^ 1]
-                               and n in self.nic_up_link and usable[self.nic_up_link[n]]
-                               and usable[self.nic_up_link[n] ^ 1])
-                       for n, pcie in net.nic_link.items()}
-        acc_of_node = {int(node): i for i, node in enumerate(net.acc_node.tolist())}
-        self.host_rails: dict[int, dict[int, int]] = {}
-        for nic, pcie in net.nic_link.items():
-            acc = acc_of_node[int(net.tail[pcie])]
-            self.host_rails.setdefault(int(net.acc_host[acc]), {})[int(net.rail[nic])] = acc
+        up_of = np.full(len(net.nodes) + 1, -1, dtype=np.int64)
+        up_of[net.tail[up]] = up
+        nics = np.fromiter(net.nic_link.keys(), dtype=np.int64, count=len(net.nic_link))
+        pcie = np.fromiter(net.nic_link.values(), dtype=np.int64, count=len(net.nic_link))
+        lift = up_of[nics]
+        ok = usable[pcie] & usable[pcie ^ 1] & (lift >= 0)
+        ok &= usable[np.maximum(lift, 0)] & usable[np.maximum(lift, 0) ^ 1]
+        self.nic_ok = dict(zip(nics.tolist(), ok.tolist(), strict=True))
+        acc_of_node = np.full(len(net.nodes), -1, dtype=np.int64)
+        acc_of_node[net.acc_node] = np.arange(net.acc_node.size)
+        owner = acc_of_node[net.tail[pcie]]
         hosts = int(net.acc_host.max()) + 1 if net.acc_host.size else 0
         rails = int(net.rail.max()) + 1 if net.rail.size else 0
         self.rail_table = np.full((max(hosts, 1), max(rails, 1)), -1, dtype=np.int64)
-        for host, table in self.host_rails.items():
-            for rail, acc in table.items():
-                self.rail_table[host, rail] = acc
+        self.rail_table[net.acc_host[owner], net.rail[nics]] = owner
+        self._rail_hosts = np.unique(net.acc_host[owner])
         self.nic_ok_node = np.zeros(len(net.nodes) + 1, dtype=bool)
-        for nic, ok in self.nic_ok.items():
-            self.nic_ok_node[nic] = ok
+        self.nic_ok_node[nics] = ok
+
+    @cached_property
+    def host_rails(self) -> dict[int, dict[int, int]]:
+        """``{host: {rail: accelerator that owns the host's NIC on that rail}}``."""
+        out: dict[int, dict[int, int]] = {}
+        for host in self._rail_hosts.tolist():
+            row = self.rail_table[host]
+            rails = np.flatnonzero(row >= 0)
+            out[host] = dict(zip(rails.tolist(), row[rails].tolist(), strict=True))
+        return out
 
     def domain_graph(self, domain: int) -> SubGraph | None:
         """Scale-up subgraph of ``domain`` (None when it has no usable scale-up link)."""
-        if domain not in self._domains:
-            links = self._domain_links.get(domain)
-            self._domains[domain] = (None if links is None
-                                     else self._subgraph(links, self._shapes))
-        return self._domains[domain]
+        return self.domains.subgraph(domain)
 
     def route(self, src: np.ndarray, dst: np.ndarray, load: np.ndarray | None = None
               ) -> Routes:
@@ -183,25 +196,24 @@ class Router:
         return seg.routes()
 
     def _by_shape(self, src: np.ndarray, dst: np.ndarray):
-        """Same-domain pairs grouped by domain shape: (shape, positions, local src, local
-        dst, domain row per flow, stacked arc -> link table); None shape: no domain graph."""
-        net = self.net
-        doms = net.acc_domain[src]
-        groups: dict[int, tuple[LocalShape, list[int]]] = {}
-        for d in np.unique(doms).tolist():
-            sub = self.domain_graph(int(d))
-            if sub is not None:
-                groups.setdefault(id(sub.shape), (sub.shape, []))[1].append(int(d))
-        for shape, members in groups.values():
-            subs = [self.domain_graph(d) for d in members]
-            row_of = np.full(int(doms.max()) + 1, -1, dtype=np.int64)
-            row_of[members] = np.arange(len(members))
-            pos = np.flatnonzero(row_of[doms] >= 0)
-            rows = row_of[doms[pos]]
-            nodes = np.stack([s.nodes for s in subs])
-            s_loc = _local(nodes, rows, net.acc_node[src[pos]])
-            t_loc = _local(nodes, rows, net.acc_node[dst[pos]])
-            yield shape, pos, s_loc, t_loc, rows, np.stack([s.arc_link for s in subs])
+        """Same-domain pairs grouped by domain shape (in order of each shape's lowest
+        domain): (shape, positions, local src, local dst, table row per flow, the shape's
+        arc -> link table); pairs of domains without a usable link are left out."""
+        table = self.domains
+        doms = self.net.acc_domain[src]
+        known = (doms >= 0) & (doms < table.shape_of.size)
+        shape = np.where(known, table.shape_of[np.where(known, doms, 0)], -1)
+        present = np.flatnonzero(shape >= 0)
+        if present.size == 0:
+            return
+        kinds, first = np.unique(shape[present], return_index=True)
+        lowest = np.array([doms[present][shape[present] == k].min() for k in kinds.tolist()])
+        for k in kinds[np.argsort(lowest, kind="stable")].tolist():
+            pos = np.flatnonzero(shape == k)
+            d = doms[pos]
+            s_loc = table.local(self.net.acc_node[src[pos]], d)
+            t_loc = table.local(self.net.acc_node[dst[pos]], d)
+            yield (table.shapes[k], pos, s_loc, t_loc, table.row_of[d], table.arc_link[k])
 
     def reachable(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         """Mask of same-domain pairs joined by a scale-up path inside their domain."""
@@ -240,17 +252,3 @@ class Router:
         seg.add(flows[w.flow], sub.arc_link[w.arc], w.share)
         seg.delay(flows, w.latency_s)
 
-
-def _local(nodes: np.ndarray, rows: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """Local index of ``wanted[i]`` in ``nodes[rows[i]]`` (sorted rows); -1 if absent."""
-    width = nodes.shape[1]
-    offset = rows * width
-    flat = nodes.ravel()
-    # rows are sorted and disjoint ranges of global ids: search each row's slice
-    pos = np.empty(wanted.size, dtype=np.int64)
-    for r in np.unique(rows).tolist():
-        sel = rows == r
-        pos[sel] = np.searchsorted(nodes[r], wanted[sel])
-    pos = np.minimum(pos, width - 1)
-    found = flat[offset + pos] == wanted
-    return np.where(found, pos, -1)

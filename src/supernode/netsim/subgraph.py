@@ -88,7 +88,7 @@ class LocalShape:
             d = self.dist(t)
             lo, hi = self.indptr[u], self.indptr[u + 1]
             sizes = hi - lo
-            arcs = np.repeat(lo - np.cumsum(sizes) + sizes, sizes) + np.arange(sizes.sum())
+            arcs = expand_ranges(lo, sizes)
             heads = self.arc_head[arcs]
             du = np.repeat(d[u], sizes)
             ok = ((heads == t) | (self.transit[heads] & (d[heads] == du - 1.0))) \
@@ -101,6 +101,32 @@ class LocalShape:
                 self.cand_cache[int(miss[i])] = cand
                 out[missing[i]] = cand
         return out  # type: ignore[return-value]
+
+    def candidate_table(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Candidates of ``u * n + t`` keys as CSR ``(ptr, arcs)`` (local arc ids)."""
+        cands = self.candidates_many(np.asarray(keys).tolist())
+        sizes = np.fromiter((c.size for c in cands), dtype=np.int64, count=len(cands))
+        arcs = np.concatenate(cands) if cands else np.zeros(0, dtype=np.int64)
+        return np.concatenate([[0], np.cumsum(sizes)]), arcs.astype(np.int64, copy=False)
+
+
+def expand_ranges(start: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Concatenated ``arange(start[i], start[i] + sizes[i])`` over ``i``."""
+    return np.repeat(start - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
+
+
+def merge_tables(groups: int, *parts: tuple[np.ndarray, np.ndarray, np.ndarray]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """One CSR table over ``groups`` from parts ``(group ids, sizes, flat values)`` that
+    cover disjoint groups (each part's values in its groups' order)."""
+    sizes = np.zeros(groups, dtype=np.int64)
+    for ids, part_sizes, _ in parts:
+        sizes[ids] = part_sizes
+    ptr = np.concatenate([[0], np.cumsum(sizes)])
+    out = np.empty(int(ptr[-1]), dtype=np.int64)
+    for ids, part_sizes, values in parts:
+        out[expand_ranges(ptr[ids], part_sizes)] = values
+    return ptr, out
 
 
 @dataclass
@@ -160,7 +186,9 @@ def walk(shape: LocalShape, src: np.ndarray, dst: np.ndarray, keys: np.ndarray,
          policy: RoutingPolicy, load: np.ndarray | None = None) -> Walk:
     """Route flows ``src[i] -> dst[i]`` (local ids) on ``shape`` under ``policy``.
 
-    ``load`` (per local arc) feeds load-aware policies. Latency of a flow: arc latencies
+    ``shape`` may be any object with a :class:`LocalShape`'s arrays and
+    ``candidate_table`` (:class:`~supernode.netsim.updown.UpDownShape`). ``load`` (per
+    local arc) feeds load-aware policies. Latency of a flow: arc latencies
     plus the latency of every node entered except its target, the slowest branch when a
     flow is split. Raises :class:`InputError` when a flow has no route.
     """
@@ -191,13 +219,10 @@ def _step(shape: LocalShape, pm, pu, pw, plat, dst, keys, policy, load, out):
     n = shape.n
     gkey = pu * n + dst[pm]
     uniq, group = np.unique(gkey, return_inverse=True)
-    cands = shape.candidates_many(uniq.tolist())
-    sizes = np.fromiter((c.size for c in cands), dtype=np.int64, count=len(cands))
-    if np.any(sizes == 0):
+    ptr, arcs = shape.candidate_table(uniq)
+    if np.any(np.diff(ptr) == 0):
         raise InputError("routing", "no route left between two accelerators (failed links "
                                     "or switches disconnect them)")
-    ptr = np.concatenate([[0], np.cumsum(sizes)])
-    arcs = np.concatenate(cands)
     now = load[arcs] if load is not None else np.zeros(arcs.size)
     f, c, share = policy.assign_many(ptr, shape.arc_cap[arcs], now, keys[pm], group,
                                      uniq // n)

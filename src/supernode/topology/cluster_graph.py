@@ -7,10 +7,18 @@ from closed forms (:mod:`supernode.topology.metrics`) and never need it.
 from __future__ import annotations
 
 import networkx as nx
+import numpy as np
 
 from supernode.spec.resolve import Cluster
 from supernode.topology.fat_tree import FabricLayout, add_fabric, fat_tree_layout
-from supernode.topology.graph import LinkType, Place, acc, add_accelerators, new_graph
+from supernode.topology.graph import (
+    LinkType,
+    Place,
+    SwitchType,
+    acc,
+    add_accelerators,
+    new_graph,
+)
 from supernode.topology.kinds import SCALE_UP_KINDS, switch_type
 
 #: PCIe payload rate per lane and direction in Gb/s, by generation (after line coding:
@@ -46,38 +54,62 @@ def fabric_layout(cluster: Cluster) -> FabricLayout | None:
                            out.oversubscription, out.rail_optimized)
 
 
+def fabric_parts(cluster: Cluster) -> tuple[SwitchType, LinkType, LinkType] | None:
+    """The fabric's switch, switch-to-switch link and NIC-to-leaf link (None without a
+    fabric). A NIC link runs at the slower of the NIC and the switch port (bytes/s)."""
+    out = cluster.scale_out
+    if out is None:
+        return None
+    switch = switch_type(out.switch)
+    assert switch is not None
+    port = out.switch.port_bandwidth_bytes_per_s
+    nic = min(cluster.host.nic_bandwidth_bytes_per_s, port)
+    return (switch, LinkType(port, out.link_latency_s, out.medium),
+            LinkType(nic, out.link_latency_s, out.medium))
+
+
+def add_domain(g: nx.Graph, cluster: Cluster, domain: int) -> None:
+    """Add scale-up domain ``domain`` of ``cluster`` (its accelerators, switches, links)."""
+    kind = SCALE_UP_KINDS.get(cluster.scale_up.kind, "scale_up.kind")
+    size = cluster.scale_up.size
+    place = Place(domain, domain * size, cluster.host.accelerators_per_host)
+    add_accelerators(g, place, size)
+    kind.add(g, cluster.scale_up, place)
+
+
 def build_cluster_graph(cluster: Cluster) -> nx.Graph:
     """The full graph of ``cluster``: every accelerator, CPU socket, NIC, switch and link.
 
     Node and edge attributes follow :mod:`supernode.topology.graph`; host PCIe links are
     tier ``host``. Memory is about 1.5 kB per edge: a 100,000-accelerator cluster is
-    ~0.8 M edges.
+    ~0.8 M edges. (The flow simulator builds the same wiring straight into arrays:
+    :mod:`supernode.netsim.build`.)
     """
     g = new_graph(cluster.name)
-    per_host = cluster.host.accelerators_per_host
-    kind = SCALE_UP_KINDS.get(cluster.scale_up.kind, "scale_up.kind")
-    size = cluster.scale_up.size
     for domain in range(cluster.supernodes):
-        place = Place(domain, domain * size, per_host)
-        add_accelerators(g, place, size)
-        kind.add(g, cluster.scale_up, place)
+        add_domain(g, cluster, domain)
     _add_hosts(g, cluster)
-    layout = fabric_layout(cluster)
-    if layout is not None and cluster.scale_out is not None:
-        out = cluster.scale_out
-        switch = switch_type(out.switch)
-        assert switch is not None
-        port = out.switch.port_bandwidth_bytes_per_s
-        nic = min(cluster.host.nic_bandwidth_bytes_per_s, port)
-        add_fabric(g, layout, LinkType(port, out.link_latency_s, out.medium),
-                   LinkType(nic, out.link_latency_s, out.medium), switch)
+    layout, parts = fabric_layout(cluster), fabric_parts(cluster)
+    if layout is not None and parts is not None:
+        switch, link, nic_link = parts
+        add_fabric(g, layout, link, nic_link, switch)
     return g
+
+
+def nic_owners(cluster: Cluster) -> np.ndarray:
+    """``hosts x nics`` array: the accelerator (global index) each NIC hangs off (PCIe);
+    a partial last host's missing GPUs hand their NICs to the cluster's last GPU."""
+    hosts, nics = cluster.hosts, cluster.host.nic_count
+    local = np.array([nic_accelerator(cluster, r) for r in range(nics)], dtype=np.int64)
+    first = np.arange(hosts, dtype=np.int64)[:, None] * cluster.host.accelerators_per_host
+    return np.minimum(first + local[None, :], cluster.accelerators - 1)
 
 
 def _add_hosts(g: nx.Graph, cluster: Cluster) -> None:
     per_host = cluster.host.accelerators_per_host
     sockets = cpu_sockets(cluster)
     pcie = pcie_bandwidth_bytes_per_s(cluster)
+    owners = nic_owners(cluster).tolist()
     for h in range(cluster.hosts):
         for s in range(sockets):
             g.add_node(("cpu", h, s), kind="cpu", host=h, socket=s)
@@ -90,12 +122,11 @@ def _add_hosts(g: nx.Graph, cluster: Cluster) -> None:
         for r in range(cluster.host.nic_count):
             g.add_node(("nic", h, r), kind="nic", host=h, rail=r,
                        bandwidth_bytes_per_s=cluster.host.nic_bandwidth_bytes_per_s)
-            a = min(h * per_host + nic_accelerator(cluster, r), cluster.accelerators - 1)
-            g.add_edge(acc(a), ("nic", h, r), tier="host", count=1, bandwidth_bytes_per_s=pcie,
-                       latency_s=cluster.host.nic_latency_s, medium="pcb")
+            g.add_edge(acc(owners[h][r]), ("nic", h, r), tier="host", count=1,
+                       bandwidth_bytes_per_s=pcie, latency_s=cluster.host.nic_latency_s,
+                       medium="pcb")
 
 
 def host_link_count(cluster: Cluster) -> int:
     """PCIe links inside hosts: one per accelerator (to its CPU) and one per NIC."""
     return cluster.accelerators + cluster.hosts * cluster.host.nic_count
-

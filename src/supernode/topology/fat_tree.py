@@ -22,7 +22,14 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-from supernode.topology.graph import LinkType, SwitchType, add_link, add_switch, new_graph, spread
+from supernode.topology.graph import (
+    LinkType,
+    SwitchType,
+    add_link,
+    add_switch,
+    new_graph,
+    spread_count,
+)
 from supernode.topology.sizing import FatTreeSizing, RadixError, size_fat_tree
 
 
@@ -141,6 +148,64 @@ def fat_tree(
     return g
 
 
+def nic_leaf_links(layout: FabricLayout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every NIC-to-leaf link, host-major: ``(host, rail, leaf)`` arrays."""
+    host = np.repeat(np.arange(layout.hosts, dtype=np.int64), layout.nics_per_host)
+    rail = np.tile(np.arange(layout.nics_per_host, dtype=np.int64), layout.hosts)
+    leaf = np.broadcast_to(layout.leaf_of(host, rail), host.shape).astype(np.int64)
+    return host, rail, leaf
+
+
+def leaf_spine_links(layout: FabricLayout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Leaf-to-tier-1 links in wiring order (leaf by leaf, tier-1 switch ascending):
+    ``(leaf, spine, count)`` arrays; empty below two tiers.
+
+    Two tiers: every leaf spreads its ``u1`` uplinks over all spines; three tiers: over
+    the aggregation switches of its pod (:func:`~supernode.topology.graph.spread`, the
+    offset rotating by ``u1 mod targets`` from leaf to leaf).
+    """
+    s = layout.sizing
+    if s.tiers < 2:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    targets = s.switches[1] if s.tiers == 2 else layout.aggs_per_pod
+    leaf = np.arange(layout.leaves, dtype=np.int64)[:, None]
+    offset = leaf * (s.up_ports[0] % targets)
+    count = np.asarray(spread_count(s.up_ports[0], targets, offset,
+                                    np.arange(targets)[None, :]), dtype=np.int64)
+    first = 0 if s.tiers == 2 else 1
+    spine = np.arange(targets)[None, :] + (leaf // layout.leaves_per_pod) * targets * first
+    keep = count > 0
+    return np.broadcast_to(leaf, count.shape)[keep], spine[keep], count[keep]
+
+
+def agg_core_links(layout: FabricLayout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Aggregation-to-core links of a three-tier tree in wiring order: ``(agg, core,
+    count)`` arrays (see the module docstring: uplink ``(j, u, pod)`` goes to core
+    ``((j u2 + u) pods + pod) // k``); empty below three tiers."""
+    s, aggs = layout.sizing, layout.aggs_per_pod
+    if s.tiers < 3:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    k, pods, u2 = s.radix, s.pods, s.up_ports[1]
+    j, u, pod = (a.ravel() for a in np.meshgrid(np.arange(aggs), np.arange(u2),
+                                                 np.arange(pods), indexing="ij"))
+    agg = pod * aggs + j
+    core = ((j * u2 + u) * pods + pod) // k
+    keys, first, count = np.unique(agg * s.switches[2] + core, return_index=True,
+                                   return_counts=True)
+    order = np.argsort(first, kind="stable")  # first appearance, as the uplinks are numbered
+    keys, count = keys[order], count[order]
+    return keys // s.switches[2], keys % s.switches[2], count.astype(np.int64)
+
+
+def core_wiring(layout: FabricLayout) -> Counter[tuple[int, int]]:
+    """Links between aggregation switch ``a`` and core ``c``: ``{(a, c): count}``."""
+    agg, core, count = agg_core_links(layout)
+    return Counter(dict(zip(zip(agg.tolist(), core.tolist(), strict=True), count.tolist(),
+                            strict=True)))
+
+
 def add_fabric(
     g: nx.Graph, layout: FabricLayout, link: LinkType, nic_link: LinkType, switch: SwitchType,
 ) -> None:
@@ -150,41 +215,10 @@ def add_fabric(
     for tier, count in zip(names, s.switches, strict=True):
         for i in range(count):
             add_switch(g, (tier, i), tier, switch)
-    for h in range(layout.hosts):
-        for r in range(layout.nics_per_host):
-            add_link(g, ("nic", h, r), ("leaf", layout.leaf_of(h, r)), nic_link, "leaf")
-    if s.tiers == 2:
-        for leaf in range(s.switches[0]):
-            offset = leaf * (s.up_ports[0] % s.switches[1])
-            for spine, count in spread(s.up_ports[0], s.switches[1], offset=offset):
-                add_link(g, ("leaf", leaf), ("spine", spine), link, "spine", count)
-    if s.tiers == 3:
-        _add_pods(g, layout, link)
-        _add_cores(g, layout, link)
-
-
-def _add_pods(g: nx.Graph, layout: FabricLayout, link: LinkType) -> None:
-    per_pod, aggs = layout.leaves_per_pod, layout.aggs_per_pod
-    for leaf in range(layout.leaves):
-        pod = leaf // per_pod
-        offset = leaf * (layout.sizing.up_ports[0] % aggs)
-        for j, count in spread(layout.sizing.up_ports[0], aggs, offset=offset):
-            add_link(g, ("leaf", leaf), ("spine", pod * aggs + j), link, "spine", count)
-
-
-def core_wiring(layout: FabricLayout) -> Counter[tuple[int, int]]:
-    """Links between aggregation switch ``a`` and core ``c``: ``{(a, c): count}``."""
-    s, aggs = layout.sizing, layout.aggs_per_pod
-    k, pods, u2 = s.radix, s.pods, s.up_ports[1]
-    wiring: Counter[tuple[int, int]] = Counter()
-    for j in range(aggs):
-        for u in range(u2):
-            base = (j * u2 + u) * pods
-            for pod in range(pods):
-                wiring[(pod * aggs + j, (base + pod) // k)] += 1
-    return wiring
-
-
-def _add_cores(g: nx.Graph, layout: FabricLayout, link: LinkType) -> None:
-    for (agg, core), count in core_wiring(layout).items():
+    for h, r, leaf in zip(*(a.tolist() for a in nic_leaf_links(layout)), strict=True):
+        add_link(g, ("nic", h, r), ("leaf", leaf), nic_link, "leaf")
+    for leaf, spine, count in zip(*(a.tolist() for a in leaf_spine_links(layout)),
+                                  strict=True):
+        add_link(g, ("leaf", leaf), ("spine", spine), link, "spine", count)
+    for agg, core, count in zip(*(a.tolist() for a in agg_core_links(layout)), strict=True):
         add_link(g, ("spine", agg), ("core", core), link, "core", count)

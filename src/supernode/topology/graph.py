@@ -146,13 +146,19 @@ def spread(links: int, targets: int, offset: int = 0) -> list[tuple[int, int]]:
     """
     if targets < 1 or links < 1:
         return []
-    base, extra = divmod(links, targets)
     out = []
     for t in range(targets):
-        count = base + (1 if (t - offset) % targets < extra else 0)
+        count = spread_count(links, targets, offset, t)
         if count:
             out.append((t, count))
     return out
+
+
+def spread_count(links: int, targets: int, offset, target):
+    """Links that :func:`spread` puts on ``target`` (ints, or numpy arrays broadcast
+    together: one expression for the graph builders and the array builds)."""
+    base, extra = divmod(links, targets)
+    return base + ((target - offset) % targets < extra) * 1
 
 
 def balanced_loads(sources: int, links: int, targets: int) -> list[int]:

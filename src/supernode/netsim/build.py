@@ -1,0 +1,290 @@
+"""The simulator's network built straight into arrays from a resolved cluster.
+
+Same nodes, links, names and indices as converting the whole networkx graph
+(:func:`~supernode.netsim.network.network_from_graph` of
+:func:`~supernode.topology.cluster_graph.build_cluster_graph`), without the graph: at
+131,072 GPUs the graph takes ~15 s and ~2 GB, the arrays well under a second.
+
+One description of the wiring serves both builds:
+
+* a scale-up domain is built once by the topology kind's own builder
+  (:func:`~supernode.topology.cluster_graph.add_domain`) as a small *template* graph and
+  repeated over every domain by offsetting node numbers (checked: domain 1's builder output
+  must be domain 0's moved by one domain, else :func:`network_arrays` returns None and
+  the caller converts the graph);
+* NIC ownership (:func:`~supernode.topology.cluster_graph.nic_owners`) and the fat tree's
+  links (:mod:`supernode.topology.fat_tree`: ``nic_leaf_links``, ``leaf_spine_links``,
+  ``agg_core_links``) are arrays used by the graph builders too.
+
+Order is the graph's: nodes in insertion order without CPU sockets; each undirected edge
+as networkx yields it, under its endpoint inserted first, in the order that endpoint's
+edges were added (:func:`_edge_order`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+import numpy as np
+
+from supernode.netsim.network import (
+    ACC,
+    NIC,
+    SWITCH,
+    SWITCH_TIER_CODES,
+    TIER_CODES,
+    Network,
+    assemble,
+    kind_code,
+    link_arrays,
+    reducing_tiers,
+)
+from supernode.netsim.node_names import NodeTable
+from supernode.topology.cluster_graph import (
+    add_domain,
+    fabric_layout,
+    fabric_parts,
+    nic_owners,
+    pcie_bandwidth_bytes_per_s,
+)
+from supernode.topology.fat_tree import agg_core_links, leaf_spine_links, nic_leaf_links
+from supernode.topology.graph import FABRIC_TIERS, new_graph
+
+
+@dataclass(frozen=True)
+class Template:
+    """One scale-up domain in local numbering (accelerators first, then the rest in
+    insertion order): node facts, name parts, and edges in networkx's yield order."""
+
+    size: int
+    kind: np.ndarray
+    rail: np.ndarray
+    switch_tier: np.ndarray
+    has_domain: np.ndarray
+    latency_s: np.ndarray
+    prefix: tuple[str, ...]
+    second: np.ndarray
+    u: np.ndarray
+    v: np.ndarray
+    capacity: np.ndarray
+    latency_edge_s: np.ndarray
+    tier: np.ndarray
+
+    @property
+    def nodes(self) -> int:
+        """Nodes per domain."""
+        return int(self.kind.size)
+
+
+def _template_graph(cluster: Any, domain: int) -> nx.Graph:
+    g = new_graph()
+    add_domain(g, cluster, domain)
+    return g
+
+
+def _describe(g: nx.Graph, size: int, domain: int) -> tuple | None:
+    """Node and edge records of a domain graph relative to ``domain`` (None if the nodes
+    are not ``size`` accelerators then ``(prefix, domain, i)`` ids)."""
+    first = domain * size
+    nodes = list(g.nodes)
+    if nodes[:size] != [("acc", first + i) for i in range(size)]:
+        return None
+    local = {v: i for i, v in enumerate(nodes)}
+    rows = []
+    for v in nodes[size:]:
+        if not (isinstance(v, tuple) and len(v) == 3 and isinstance(v[0], str)
+                and v[1] == domain and isinstance(v[2], int) and v[2] >= 0):
+            return None
+        d = g.nodes[v]
+        rows.append((v[0], v[2], d.get("kind"), d.get("rail"), d.get("domain") is not None,
+                     float(d.get("latency_s") or 0.0), d.get("tier")))
+    edges = [(local[u], local[w], float(d.get("count", 1)) * float(d["bandwidth_bytes_per_s"]),
+              float(d.get("latency_s", 0.0)), d["tier"]) for u, w, d in g.edges(data=True)]
+    return rows, edges
+
+
+def domain_template(cluster: Any) -> Template | None:
+    """The cluster's scale-up domain as a :class:`Template`; None when domain 1 is not
+    domain 0 moved by one domain (then only the graph describes the cluster)."""
+    size = cluster.scale_up.size
+    base = _describe(_template_graph(cluster, 0), size, 0)
+    if base is None:
+        return None
+    if cluster.supernodes > 1 and _describe(_template_graph(cluster, 1), size, 1) != base:
+        return None
+    rows, edges = base
+    if any(row[2] not in ("switch", "accelerator") for row in rows):
+        return None
+    kind = np.array([ACC] * size + [kind_code(row[2]) for row in rows], np.int8)
+    rail = np.array([-1] * size + [-1 if row[3] is None else int(row[3]) for row in rows],
+                    np.int64)
+    tier = np.array([-1] * size + [SWITCH_TIER_CODES.get(row[6], -1) if row[2] == "switch"
+                                   else -1 for row in rows], np.int8)
+    has_domain = np.array([True] * size + [row[4] for row in rows], bool)
+    lat = np.array([0.0] * size + [row[5] if row[2] == "switch" else 0.0 for row in rows])
+    e = np.array([(u, w) for u, w, *_ in edges], np.int64).reshape(-1, 2)
+    return Template(
+        size, kind, rail, tier, has_domain, lat, tuple(["acc"] * size + [p for p, *_ in rows]),
+        np.array([-1] * size + [s for _, s, *_ in rows], np.int64), e[:, 0], e[:, 1],
+        np.array([c for _, _, c, _, _ in edges]), np.array([lt for *_, lt, _ in edges]),
+        np.array([TIER_CODES[t] for *_, t in edges], np.int8))
+
+
+@dataclass
+class _Parts:
+    """Nodes and undirected edges gathered block by block (edges with their sort keys)."""
+
+    kind: list[np.ndarray]
+    tier: list[np.ndarray]
+    domain: list[np.ndarray]
+    rail: list[np.ndarray]
+    latency_s: list[np.ndarray]
+    code: list[np.ndarray]
+    first: list[np.ndarray]
+    second: list[np.ndarray]
+    edges: list[tuple[np.ndarray, ...]]
+
+    def nodes(self, kind, tier, domain, rail, latency_s, code, first, second) -> None:
+        """Append a block of nodes (arrays of one length, scalars broadcast)."""
+        n = np.broadcast(kind, first).size
+        for store, value, dtype in ((self.kind, kind, np.int8), (self.tier, tier, np.int8),
+                                    (self.domain, domain, np.int64),
+                                    (self.rail, rail, np.int64),
+                                    (self.latency_s, latency_s, float),
+                                    (self.code, code, np.int8), (self.first, first, np.int64),
+                                    (self.second, second, np.int64)):
+            store.append(np.broadcast_to(np.asarray(value, dtype=dtype), (n,)))
+
+    def link(self, u, v, capacity, latency_s, tier: str | np.ndarray, subkey) -> None:
+        """Append undirected edges ``u - v`` (node indices, ``u`` inserted first)."""
+        n = np.size(u)
+        tiers = tier if isinstance(tier, np.ndarray) else TIER_CODES[tier]
+        self.edges.append(tuple(np.broadcast_to(np.asarray(x, dtype=t), (n,)) for x, t in (
+            (u, np.int64), (v, np.int64), (capacity, float), (latency_s, float),
+            (tiers, np.int8), (subkey, np.int64))))
+
+
+def _domains(parts: _Parts, t: Template, domains: int, prefixes: dict[str, int]) -> None:
+    """Every domain's nodes and links: the template offset by ``domain * t.nodes``."""
+    m, d = t.nodes, np.arange(domains, dtype=np.int64)[:, None]
+    local = np.arange(m)[None, :]
+    is_acc = local < t.size
+    code = np.array([prefixes[p] for p in t.prefix], np.int8)
+    parts.nodes(np.tile(t.kind, domains), np.tile(t.switch_tier, domains),
+                np.where(t.has_domain[None, :], d, -1).ravel(),
+                np.tile(t.rail, domains), np.tile(t.latency_s, domains),
+                np.tile(code, domains), np.where(is_acc, d * t.size + local, d).ravel(),
+                np.tile(np.where(is_acc[0], -1, t.second), domains))
+    e = np.arange(t.u.size)
+    parts.link((d * m + t.u).ravel(), (d * m + t.v).ravel(), np.tile(t.capacity, domains),
+               np.tile(t.latency_edge_s, domains), np.tile(t.tier, domains),
+               np.tile(e, domains))
+
+
+def network_arrays(cluster: Any) -> Network | None:
+    """The :class:`Network` of a resolved cluster built as arrays (see the module
+    docstring); None when its domains cannot be described by one template."""
+    t = domain_template(cluster)
+    if t is None:
+        return None
+    names = sorted(set(t.prefix) | {"nic", *FABRIC_TIERS})
+    prefixes = {p: i for i, p in enumerate(names)}
+    parts = _Parts([], [], [], [], [], [], [], [], [])
+    _domains(parts, t, cluster.supernodes, prefixes)
+    size, m = t.size, t.nodes
+    owners = nic_owners(cluster)
+    hosts, rails = owners.shape
+    nic_base = cluster.supernodes * m
+    nic_node = nic_base + np.arange(hosts * rails, dtype=np.int64)
+    parts.nodes(NIC, -1, -1, np.tile(np.arange(rails), hosts), 0.0, prefixes["nic"],
+                np.repeat(np.arange(hosts), rails), np.tile(np.arange(rails), hosts))
+    owner = owners.ravel()
+    owner_node = (owner // size) * m + owner % size
+    parts.link(owner_node, nic_node, pcie_bandwidth_bytes_per_s(cluster),
+               cluster.host.nic_latency_s, "host", t.u.size + np.arange(owner.size))
+    _fabric(parts, cluster, nic_base + hosts * rails, prefixes)
+    return _with_accelerators(_assemble(parts, cluster, names), cluster, t, owner, nic_node)
+
+
+def _fabric(parts: _Parts, cluster: Any, base: int, prefixes: dict[str, int]) -> None:
+    """Fabric switches (leaves, spines, cores) and the NIC, spine and core links."""
+    layout, fabric = fabric_layout(cluster), fabric_parts(cluster)
+    if layout is None or fabric is None:
+        return
+    switch, link, nic_link = fabric
+    counts = layout.sizing.switches
+    starts = base + np.concatenate([[0], np.cumsum(counts)])
+    for tier, count in zip(FABRIC_TIERS, counts, strict=False):
+        parts.nodes(SWITCH, SWITCH_TIER_CODES[tier], -1, -1, switch.latency_s, prefixes[tier],
+                    np.arange(count), -1)
+    host, rail, leaf = nic_leaf_links(layout)
+    parts.link(base - host.size + host * layout.nics_per_host + rail, starts[0] + leaf,
+               nic_link.bandwidth_bytes_per_s, nic_link.latency_s, "leaf", 0)
+    for (lo, hi), tier, (a, b, count) in (((0, 1), "spine", leaf_spine_links(layout)),
+                                          ((1, 2), "core", agg_core_links(layout))):
+        parts.link(starts[lo] + a, starts[hi] + b, count * link.bandwidth_bytes_per_s,
+                   link.latency_s, tier, np.arange(a.size))
+
+
+
+def _assemble(parts: _Parts, cluster: Any, prefixes: list[str]) -> dict[str, Any]:
+    """Concatenated node facts and the links in the graph's order (see :func:`_edge_order`)."""
+    cat = {name: np.concatenate(getattr(parts, name)) for name in
+           ("kind", "tier", "domain", "rail", "latency_s", "code", "first", "second")}
+    u, v, cap, lat, tier, sub = (np.concatenate(col) for col in zip(*parts.edges, strict=True))
+    order = _edge_order(u, sub)
+    n = cat["kind"].size
+    cat["links"] = link_arrays(n, u[order], v[order], cap[order], lat[order], tier[order])
+    cat["table"] = NodeTable(prefixes, cat["code"], cat["first"], cat["second"])
+    return cat
+
+
+def _edge_order(u: np.ndarray, subkey: np.ndarray) -> np.ndarray:
+    """networkx's edge order: by the node the edge is yielded under (``u``, the endpoint
+    inserted first), then by when that node's edges were added (``subkey``)."""
+    return np.lexsort((subkey, u))
+
+
+def _with_accelerators(cat: dict[str, Any], cluster: Any, t: Template, owner: np.ndarray,
+                       nic_node: np.ndarray) -> Network:
+    """The :class:`Network`: accelerators, their hosts and NICs, each NIC's PCIe link."""
+    size, m = t.size, t.nodes
+    links, n = cat["links"], cat["kind"].size
+    acc = np.arange(cluster.accelerators, dtype=np.int64)
+    acc_node = (acc // size) * m + acc % size
+    per_host = cluster.host.accelerators_per_host
+    host = acc // per_host  # Place.host: (first + local) // per_host
+    owner_node = acc_node[owner]
+    pcie = links.find(owner_node, nic_node, n)
+    nic_link = dict(zip(nic_node.tolist(), pcie.tolist(), strict=True))
+    out = cluster.scale_out
+    return assemble(cluster.name, cat["table"], cat["table"].index, cat["kind"],
+                    cat["domain"], cat["rail"], cat["latency_s"], cat["tier"], links, acc_node,
+                    host,
+                    nic_link, _acc_nics(cluster, owner, nic_node, host),
+                    bool(out and out.rail_optimized), reducing_tiers(cluster))
+
+
+def _acc_nics(cluster: Any, owner: np.ndarray, nic_node: np.ndarray, host: np.ndarray
+              ) -> np.ndarray:
+    """The NIC node each accelerator sends through: its own lowest rail; one without a NIC
+    uses NIC ``local * nics // accelerators in its host`` of its host (the graph path's
+    rule, :func:`~supernode.netsim.network.network_from_graph`)."""
+    accs = cluster.accelerators
+    hosts, rails = cluster.hosts, cluster.host.nic_count
+    out = np.full(accs, -1, dtype=np.int64)
+    if rails == 0:
+        return out
+    rail = np.tile(np.arange(rails, dtype=np.int64), hosts)
+    lowest = np.full(accs, rails, dtype=np.int64)
+    np.minimum.at(lowest, owner, rail)
+    owned = lowest < rails
+    out[owned] = nic_node[host[owned] * rails + lowest[owned]]
+    per_host = cluster.host.accelerators_per_host
+    rest = np.flatnonzero(~owned)
+    local = rest - host[rest] * per_host
+    peers = np.minimum(per_host, accs - host[rest] * per_host)
+    out[rest] = nic_node[host[rest] * rails + local * rails // peers]
+    return out
