@@ -23,8 +23,8 @@ from supernode.commands import app, register_all
 from supernode.report import REPORT_FILES
 from supernode.report.blocks import lookup
 
-SECTION_IDS = ("verdict", "cluster", "plans", "simulation", "facility", "findings",
-               "decisions")
+SECTION_IDS = ("verdict", "cluster", "plans", "simulation", "facility", "reliability",
+               "monitoring", "findings", "decisions")
 NUMBER = re.compile(r"-?\d[\d,]*\.?\d*(?:e[+-]?\d+)?")
 
 
@@ -111,7 +111,8 @@ def test_every_figure_in_the_html_is_the_one_in_results_json(report: Path):
         assert shown, v
         figure = float(shown.group().replace(",", ""))
         scale = {"share": 100, "w": 1e-3, "bytes": 1e-9, "bytes_per_s": 1e-9, "ms": 1e3,
-                 "j": 1e-6, "params": 1e-9}.get(v["data-kind"], 1)
+                 "j": 1e-6, "params": 1e-9, "min": 1 / 60, "h": 1 / 3600,
+                 "days": 1 / 86_400}.get(v["data-kind"], 1)
         digits = shown.group().split(".")[1] if "." in shown.group() else ""
         tolerance = 0.5 * 10 ** -len(digits) + 1e-9 + abs(figure) * 5e-3
         assert abs(figure - value * scale) <= tolerance, (v, figure, value * scale)
@@ -127,7 +128,7 @@ def test_sections_and_inline_figures(report: Path):
     assert tuple(parser.sections) == SECTION_IDS
     html = (report / "report.html").read_text()
     for fig in ("supernode", "fabric", "comm-compute", "heatmap", "timeline", "power",
-                "floor"):
+                "floor", "goodput", "checkpoint-interval", "failures"):
         assert f'id="fig-{fig}"' in html
     assert "http://" not in html.replace("http://www.w3.org", "")
     assert "https://" not in html and "<script" not in html and "<link" not in html
@@ -192,7 +193,7 @@ def test_browser_renders_every_section_silently(report, tmp_path):
     assert run.returncode == 0, run.stderr[-2000:]
     for section in SECTION_IDS:
         assert f'<section id="{section}">' in run.stdout
-    assert run.stdout.count("<svg") >= 7
+    assert run.stdout.count("<svg") >= 10
     assert _console(run.stderr) == []
 
 
