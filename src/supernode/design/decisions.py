@@ -13,8 +13,8 @@ from typing import Any
 
 from supernode.design.reliability import policy_summary
 from supernode.facility.cooling import cooling_plan
-from supernode.reliability.assess import WHAT_IF_RUNS
 from supernode.facility.data import facility_data
+from supernode.reliability.assess import WHAT_IF_RUNS
 from supernode.spec.cluster import FacilitySpec, RackSpec
 from supernode.spec.resolve import Cluster
 
@@ -224,6 +224,8 @@ def _checkpoint_record(data: dict[str, Any], alt: dict[str, Any] | None
     policies = _policy_options(rel, alt)
     policy = next(o["name"] for o in policies if o["chosen"])
     g = mc["goodput"]
+    mtbf = ("nothing restarts the job" if inter["job_mtbf_s"] is None else
+            f"MTBF {inter['job_mtbf_s'] / 3600:.3g} h")
     consequences = _consequences(_failed(data, "reliability"),
                                  "every reliability rule holds")
     consequences += [
@@ -234,9 +236,9 @@ def _checkpoint_record(data: dict[str, Any], alt: dict[str, Any] | None
         f"{c['write_s']:.3g} s; a restart loads it in {c['read_s']:.3g} s"]
     return {"id": "D6", "title": "Checkpoint interval and recovery path", "status": "proposed",
             "context": f"{rel['job']['gpus']:,} GPUs: {inter['interruptions_per_day']:.3g} job "
-                       f"interruptions per day (MTBF {inter['job_mtbf_s'] / 3600:.3g} h); "
-                       f"a checkpoint of {c['size_bytes'] / 1e12:.3g} TB ({c['mode']}) to "
-                       f"storage at {c['write_bytes_per_s'] / 1e9:,.0f} GB/s",
+                       f"interruptions per day ({mtbf}); a checkpoint of "
+                       f"{c['size_bytes'] / 1e12:.3g} TB ({c['mode']}) to storage at "
+                       f"{c['write_bytes_per_s'] / 1e9:,.0f} GB/s",
             "options": _interval_options(rel) + policies + _what_if_options(rel),
             "decision": f"checkpoint every {c['chosen_interval_s'] / 60:.3g} min of work "
                         f"({c['mode']}, Daly's interval); on a failure, {policy}",
