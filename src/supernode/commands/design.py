@@ -76,7 +76,8 @@ def design_command(
                              "files (written all at once, or not at all)."),
     simulate: bool = typer.Option(True, "--simulate/--no-simulate", help="Simulate the "
                                   "plan's iteration on the fabric."),
-    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed of the ECMP hash."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed of the ECMP hash "
+                             "and of the reliability Monte Carlo."),
     global_batch: int | None = typer.Option(None, "--global-batch", min=1,
                                             help="Sequences per step (default: the planner's)."),
     json_output: bool = typer.Option(False, "--json", help="Print results.json only."),
