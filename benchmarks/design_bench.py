@@ -2,8 +2,8 @@
 
 Run: .venv/bin/python benchmarks/design_bench.py
 Runs the whole review once, as the command does (validate, topology, plan, simulate,
-facility, rules, then the report folder), in a fresh temporary folder, and prints a table
-of seconds per stage. Exits 1 when the total misses the target.
+reliability, facility, monitoring, rules, then the report folder), in a fresh temporary
+folder, and prints a table of seconds per stage. Exits 1 when the total misses the target.
 """
 
 from __future__ import annotations

@@ -26,6 +26,13 @@ def _cluster(tmp_path: Path, change) -> Path:
     return path
 
 
+def _reliability(tmp_path: Path, **block) -> list[str]:
+    """Arguments reviewing the flawed cluster with ``block`` as its reliability block (the
+    flawed example: 64 hosts, air-cooled, no CDU)."""
+    path = _cluster(tmp_path, lambda d: d.update(reliability=block))
+    return ["--cluster", str(path), "--workload", "llama3-70b"]
+
+
 def _plan(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "plan.yaml"
     path.write_text(text)
@@ -40,6 +47,17 @@ CASES = {
     "rack fraction": (lambda t: ["--cluster", str(_cluster(t, lambda d: d["racks"].update(
         liquid_heat_fraction=1.5))), "--workload", "llama3-70b"],
         "racks.liquid_heat_fraction"),
+    "reliability spares": (lambda t: _reliability(t, spare_hosts=65), "reliability.spare_hosts"),
+    "reliability component": (lambda t: _reliability(t, failures_per_unit_year={"cdu": 0.1}),
+                              "reliability.failures_per_unit_year.cdu"),
+    "reliability unknown": (lambda t: _reliability(t, repair_h={"flux": 1.0}),
+                            "reliability.repair_h.flux"),
+    "reliability negative rate": (lambda t: _reliability(t, failures_per_unit_year={
+        "gpu": -1.0}), "reliability.failures_per_unit_year.gpu"),
+    "reliability standby": (lambda t: _reliability(t, hot_standby_share=1.5),
+                            "reliability.hot_standby_share"),
+    "reliability field": (lambda t: _reliability(t, checkpoint_mode="sometimes"),
+                          "reliability.checkpoint_mode"),
     "workload": (lambda t: ["--cluster", str(FLAWED / "cluster.yaml"), "--workload",
                             "llama9-1t"], "workload"),
     "plan tp": (lambda t: ["--example", "flawed", "--plan", str(_plan(t, "tp: 16\n"))],

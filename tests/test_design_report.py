@@ -23,8 +23,8 @@ from supernode.commands import app, register_all
 from supernode.report import REPORT_FILES
 from supernode.report.blocks import lookup
 
-SECTION_IDS = ("verdict", "cluster", "plans", "simulation", "facility", "findings",
-               "decisions")
+SECTION_IDS = ("verdict", "cluster", "plans", "simulation", "facility", "reliability",
+               "monitoring", "findings", "decisions")
 NUMBER = re.compile(r"-?\d[\d,]*\.?\d*(?:e[+-]?\d+)?")
 
 
@@ -111,7 +111,8 @@ def test_every_figure_in_the_html_is_the_one_in_results_json(report: Path):
         assert shown, v
         figure = float(shown.group().replace(",", ""))
         scale = {"share": 100, "w": 1e-3, "bytes": 1e-9, "bytes_per_s": 1e-9, "ms": 1e3,
-                 "j": 1e-6, "params": 1e-9}.get(v["data-kind"], 1)
+                 "j": 1e-6, "params": 1e-9, "min": 1 / 60, "h": 1 / 3600,
+                 "days": 1 / 86_400}.get(v["data-kind"], 1)
         digits = shown.group().split(".")[1] if "." in shown.group() else ""
         tolerance = 0.5 * 10 ** -len(digits) + 1e-9 + abs(figure) * 5e-3
         assert abs(figure - value * scale) <= tolerance, (v, figure, value * scale)
@@ -127,7 +128,7 @@ def test_sections_and_inline_figures(report: Path):
     assert tuple(parser.sections) == SECTION_IDS
     html = (report / "report.html").read_text()
     for fig in ("supernode", "fabric", "comm-compute", "heatmap", "timeline", "power",
-                "floor"):
+                "floor", "goodput", "checkpoint-interval", "failures"):
         assert f'id="fig-{fig}"' in html
     assert "http://" not in html.replace("http://www.w3.org", "")
     assert "https://" not in html and "<script" not in html and "<link" not in html
@@ -137,8 +138,50 @@ def test_decision_log_is_madr(report: Path):
     text = (report / "decisions.md").read_text()
     for heading in ("### Context and problem statement", "### Considered options",
                     "### Decision outcome", "### Consequences"):
-        assert text.count(heading) >= 4
+        assert text.count(heading) >= 5
     assert "tp_inside_supernode" in text and "Status: proposed" in text
+    assert "## D6 Checkpoint interval and recovery path" in text
+
+
+def test_checkpoint_decision_is_filled_from_the_reliability_result(report: Path):
+    data = json.loads((report / "results.json").read_text())
+    rel, d6 = data["reliability"], data["decisions"][-1]
+    assert d6["id"] == "D6"
+    chosen = [o for o in d6["options"] if o["chosen"]]
+    assert len(chosen) == 2  # one interval, one recovery path
+    interval = {f["label"]: f["value"] for f in chosen[0]["figures"]}
+    mc = rel["goodput"]["monte_carlo"]
+    grid = mc["interval_grid_s"]
+    assert interval["interval"] == rel["checkpoint"]["chosen_interval_s"] in grid
+    assert interval["Monte Carlo goodput"] == mc["goodput_by_interval"][
+        grid.index(interval["interval"])]
+    policies = [o for o in d6["options"] if "host" in o["name"] and "what if" not in o["name"]]
+    goodput = {o["name"]: o["figures"][2]["value"] for o in policies}
+    assert len(goodput) == 2 and max(goodput, key=goodput.get) == chosen[1]["name"]
+    restart = next(o for o in policies if o["name"].startswith("restart"))
+    assert restart["figures"][1]["value"] == rel["recovery"]["rto_s"]
+
+
+def test_reliability_and_monitoring_sections_show_their_results(report: Path):
+    from supernode.design import example
+    from supernode.monitor.pack import monitoring_rules
+    from supernode.spec.clusterfile import load_cluster
+
+    data = json.loads((report / "results.json").read_text())
+    keys = {v["data-key"] for v in _parsed(report).values}
+    for i in range(len(data["reliability"]["blast_radius"])):
+        assert f"reliability/blast_radius/{i}/failures_per_day" in keys
+    for key in ("reliability/recovery/rto_s", "reliability/checkpoint/chosen_interval_s",
+                "reliability/goodput/monte_carlo/goodput/mean",
+                "reliability/hot_standby/share"):
+        assert key in keys
+    # the alerts listed are the monitoring pack's for this cluster (supernode monitor rules)
+    alerts = monitoring_rules(load_cluster(str(example("flawed").cluster)))
+    assert [a["id"] for a in data["monitoring"]["alerts"]] == [a.id for a in alerts]
+    for i, a in enumerate(alerts):
+        assert f"monitoring/alerts/{i}/id" in keys and f"monitoring/alerts/{i}/for_s" in keys
+        assert data["monitoring"]["alerts"][i]["for_s"] == a.for_s
+        assert "{{" not in data["monitoring"]["alerts"][i]["text"]
 
 
 def test_json_prints_results(report: Path, tmp_path):
@@ -192,7 +235,7 @@ def test_browser_renders_every_section_silently(report, tmp_path):
     assert run.returncode == 0, run.stderr[-2000:]
     for section in SECTION_IDS:
         assert f'<section id="{section}">' in run.stdout
-    assert run.stdout.count("<svg") >= 7
+    assert run.stdout.count("<svg") >= 10
     assert _console(run.stderr) == []
 
 

@@ -31,7 +31,7 @@ def test_json_has_every_section_and_the_rules():
                 "goodput", "hot_standby", "what_if", "rules"):
         assert key in d
     assert d["job"]["gpus"] == 256
-    assert {r["id"] for r in d["rules"]} == {"reliability.rto", "reliability.hot_standby"}
+    assert [r["id"] for r in d["rules"]] == ["recovery_time_objective", "hot_standby_bandwidth"]
     assert d["recovery"]["rto_s"] == pytest.approx(sum(
         d["recovery"]["times"][k] for k in ("detection_s", "diagnosis_s", "reschedule_s",
                                             "warmup_s")) + d["checkpoint"]["read_s"])

@@ -1,9 +1,9 @@
 """``supernode design``: the whole review of a cluster for a workload, as a report folder.
 
-validate -> topology -> plan -> simulate -> facility -> rules -> report, with a progress
-display. Writes ``report.html`` (self-contained), ``report.md``, ``results.json`` and
-``decisions.md`` into ``--out`` atomically; ``--json`` prints ``results.json``. With no
-arguments it runs the bundled flagship example.
+validate -> topology -> plan -> simulate -> reliability -> facility -> monitoring -> rules
+-> report, with a progress display. Writes ``report.html`` (self-contained), ``report.md``,
+``results.json`` and ``decisions.md`` into ``--out`` atomically; ``--json`` prints
+``results.json``. With no arguments it runs the bundled flagship example.
 """
 
 from __future__ import annotations
@@ -76,7 +76,8 @@ def design_command(
                              "files (written all at once, or not at all)."),
     simulate: bool = typer.Option(True, "--simulate/--no-simulate", help="Simulate the "
                                   "plan's iteration on the fabric."),
-    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed of the ECMP hash."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed of the ECMP hash "
+                             "and of the reliability Monte Carlo."),
     global_batch: int | None = typer.Option(None, "--global-batch", min=1,
                                             help="Sequences per step (default: the planner's)."),
     json_output: bool = typer.Option(False, "--json", help="Print results.json only."),
@@ -105,5 +106,25 @@ def design_command(
         if f["failed"]:
             stdout.print(f"  {f['severity']:<7} {f['id']}: {rich_safe(f['detail'])}",
                          highlight=False)
+    for line in operations_lines(data):
+        stdout.print(line, highlight=False)
     stdout.print(f"report: {rich_safe(files[0])} (and report.md, results.json, decisions.md)",
                  highlight=False)
+
+
+def operations_lines(data: dict) -> list[str]:
+    """One line on recovery and goodput (reliability), one on the alert rules (monitoring)."""
+    out = []
+    rel = data.get("reliability")
+    if rel is not None:
+        mc = rel["goodput"]["monte_carlo"]
+        out.append(f"reliability: RTO {rel['recovery']['rto_s'] / 60:.1f} min, checkpoint every "
+                   f"{rel['checkpoint']['chosen_interval_s'] / 60:.3g} min, goodput "
+                   f"{mc['goodput']['mean']:.4f} (Monte Carlo, {mc['runs']:,} runs of "
+                   f"{mc['horizon_s'] / 86_400:g} days), hot standby "
+                   f"{rel['hot_standby']['share']:.1%} ({rel['hot_standby']['source']})")
+    mon = data.get("monitoring")
+    if mon is not None:
+        out.append(f"monitoring: {mon['count']} alert rules ({mon['by_severity']['critical']} "
+                   f"critical, {mon['by_severity']['warning']} warning)")
+    return out

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from supernode.design.reliability import policy_summary
 from supernode.facility.cooling import cooling_plan
 from supernode.facility.data import facility_data
+from supernode.reliability.assess import WHAT_IF_RUNS
 from supernode.spec.cluster import FacilitySpec, RackSpec
 from supernode.spec.resolve import Cluster
 
@@ -160,8 +162,95 @@ def _power_record(data: dict[str, Any]) -> dict[str, Any]:
                  or "busbar" in f["id"]], "every power rule holds")}
 
 
-def decision_records(data: dict[str, Any], cluster: Cluster) -> list[dict[str, Any]]:
-    """Every decision record of the design (MADR fields)."""
+def _nearest(grid: list[float], value: float) -> int:
+    return min(range(len(grid)), key=lambda i: abs(grid[i] - value))
+
+
+def _interval_options(rel: dict[str, Any]) -> list[dict[str, Any]]:
+    """Checkpoint intervals: Daly's (the model's choice), Young's, the simulated best; those
+    that fall on the same scored interval are one option."""
+    c, mc = rel["checkpoint"], rel["goodput"]["monte_carlo"]
+    grid, means = mc["interval_grid_s"], mc["goodput_by_interval"]
+    groups: dict[int, list[tuple[str, bool]]] = {}
+    for name, interval, chosen in (("Daly's", c["chosen_interval_s"], True),
+                                   ("Young's", c["young_interval_s"], False),
+                                   ("the simulated best", mc["best_interval_s"], False)):
+        groups.setdefault(_nearest(grid, interval), []).append((name, chosen))
+    return [{"name": f"checkpoint every {grid[i] / 60:.3g} min of work "
+                     f"({' = '.join(n for n, _ in rows)} interval)",
+             "chosen": any(ch for _, ch in rows),
+             "figures": [_fig("interval", grid[i], "s"),
+                         _fig("Monte Carlo goodput", means[i], "fraction")]}
+            for i, rows in groups.items()]
+
+
+POLICY_NAMES = {"restart": "restart from the checkpoint on a spare host",
+                "shrink": "isolate the failed host and shrink data parallelism until a "
+                          "spare joins"}
+
+
+def _policy_options(rel: dict[str, Any], alt: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Recovery paths: the design's policy and the other one, by Monte Carlo goodput."""
+    rows = [policy_summary(rel)] + ([alt] if alt else [])
+    best = max(rows, key=lambda r: r["monte_carlo_goodput"])
+    return [{"name": POLICY_NAMES[r["policy"]], "chosen": r is best, "figures": [
+        _fig("recovery", r["recovery_s"], "s"), _fig("RTO", r["rto_s"], "s"),
+        _fig("Monte Carlo goodput", r["monte_carlo_goodput"], "fraction"),
+        _fig("analytic goodput", r["analytic_goodput"], "fraction")]} for r in rows]
+
+
+def _what_if_options(rel: dict[str, Any]) -> list[dict[str, Any]]:
+    """The reliability model's what-ifs (spares, hot standby, checkpoint bandwidth), each
+    scored on the first runs of the Monte Carlo (common random numbers)."""
+    runs = min(WHAT_IF_RUNS, rel["goodput"]["monte_carlo"]["runs"])
+    return [{"name": f"what if {w['knob']} {w['value']:,.4g} (now {w['current']:,.4g})",
+             "chosen": False, "figures": [
+                 _fig("Monte Carlo goodput", w["monte_carlo_goodput"], "fraction"),
+                 _fig("analytic goodput", w["analytic_goodput"], "fraction"),
+                 _fig("interval", w["interval_s"], "s")],
+             "note": f"{w['delta_vs_base']:+.4f} goodput vs now on the same first {runs:,} "
+                     "runs"}
+            for w in rel["what_if"]]
+
+
+def _checkpoint_record(data: dict[str, Any], alt: dict[str, Any] | None
+                       ) -> dict[str, Any] | None:
+    """D6: checkpoint interval and recovery path, from the reliability result."""
+    rel = data["reliability"]
+    if rel is None:
+        return None
+    c, inter = rel["checkpoint"], rel["interruptions"]
+    mc = rel["goodput"]["monte_carlo"]
+    policies = _policy_options(rel, alt)
+    policy = next(o["name"] for o in policies if o["chosen"])
+    g = mc["goodput"]
+    mtbf = ("nothing restarts the job" if inter["job_mtbf_s"] is None else
+            f"MTBF {inter['job_mtbf_s'] / 3600:.3g} h")
+    consequences = _consequences(_failed(data, "reliability"),
+                                 "every reliability rule holds")
+    consequences += [
+        f"Monte Carlo goodput {g['mean']:.4f} ± {g['standard_error']:.4f} (p5 {g['p5']:.4f}) "
+        f"over {mc['runs']:,} runs of {mc['horizon_s'] / 86_400:g} days; analytic "
+        f"{rel['goodput']['analytic']:.4f}",
+        f"each checkpoint stops training {c['blocking_s']:.3g} s and is written in "
+        f"{c['write_s']:.3g} s; a restart loads it in {c['read_s']:.3g} s"]
+    return {"id": "D6", "title": "Checkpoint interval and recovery path", "status": "proposed",
+            "context": f"{rel['job']['gpus']:,} GPUs: {inter['interruptions_per_day']:.3g} job "
+                       f"interruptions per day ({mtbf}); a checkpoint of "
+                       f"{c['size_bytes'] / 1e12:.3g} TB ({c['mode']}) to storage at "
+                       f"{c['write_bytes_per_s'] / 1e9:,.0f} GB/s",
+            "options": _interval_options(rel) + policies + _what_if_options(rel),
+            "decision": f"checkpoint every {c['chosen_interval_s'] / 60:.3g} min of work "
+                        f"({c['mode']}, Daly's interval); on a failure, {policy}",
+            "consequences": consequences}
+
+
+def decision_records(data: dict[str, Any], cluster: Cluster,
+                     reliability_alternative: dict[str, Any] | None = None
+                     ) -> list[dict[str, Any]]:
+    """Every decision record of the design (MADR fields). ``reliability_alternative``: the
+    other recovery policy's figures (:func:`supernode.design.reliability.policy_summary`)."""
     records = [_plan_record(data), _fit_record(data), _fabric_record(data),
-               _cooling_record(data, cluster), _power_record(data)]
+               _cooling_record(data, cluster), _power_record(data),
+               _checkpoint_record(data, reliability_alternative)]
     return [r for r in records if r is not None]

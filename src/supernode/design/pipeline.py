@@ -1,11 +1,14 @@
-"""The design review pipeline: validate -> topology -> plan -> simulate -> facility ->
-rules, each stage reading the results of the ones before (the report comes after).
+"""The design review pipeline: validate -> topology -> plan -> simulate -> reliability ->
+facility -> monitoring -> rules, each stage reading the results of the ones before (the
+report comes after).
 
-:func:`run_design` loads and checks every input first (cluster, workload, plan, rule
-pack), so bad input fails before any model runs; then each stage calls the project's
-public entry points (:func:`~supernode.topology.metrics.topology_report`,
+:func:`run_design` loads and checks every input first (cluster with its reliability block,
+workload, plan, rule pack), so bad input fails before any model runs; then each stage calls
+the project's public entry points (:func:`~supernode.topology.metrics.topology_report`,
 :func:`~supernode.planner.plan_job`, :func:`~supernode.netsim.scenario.simulate_jobs`,
-:func:`~supernode.facility.facility_report`, :func:`~supernode.rules.run_rules`). The
+:func:`~supernode.reliability.assess.assess_reliability`,
+:func:`~supernode.facility.facility_report`, :func:`~supernode.monitor.pack.build_pack`,
+:func:`~supernode.rules.run_rules`). The
 :class:`DesignResult` holds the result objects and :meth:`DesignResult.to_dict` is
 ``results.json``: every figure the report shows.
 """
@@ -19,13 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from supernode.design.decisions import decision_records
+from supernode.design.monitoring import monitoring_summary
 from supernode.design.plans import best_view, given_view, simulation_plan
+from supernode.design.reliability import DESIGN_DAYS, DESIGN_RUNS, run_reliability
 from supernode.design.simulation import run_simulation, simulation_results
 from supernode.design.summary import cluster_summary, workload_summary
 from supernode.errors import InputError
 from supernode.facility import WorkloadUse, facility_report
 from supernode.planner import build_target, plan_job
 from supernode.planner.fit import CONVENTIONAL_DOMAIN, FitInput, workload_fit
+from supernode.reliability.assess import check_reliability_block
 from supernode.rules import Facts, load_pack, run_rules, summary
 from supernode.spec.clusterfile import load_cluster_spec
 from supernode.spec.plan import ParallelPlan, plan_from_data
@@ -35,7 +41,8 @@ from supernode.topology.metrics import topology_report
 from supernode.workload.presets import load_workload
 
 SCHEMA = "supernode-design/1"
-STAGES = ("validate", "topology", "plan", "simulate", "facility", "rules")
+STAGES = ("validate", "topology", "plan", "simulate", "reliability", "facility", "monitoring",
+          "rules")
 Progress = Callable[[str, int, int], None]
 
 
@@ -52,6 +59,8 @@ class DesignInput:
     seed: int = 0
     global_batch: int | None = None
     example: str | None = None
+    reliability_runs: int = DESIGN_RUNS
+    reliability_days: float = DESIGN_DAYS
 
 
 @dataclass
@@ -78,6 +87,7 @@ def _load(inputs: DesignInput):
     spec = load_cluster_spec(inputs.cluster)
     try:
         cluster = resolve_cluster(spec)
+        check_reliability_block(cluster)
     except InputError as exc:
         raise InputError(exc.path, exc.message, source=str(inputs.cluster)) from None
     workload = load_workload(inputs.workload)
@@ -105,6 +115,33 @@ def _fit(spec, workload, global_batch: int, size: int) -> tuple[dict | None, str
         return None, f"workload fit not computed: {exc.message}"
 
 
+def _results(inputs: DesignInput, cluster, topo, facts: Facts, monitoring: dict[str, Any],
+             findings: list, notes: list[str]) -> dict[str, Any]:
+    """The ``results.json`` dict (without decisions and timings)."""
+    return {
+        "schema": SCHEMA,
+        "inputs": {"cluster": str(inputs.cluster), "workload": str(inputs.workload),
+                   "plan": str(inputs.plan) if inputs.plan else None,
+                   "rules": str(inputs.rules) if inputs.rules else "default",
+                   "example": inputs.example, "simulate": inputs.simulate,
+                   "seed": inputs.seed, "reliability_runs": inputs.reliability_runs,
+                   "reliability_days": inputs.reliability_days},
+        "verdict": summary(findings),
+        "cluster": cluster_summary(cluster, topo),
+        "workload": facts.workload,
+        "topology": facts.topology,
+        "plans": facts.plans,
+        "reviewed_plan": facts.reviewed,
+        "simulation": facts.simulation,
+        "reliability": facts.reliability,
+        "facility": facts.facility,
+        "monitoring": monitoring,
+        "fit": facts.fit,
+        "findings": [f.to_dict() for f in findings],
+        "notes": notes,
+    }
+
+
 def run_design(inputs: DesignInput, progress: Progress | None = None) -> DesignResult:
     """Run every stage of the review; InputError for bad input anywhere in the chain."""
     starts: dict[str, float] = {}
@@ -124,43 +161,32 @@ def run_design(inputs: DesignInput, progress: Progress | None = None) -> DesignR
     report = plan_job(target, top=inputs.top, reference=given)
     view = given_view(target, given, report) if given is not None else best_view(report)
     fit, fit_note = _fit(spec, workload, target.global_batch_sequences, cluster.scale_up.size)
+    plan, order = simulation_plan(view, report, given) if view is not None else (None, ())
     stage("simulate")
     sim = None
-    if inputs.simulate and view is not None:
-        plan, order = simulation_plan(view, report, given)
+    if inputs.simulate and plan is not None:
         sim = simulation_results(run_simulation(cluster, workload, plan, order, inputs.seed))
+    stage("reliability")
+    rel = alt = None
+    if plan is not None:
+        rel, alt = run_reliability(cluster, workload, plan, inputs.seed,
+                                   inputs.reliability_days, inputs.reliability_runs)
     stage("facility")
     use = None
     if view is not None:
         step = sim["step_time_s"] if sim else view["step_time_s"]
         use = WorkloadUse(view["busy_share"], step, target.tokens_per_step)
     fac = facility_report(cluster, topo, use).to_dict()
+    stage("monitoring")
+    monitoring = monitoring_summary(cluster)
     stage("rules")
-    plans = report.to_dict()
-    facts = Facts(cluster, workload_summary(workload), topo.to_dict(), plans, view, sim, fac,
-                  fit)
+    facts = Facts(cluster, workload_summary(workload), topo.to_dict(), report.to_dict(), view,
+                  sim, fac, fit, rel)
     findings = run_rules(facts, pack)
-    verdict = summary(findings)
-    data = {
-        "schema": SCHEMA,
-        "inputs": {"cluster": str(inputs.cluster), "workload": str(inputs.workload),
-                   "plan": str(inputs.plan) if inputs.plan else None,
-                   "rules": str(inputs.rules) if inputs.rules else "default",
-                   "example": inputs.example, "simulate": inputs.simulate,
-                   "seed": inputs.seed},
-        "verdict": verdict,
-        "cluster": cluster_summary(cluster, topo),
-        "workload": facts.workload,
-        "topology": facts.topology,
-        "plans": plans,
-        "reviewed_plan": view,
-        "simulation": sim,
-        "facility": fac,
-        "fit": fit,
-        "findings": [f.to_dict() for f in findings],
-        "notes": [n for n in (fit_note,) if n],
-    }
-    data["decisions"] = decision_records(data, cluster)
+    notes = [n for n in (fit_note, None if rel else "reliability not assessed: no plan fits")
+             if n]
+    data = _results(inputs, cluster, topo, facts, monitoring, findings, notes)
+    data["decisions"] = decision_records(data, cluster, alt)
     ends = [starts[n] for n in STAGES[1:]] + [time.perf_counter()]
     timings = {n: end - starts[n] for n, end in zip(STAGES, ends, strict=True)}
     return DesignResult(inputs, data, findings, timings)

@@ -31,10 +31,12 @@ from supernode.reliability.rates import DAY_S, default_rates, with_overrides
 from supernode.reliability.recovery import RecoveryTimes
 from supernode.reliability.result import ReliabilityResult, WhatIf, mc_summary
 from supernode.reliability.scenario import Design, Scenario, build_scenario
+from supernode.reliability.standby import HotStandby, hot_standby
 from supernode.spec.plan import ParallelPlan
 from supernode.spec.reliability import ReliabilitySpec
 from supernode.spec.resolve import Cluster
 from supernode.spec.workload import WorkloadSpec
+from supernode.topology import topology_report
 from supernode.topology.cluster_graph import pcie_bandwidth_bytes_per_s
 
 #: Spare hosts held when neither the cluster nor the caller says. ASSUMPTION: 2% of the
@@ -94,17 +96,33 @@ def _rates(cluster: Cluster, inventory, spec: ReliabilitySpec, extra: dict[str, 
     return rates
 
 
-def _design(cluster: Cluster, spec: ReliabilitySpec, o: ReliabilityOptions, job_hosts: int
-            ) -> Design:
+def _spares(cluster: Cluster, spec: ReliabilitySpec, o: ReliabilityOptions, job_hosts: int
+            ) -> int:
+    """Hot-spare hosts: the caller's, else the cluster's, else 2 % of the job's hosts."""
     spares = o.spare_hosts if o.spare_hosts is not None else spec.spare_hosts
     if spares is None:
-        spares = math.ceil(DEFAULT_SPARE_SHARE * job_hosts)
-    elif spares > cluster.hosts:
-        raise InputError("spare_hosts", f"a spare pool of {spares:,} hosts is larger than "
-                                        f"the cluster ({cluster.hosts:,} hosts)")
-    standby = o.hot_standby_share if o.hot_standby_share is not None else spec.hot_standby_share
-    if not 0.0 <= standby < 1.0:
-        raise InputError("hot_standby_share", f"must be in [0, 1), got {standby}")
+        return math.ceil(DEFAULT_SPARE_SHARE * job_hosts)
+    if spares > cluster.hosts:
+        where = "spare_hosts" if o.spare_hosts is not None else "reliability.spare_hosts"
+        raise InputError(where, f"a spare pool of {spares:,} hosts is larger than the "
+                                f"cluster ({cluster.hosts:,} hosts)")
+    return spares
+
+
+def _standby(cluster: Cluster, o: ReliabilityOptions) -> HotStandby:
+    """The hot-standby share (:mod:`supernode.reliability.standby`), or the caller's what-if."""
+    measured = hot_standby(cluster, topology_report(cluster).to_dict())
+    share = o.hot_standby_share
+    if share is None:
+        return measured
+    if not (math.isfinite(share) and 0.0 <= share < 1.0):
+        raise InputError("hot_standby_share", f"must be in [0, 1), got {share}")
+    return replace(measured, share=share, source="option")
+
+
+def _design(cluster: Cluster, spec: ReliabilitySpec, o: ReliabilityOptions, job_hosts: int,
+            standby: float) -> Design:
+    spares = _spares(cluster, spec, o, job_hosts)
     write = o.checkpoint_write_gbyte_per_s or spec.checkpoint_write_gbyte_per_s
     if write is not None and not (math.isfinite(write) and write > 0):
         raise InputError("checkpoint_write_gbyte_per_s", f"must be > 0, got {write}")
@@ -120,6 +138,15 @@ def _design(cluster: Cluster, spec: ReliabilitySpec, o: ReliabilityOptions, job_
     idle = cluster.hosts - job_hosts
     return Design(spares + idle, standby, write_bps, read * GBYTE_PER_S if read else write_bps,
                   mode, recovery, spec.dual_homed_nics, o.interval_s)
+
+
+def check_reliability_block(cluster: Cluster) -> None:
+    """The cluster's ``reliability`` block against its topology, before any model runs:
+    rate and repair overrides name components the cluster has, and the spare pool fits
+    (InputError with the field path otherwise)."""
+    spec = cluster.spec.reliability or ReliabilitySpec()
+    _rates(cluster, cluster_inventory(cluster, None, spec.racks_per_cdu), spec, {})
+    _spares(cluster, spec, ReliabilityOptions(), cluster.hosts)
 
 
 def assess_reliability(cluster: Cluster, workload: WorkloadSpec, plan: ParallelPlan,
@@ -138,7 +165,8 @@ def assess_reliability(cluster: Cluster, workload: WorkloadSpec, plan: ParallelP
     spec = cluster.spec.reliability or ReliabilitySpec()
     inventory = cluster_inventory(cluster, gpus, spec.racks_per_cdu)
     rates = _rates(cluster, inventory, spec, options.failures_per_unit_year)
-    design = _design(cluster, spec, options, inventory.hosts)
+    standby = _standby(cluster, options)
+    design = _design(cluster, spec, options, inventory.hosts, standby.share)
     context = (cluster, inventory, rates, job)
     extras = (options.times, options.days * DAY_S, options.seed, options.weibull_shape,
               pcie_bandwidth_bytes_per_s(cluster), checkpoint_bytes(workload, plan.precision))
@@ -156,7 +184,8 @@ def assess_reliability(cluster: Cluster, workload: WorkloadSpec, plan: ParallelP
     return ReliabilityResult(cluster=cluster.name, workload=workload.name, job=job,
                              inventory=inventory, rates=rates, scenario=main,
                              times=options.times, options=options,
-                             monte_carlo=mc_summary(main, rows), what_if=what_ifs)
+                             monte_carlo=mc_summary(main, rows), what_if=what_ifs,
+                             standby=standby)
 
 
 def _what_ifs(context: tuple, extras: tuple, main: Scenario, rows: np.ndarray) -> list[WhatIf]:

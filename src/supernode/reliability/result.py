@@ -2,8 +2,9 @@
 
 :class:`ReliabilityResult` ``.to_dict()`` is the ``--json`` output and the interface of the
 design report's reliability section (docs/reliability.md, "Library interface"); its
-:meth:`~ReliabilityResult.rule_checks` are the rules "RTO <= 10 min" and "hot standby >= 10 %"
-with their measured values.
+:meth:`~ReliabilityResult.rule_checks` are the design rules ``recovery_time_objective`` (RTO
+<= 10 min) and ``hot_standby_bandwidth`` (>= 10 %) with their measured values, under the
+ids and default thresholds of the rule pack (docs/rules.md).
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ import numpy as np
 from supernode.reliability.montecarlo import METRICS
 from supernode.reliability.rates import DAY_S
 from supernode.reliability.recovery import RecoveryTimes, recovery_objective
+from supernode.reliability.standby import HOT_STANDBY_OBJECTIVE, HotStandby
 
-#: Seed 001 §4.1: at least 10% hot-standby bandwidth inside the NVSwitch fabric.
-HOT_STANDBY_OBJECTIVE = 0.10
 HISTOGRAM_BINS = 40
+#: Rule ids of the design rules this result feeds (supernode.rules.reliability_rules).
+RTO_RULE, HOT_STANDBY_RULE = "recovery_time_objective", "hot_standby_bandwidth"
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,7 @@ class ReliabilityResult:
     options: Any
     monte_carlo: dict[str, Any]
     what_if: list[WhatIf] = field(default_factory=list)
+    standby: HotStandby | None = None
 
     def interruptions(self) -> dict[str, Any]:
         """Failures and job interruptions per day, by component."""
@@ -102,13 +105,18 @@ class ReliabilityResult:
         return out
 
     def hot_standby(self) -> dict[str, Any]:
-        """Hot-standby share against seed 001's 10 %, and the largest single scale-up loss."""
+        """Hot-standby share against seed 001's 10 %, where it comes from (``topology``:
+        spare switch ports, ``stated`` in the cluster, ``option``: a what-if, ``none``), and
+        the largest single scale-up loss."""
         losses = [m.bandwidth_loss + (self.scenario.design.hot_standby_share
                                       if m.effect in ("degrade", "absorbed") else 0.0)
                   for m in self.scenario.modes if m.tier == "scale_up"]
         share = self.scenario.design.hot_standby_share
         worst = max(losses, default=0.0)
-        return {"share": share, "objective": HOT_STANDBY_OBJECTIVE,
+        origin = self.standby.to_dict() if self.standby else {"source": "option"}
+        return {"share": share, "source": origin["source"],
+                "measured_share": origin.get("measured_share"), "tier": origin.get("tier"),
+                "objective": HOT_STANDBY_OBJECTIVE,
                 "meets_objective": share >= HOT_STANDBY_OBJECTIVE,
                 "largest_single_failure_loss": worst,
                 "covers_single_failure": share >= worst if losses else True}
@@ -122,12 +130,13 @@ class ReliabilityResult:
                 "mtbf_s": s.mtbf_s}
 
     def rule_checks(self) -> list[dict[str, Any]]:
-        """The design rules this section feeds: RTO <= 10 min, hot standby >= 10 %."""
+        """The design rules this result feeds, at their default thresholds: RTO <= 10 min
+        (``recovery_time_objective``), hot standby >= 10 % (``hot_standby_bandwidth``)."""
         rec, hot = self.recovery(), self.hot_standby()
-        return [{"id": "reliability.rto", "metric": "rto_s", "value": rec["rto_s"],
+        return [{"id": RTO_RULE, "metric": "rto_s", "value": rec["rto_s"],
                  "threshold": rec["objective_s"], "comparison": "<=",
                  "passes": rec["meets_objective"], "source": "seed 001 §4.1"},
-                {"id": "reliability.hot_standby", "metric": "hot_standby_share",
+                {"id": HOT_STANDBY_RULE, "metric": "hot_standby_share",
                  "value": hot["share"], "threshold": HOT_STANDBY_OBJECTIVE, "comparison": ">=",
                  "passes": hot["meets_objective"], "source": "seed 001 §4.1"}]
 

@@ -24,13 +24,15 @@ def render_decisions(results: dict[str, Any]) -> str:
              "the design rules found. Review each record, then set its status to accepted, "
              "rejected or superseded.", ""]
     for d in results["decisions"]:
-        chosen = next((o["name"] for o in d["options"] if o["chosen"]), d["decision"])
+        chosen = [o["name"] for o in d["options"] if o["chosen"]] or [d["decision"]]
+        picked = ("Chosen option: " if len(chosen) == 1 else "Chosen options: ") + \
+            " and ".join(f'"{name}"' for name in chosen)
         lines += [f"## {d['id']} {d['title']}", "", f"* Status: {d['status']}",
                   "* Deciders: (fill in)", "", "### Context and problem statement", "",
                   d["context"], "", "### Considered options", ""]
         lines += [f"* {o['name']}" + (f" — {_figures(o)}" if _figures(o) else "")
                   for o in d["options"]]
-        lines += ["", "### Decision outcome", "", f"Chosen option: \"{chosen}\". "
+        lines += ["", "### Decision outcome", "", f"{picked}. "
                   f"Proposed decision: {d['decision']}.", "", "### Consequences", ""]
         lines += [f"* {c}" for c in d["consequences"]] + [""]
     return "\n".join(lines).rstrip() + "\n"

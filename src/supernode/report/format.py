@@ -6,9 +6,9 @@ import math
 from typing import Any
 
 #: Kinds of values and how they read (SI inside; the unit shown after the number).
-KINDS = ("s", "ms", "share", "w", "kw", "bytes", "bytes_per_s", "count", "ratio", "float",
-         "l_per_min", "c", "m", "m2", "kg", "kg_per_m2", "usd", "kwh", "mwh", "j", "text",
-         "bool", "tokens_per_s", "params")
+KINDS = ("s", "ms", "min", "h", "days", "share", "fraction", "w", "kw", "bytes", "bytes_per_s",
+         "count", "ratio", "float", "number", "l_per_min", "c", "m", "m2", "kg", "kg_per_m2", "usd",
+         "kwh", "mwh", "j", "text", "bool", "tokens_per_s", "params")
 
 
 def format_value(value: Any, kind: str) -> str:
@@ -25,7 +25,11 @@ def format_value(value: Any, kind: str) -> str:
     table = {
         "s": lambda: f"{v:,.3g} s" if abs(v) < 1000 else f"{v:,.0f} s",
         "ms": lambda: f"{v * 1e3:,.3f} ms",
+        "min": lambda: f"{v / 60:,.3g} min",
+        "h": lambda: f"{v / 3600:,.3g} h",
+        "days": lambda: f"{v / 86_400:,.3g} days",
         "share": lambda: f"{100 * v:.1f}%",
+        "fraction": lambda: f"{v:.4f}",
         "w": lambda: f"{v / 1e3:,.1f} kW",
         "kw": lambda: f"{v:,.1f} kW",
         "bytes": lambda: f"{v / 1e9:,.1f} GB",
@@ -33,6 +37,7 @@ def format_value(value: Any, kind: str) -> str:
         "count": lambda: f"{v:,.0f}",
         "ratio": lambda: f"{v:,.2f}",
         "float": lambda: f"{v:,.3g}",
+        "number": lambda: f"{v:,.4g}",
         "l_per_min": lambda: f"{v:,.0f} L/min",
         "c": lambda: f"{v:.1f} °C",
         "m": lambda: f"{v:.2f} m",
@@ -55,4 +60,4 @@ def format_value(value: Any, kind: str) -> str:
 UNIT_KINDS = {"ratio": "ratio", "share": "share", "kW": "kw", "GB/s": "float", "hops": "count",
               "GPUs": "count", "remainder": "count", "tier": "text", "GB": "float",
               "feeds": "count", "PDUs": "count", "°C": "float", "CDUs": "count",
-              "kg/m²": "count", "m": "ratio", "cores": "count"}
+              "kg/m²": "count", "m": "ratio", "cores": "count", "s": "s"}

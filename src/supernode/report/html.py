@@ -38,7 +38,7 @@ th{background:#f0f2f6}td .num{font-variant-numeric:tabular-nums;white-space:nowr
 figure{margin:12px 0}figure svg{max-width:100%;height:auto}
 figcaption{font-size:13px;color:#5a6372}
 details{margin:4px 0;font-size:13px}summary{cursor:pointer;color:#2a5db0}
-.v-fail,.v-error{color:#b3261e;font-weight:600}.v-warning{color:#9a6700}
+.v-fail,.v-error,.v-critical{color:#b3261e;font-weight:600}.v-warning{color:#9a6700}
 .v-pass{color:#1b7f3b}.v-not_applicable,.v-not_evaluated{color:#6b7280}
 h3{font-size:15px;margin:18px 0 4px}
 """

@@ -2,7 +2,8 @@
 
 A builder takes the results dict (``results.json``) and returns a
 :class:`~supernode.report.blocks.Section`, or None when the section has nothing to show.
-Later issues add a section (reliability, scheduling, monitoring) by putting their
+Later issues add a section (scheduling, ...; reliability and monitoring are in
+:mod:`~supernode.report.sections_reliability`) by putting their
 result's ``to_dict()`` under a results key and calling :func:`register_section` with a
 builder that reads it; see docs/design.md.
 """
@@ -47,7 +48,12 @@ def register_section(id: str, title: str, build: Builder, after: str | None = No
 
 def build_sections(results: dict[str, Any]) -> list[Section]:
     """Every registered section built from ``results`` (those with nothing to show left out)."""
-    from supernode.report import sections_core, sections_review, sections_run  # noqa: F401
+    from supernode.report import (  # noqa: F401
+        sections_core,
+        sections_reliability,
+        sections_review,
+        sections_run,
+    )
 
     out = []
     for entry in SECTIONS:

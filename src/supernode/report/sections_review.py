@@ -11,9 +11,9 @@ from supernode.report.sections import register_section
 from supernode.report.sections_core import L, N, T
 
 #: A decision figure's unit -> value kind.
-FIGURE_KINDS = {"s": "s", "share": "share", "bytes": "bytes", "usd": "usd", "count": "count",
-                "bool": "bool", "w": "w", "l_per_min": "l_per_min", "bytes_per_s":
-                "bytes_per_s"}
+FIGURE_KINDS = {"s": "s", "share": "share", "fraction": "fraction", "bytes": "bytes",
+                "usd": "usd", "count": "count", "bool": "bool", "w": "w",
+                "l_per_min": "l_per_min", "bytes_per_s": "bytes_per_s"}
 
 
 def findings_section(r: dict[str, Any]) -> Section:

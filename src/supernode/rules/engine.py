@@ -6,7 +6,12 @@ from dataclasses import dataclass
 from typing import Any
 
 # Importing the rule modules registers their rules (order = report order).
-from supernode.rules import fabric_rules, facility_rules, plan_rules  # noqa: F401
+from supernode.rules import (  # noqa: F401
+    fabric_rules,
+    facility_rules,
+    plan_rules,
+    reliability_rules,
+)
 from supernode.rules.facts import Facts
 from supernode.rules.pack import RulePack, settings
 from supernode.rules.registry import RULES, Outcome, Rule, Threshold

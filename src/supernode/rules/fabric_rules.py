@@ -1,7 +1,6 @@
-"""Rules on the interconnect: scale-up vs HBM, oversubscription, hops, scale-out links,
-hot-standby switch bandwidth and growth headroom (seed 001 §2, §4.1; seed 000 §2.1;
-seed 003 §5.1). Fixes whose effect is a closed form are predicted by re-running the
-topology report on the fixed cluster document."""
+"""Rules on the interconnect: scale-up vs HBM, oversubscription, hops, scale-out links and
+growth headroom (seed 001 §2; seed 000 §2.1; seed 003 §5.1). Fixes whose effect is a closed
+form are predicted by re-running the topology report on the fixed cluster document."""
 
 from __future__ import annotations
 
@@ -14,8 +13,6 @@ from supernode.rules.registry import Outcome, Threshold, check, rule
 from supernode.spec.resolve import resolve_cluster
 from supernode.topology.metrics import topology_report
 from supernode.units import GBIT_PER_S, GBYTE_PER_S
-
-SCALE_UP_TIERS = ("scale_up_l1", "scale_up_l2")
 
 
 @rule("scale_up_hbm_ratio", "Scale-up bandwidth per card >= 30 % of its HBM bandwidth",
@@ -48,8 +45,8 @@ def scale_up_hbm_ratio(facts: Facts, threshold: Threshold) -> Outcome:
                  2 * need * link / hbm if need else None)
 
 
-def _fixed_topology(facts: Facts, path: tuple[str, ...], value: object) -> dict | None:
-    """The topology report of the cluster with ``path`` set to ``value`` (None if illegal)."""
+def fixed_topology(facts: Facts, path: tuple[str, ...], value: object) -> dict | None:
+    """The topology report dict of the cluster with ``path`` set to ``value`` (None if illegal)."""
     spec = facts.cluster.spec
     data = spec.model_dump()
     node = data
@@ -75,7 +72,7 @@ def no_oversubscription(facts: Facts, threshold: Threshold) -> Outcome:
     if not facts.topology["fabric_endpoints"]:
         return Outcome("not_applicable", None, "one supernode: no scale-out fabric")
     worst = max(over.values(), default=1.0)
-    fixed = _fixed_topology(facts, ("scale_out", "oversubscription"), [])
+    fixed = fixed_topology(facts, ("scale_out", "oversubscription"), [])
     predicted = None
     if fixed is not None:
         before = sum(facts.topology["switches"].values())
@@ -99,7 +96,7 @@ def fabric_hops(facts: Facts, threshold: Threshold) -> Outcome:
     if hops is None:
         return Outcome("not_applicable", None, "one supernode: no scale-out fabric")
     tiers = facts.cluster.scale_out.tiers if facts.cluster.scale_out else 0
-    fixed = _fixed_topology(facts, ("scale_out", "tiers"), 2) if tiers > 2 else None
+    fixed = fixed_topology(facts, ("scale_out", "tiers"), 2) if tiers > 2 else None
     predicted = (f"{fixed['diameter_hops']['scale_out']} hops with 2 tiers" if fixed else
                  None)
     return check(hops <= float(threshold), hops, f"{tiers}-tier fabric: {hops} hops NIC to NIC",
@@ -128,32 +125,6 @@ def scale_out_links(facts: Facts, threshold: Threshold) -> Outcome:
                  f"{nic / GBIT_PER_S:,.0f} Gb/s" if need else "add scale-out NICs",
                  f"{need * nic / GBYTE_PER_S:,.0f} GB/s per supernode" if need else None,
                  need * nic / GBYTE_PER_S if need else None)
-
-
-@rule("hot_standby_bandwidth", "Hot-standby switch bandwidth >= 10 % inside the supernode",
-      "seed 001 §4.1", "share", ">=", "fabric", """
-      One NVSwitch or link failure degrades the whole supernode's bus. The seed requires
-      at least 10 % spare switch bandwidth inside the switch cluster so that losing a
-      link does not push bandwidth below the level at which training jobs stall.
-      Measured as free ports over ports in use on the scale-up switch tiers.""")
-def hot_standby(facts: Facts, threshold: Threshold) -> Outcome:
-    """Spare ports over used ports on the scale-up switch tiers (the worst tier)."""
-    t = facts.topology
-    shares = {}
-    for tier in SCALE_UP_TIERS:
-        if tier in t["switches"] and t["radix"].get(tier):
-            total = t["switches"][tier] * t["radix"][tier]
-            free = t["free_ports"].get(tier, 0)
-            shares[tier] = free / max(total - free, 1)
-    if not shares:
-        return Outcome("not_applicable", None, "no switched scale-up domain")
-    tier, worst = min(shares.items(), key=lambda kv: kv[1])
-    chips = facts.cluster.scale_up.switch_chips
-    extra = max(1, math.ceil(float(threshold) * chips))
-    return check(worst >= float(threshold), worst,
-                 f"{tier}: {pct(worst)} spare switch ports over ports in use",
-                 f"add {extra} switch chip(s) (planes) per domain, or leave ports free",
-                 f"about {pct(extra / chips)} standby bandwidth", extra / chips)
 
 
 @rule("growth_headroom", "Fabric growth headroom >= 20 % (20-30 %)", "seed 003 §5.1",

@@ -16,7 +16,9 @@ class Facts:
     ``topology``: :meth:`TopologyReport.to_dict`; ``plans``: :meth:`PlanReport.to_dict`;
     ``reviewed``: the plan under review (:mod:`supernode.design.plans`); ``simulation``:
     :meth:`SimResult.to_dict` or None when not simulated; ``facility``:
-    :meth:`FacilityReport.to_dict`; ``fit``: the workload-fit answer or None.
+    :meth:`FacilityReport.to_dict`; ``fit``: the workload-fit answer or None;
+    ``reliability``: :meth:`ReliabilityResult.to_dict` of the reviewed plan, or None when
+    not assessed (no plan fits).
     """
 
     cluster: Cluster
@@ -27,3 +29,4 @@ class Facts:
     simulation: dict[str, Any] | None
     facility: dict[str, Any]
     fit: dict[str, Any] | None = None
+    reliability: dict[str, Any] | None = None

@@ -3,10 +3,10 @@
 The default pack (``data/rules/default.yaml``) sets every rule's severity and the
 thresholds that belong to the rules; thresholds that a model owns (scale-up vs HBM,
 oversubscription, hops, scale-out per supernode, the 20 % communication line, the 80 %
-hot-link line) are read from that model's constant (:data:`MODEL_THRESHOLDS`). A user
-pack (``supernode-rules/1``) overrides any field of any rule; unknown ids, thresholds
-of the wrong shape and thresholds on rules that compare with a figure the design states
-are refused with the field path.
+hot-link line, the 10 % hot standby, the 10-minute recovery) are read from that model's
+constant (:data:`MODEL_THRESHOLDS`). A user pack (``supernode-rules/1``) overrides any
+field of any rule; unknown ids, thresholds of the wrong shape and thresholds on rules that
+compare with a figure the design states are refused with the field path.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from supernode.errors import InputError
 from supernode.estimate.model import COMM_SHARE_THRESHOLD
 from supernode.inputs import read_text_file
 from supernode.netsim.fluid import HOT_UTILIZATION
+from supernode.reliability.recovery import RTO_OBJECTIVE_S
+from supernode.reliability.standby import HOT_STANDBY_OBJECTIVE
 from supernode.rules.registry import RULES, SEVERITIES, Threshold
 from supernode.spec.base import StrictModel
 from supernode.spec.loader import parse_text, validate_document
@@ -45,6 +47,8 @@ MODEL_THRESHOLDS: dict[str, float] = {
     "exposed_comm_share": COMM_SHARE_THRESHOLD,
     "link_utilisation": HOT_UTILIZATION,
     "workload_fit": COMM_SHARE_THRESHOLD,
+    "hot_standby_bandwidth": HOT_STANDBY_OBJECTIVE,
+    "recovery_time_objective": RTO_OBJECTIVE_S,
 }
 #: Rules judged against a window [low, high] rather than one number.
 WINDOW_RULES = ("coolant_delta_t_window",)

@@ -24,9 +24,10 @@ class ReliabilitySpec(StrictModel):
         default_factory=dict, description="Hours a failed unit is out of service, by component.")
     spare_hosts: int | None = Field(
         None, ge=0, description="Hot-spare hosts (trays) beyond the job's (default: 2%).")
-    hot_standby_share: float = Field(
-        0.0, ge=0.0, lt=1.0,
-        description="Share of scale-up bandwidth held idle as hot standby (seed 001: >= 0.10).")
+    hot_standby_share: float | None = Field(
+        None, ge=0.0, lt=1.0,
+        description="Share of scale-up bandwidth held as hot standby (seed 001: >= 0.10); "
+                    "null: measured from the topology (spare switch ports over ports in use).")
     checkpoint_write_gbyte_per_s: PositiveFloat | None = Field(
         None, description="Aggregate checkpoint write bandwidth to storage in GB/s.")
     checkpoint_read_gbyte_per_s: PositiveFloat | None = Field(

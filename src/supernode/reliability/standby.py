@@ -1,0 +1,74 @@
+"""The hot-standby share of a scale-up domain: one definition for the rule and the model.
+
+Seed 001 §4.1 asks for at least 10 % hot-standby bandwidth inside the NVSwitch fabric, "so
+that one failed link does not drop the bandwidth below the level at which training stops".
+The share is **measured from the topology**: on each scale-up switch tier, the switch ports
+left free over the ports in use (whole planes of spare switch chips count in full, as their
+ports are free), and the worst tier is the domain's share. A cluster's ``reliability`` block
+may **state** it instead (``hot_standby_share``: bandwidth held idle by policy, or spare
+capacity the closed-form topology cannot see); the stated figure wins.
+
+The design rule ``hot_standby_bandwidth`` judges this share, and the reliability model
+(:func:`~supernode.reliability.assess.assess_reliability`) uses it to decide which lost
+planes and links the standby absorbs: a loss no larger than the share is absorbed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from supernode.spec.reliability import ReliabilitySpec
+from supernode.spec.resolve import Cluster
+
+#: Seed 001 §4.1: at least 10 % hot-standby bandwidth inside the NVSwitch fabric.
+HOT_STANDBY_OBJECTIVE = 0.10
+#: Scale-up switch tiers of the topology report.
+SCALE_UP_SWITCH_TIERS = ("scale_up_l1", "scale_up_l2")
+STATED, TOPOLOGY, NONE = "stated", "topology", "none"
+
+
+@dataclass(frozen=True)
+class HotStandby:
+    """The hot-standby share in use (``share``, a fraction of the scale-up bandwidth), where
+    it comes from (``stated``, ``topology`` or ``none``), and the topology's own figure."""
+
+    share: float
+    source: str
+    measured_share: float | None
+    tier: str | None
+    spare_ports: int
+    ports_in_use: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (share as a fraction; ports whole-cluster, port-equivalents)."""
+        return {"share": self.share, "source": self.source,
+                "measured_share": self.measured_share, "tier": self.tier,
+                "spare_ports": self.spare_ports, "ports_in_use": self.ports_in_use}
+
+
+def measured_hot_standby(topology: dict[str, Any]) -> tuple[str, float, int, int] | None:
+    """(tier, share, spare ports, ports in use) of the worst scale-up switch tier of a
+    topology report dict (:meth:`TopologyReport.to_dict`); None without switch tiers."""
+    rows = []
+    for tier in SCALE_UP_SWITCH_TIERS:
+        radix = topology["radix"].get(tier)
+        if tier in topology["switches"] and radix:
+            total = topology["switches"][tier] * radix
+            free = topology["free_ports"].get(tier, 0)
+            used = max(total - free, 1)
+            rows.append((tier, free / used, free, used))
+    return min(rows, key=lambda r: r[1]) if rows else None
+
+
+def hot_standby(cluster: Cluster, topology: dict[str, Any]) -> HotStandby:
+    """The cluster's hot-standby share: ``reliability.hot_standby_share`` when stated, else
+    measured from ``topology`` (its report dict), else 0 with source ``none``."""
+    measured = measured_hot_standby(topology)
+    tier, share, free, used = measured if measured else (None, None, 0, 0)
+    stated = (cluster.spec.reliability or ReliabilitySpec()).hot_standby_share
+    if stated is not None:
+        return HotStandby(stated, STATED, share, tier, free, used)
+    if share is not None:
+        return HotStandby(share, TOPOLOGY, share, tier, free, used)
+    return HotStandby(0.0, NONE, None, None, 0, 0)
