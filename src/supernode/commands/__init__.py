@@ -6,7 +6,12 @@ import importlib
 
 import typer
 
+from supernode.commands._shell import SupernodeGroup
+
+#: The root app. Its group class renders usage errors as one ``error:`` line, handles
+#: SIGTERM like SIGINT and turns defects into one line (see :mod:`._shell`).
 app = typer.Typer(
+    cls=SupernodeGroup,
     name="supernode",
     help="Design, simulate and operate AI supernode clusters.",
     no_args_is_help=True,
