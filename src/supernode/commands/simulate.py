@@ -166,7 +166,8 @@ def simulate_command(
             result = simulate_jobs(loaded, jobs, failures=tuple(fail), options=options,
                                    progress=hook)
             result.notes[:0] = notes
-    _report(result, plot, json_output)
+    inputs = [p for p in (cluster, workload, plan, placement, traffic, *fail) if p is not None]
+    _report(result, plot, json_output, inputs)
 
 
 def _hook(bar):
@@ -181,13 +182,14 @@ def _hook(bar):
     return hook
 
 
-def _report(result: SimResult, plot: Path | None, json_output: bool) -> None:
-    """Write plots, then JSON or tables."""
+def _report(result: SimResult, plot: Path | None, json_output: bool,
+            inputs: list[Any]) -> None:
+    """Write plots (all or none; never over an input), then JSON or tables."""
     plots = []
     if plot is not None:
         from supernode.netsim.plots import write_plots
 
-        plots = [str(p) for p in write_plots(result.tables, plot, "--plot")]
+        plots = [str(p) for p in write_plots(result.tables, plot, "--plot", tuple(inputs))]
     if json_output:
         data: dict[str, Any] = result.to_dict()
         data["plots"] = plots
