@@ -91,9 +91,12 @@ def print_report(report: PlanReport) -> None:
         stdout.print(f"- {line}", highlight=False, markup=False)
     ref = d["reference"]
     if ref:
-        stdout.print(f"compared plan {ref['plan']}: {ref['step_time_s']:.4g} s/step "
-                     f"(knobs {ref['chosen']}), rank {ref['rank']}; the best plan is "
-                     f"{ref['best_speedup']:.2f}x faster", highlight=False, markup=False)
+        versus = "no searched plan fits, so there is none to compare with" \
+            if ref["best_speedup"] is None else \
+            f"rank {ref['rank']}; the best plan is {ref['best_speedup']:.2f}x faster"
+        fits = "" if ref["fits_in_memory"] else " (does not fit in memory)"
+        stdout.print(f"compared plan {ref['plan']}: {ref['step_time_s']:.4g} s/step{fits} "
+                     f"(knobs {ref['chosen']}), {versus}", highlight=False, markup=False)
     stdout.print(f"searched {d['layouts_considered']:,} layouts, scored "
                  f"{d['candidates_evaluated']:,} candidate plans ({d['legal_candidates']:,} "
                  f"legal and fitting; {d['candidates_pruned_by_memory']:,} pruned by memory) "

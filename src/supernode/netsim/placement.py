@@ -27,6 +27,7 @@ import numpy as np
 from pydantic import Field
 
 from supernode.errors import InputError
+from supernode.inputs import is_file
 from supernode.spec.base import StrictModel
 from supernode.spec.loader import read_document, validate_document
 
@@ -111,7 +112,7 @@ def _beside(path: str | Path, value):
     """A relative file name in a placement file is read next to that file."""
     if isinstance(value, str):
         candidate = Path(path).parent / value
-        if not Path(value).is_absolute() and candidate.is_file():
+        if not value.startswith("/") and is_file(candidate):
             return str(candidate)
     return value
 
