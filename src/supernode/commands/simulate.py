@@ -32,6 +32,7 @@ from supernode.commands._plan_options import (
 from supernode.errors import InputError
 from supernode.netsim.collectives import MODES
 from supernode.netsim.inputs import job_inputs
+from supernode.netsim.limits import check_simulated_size
 from supernode.netsim.policies import ROUTING_POLICIES
 from supernode.netsim.scenario import (
     MAX_SEED,
@@ -151,6 +152,7 @@ def simulate_command(
 
         check_output_folder(plot, "--plot")
     loaded = load_cluster(cluster)
+    check_simulated_size(loaded.accelerators, "--cluster")
     options = _options(seed, routing, rail_aligned, aggregate, mode, ideal, top, plot)
     values = (tp, pp, dp, cp, ep, vpp, micro_batch, global_batch, recompute,
               sequence_parallel, zero_stage, distributed_optimizer, precision)

@@ -26,8 +26,8 @@ from supernode.errors import InputError
 from supernode.netsim.collectives import Ctx
 from supernode.netsim.dag import add_collective, delay
 from supernode.netsim.engine import Environment, Task
+from supernode.netsim.limits import all_to_all_flows, check_flows, checked_indices
 from supernode.netsim.network import Network
-from supernode.netsim.placement import parse_ranges
 from supernode.spec.base import StrictModel
 
 Op = Literal["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast",
@@ -55,21 +55,28 @@ class TrafficFile(StrictModel):
 
 
 def groups_of(entry: CollectiveEntry, index: int, accelerators: int) -> np.ndarray:
-    """The entry's ``G x n`` groups of accelerator indices (checked against the cluster)."""
+    """The entry's ``G x n`` groups of accelerator indices (checked against the cluster
+    before any list is built)."""
     where = f"collectives[{index}].accelerators"
-    accs = (parse_ranges(entry.accelerators, where) if isinstance(entry.accelerators, str)
-            else list(entry.accelerators))
-    bad = [a for a in accs if not 0 <= a < accelerators]
-    if bad:
-        raise InputError(where, f"accelerator {bad[0]} is off the cluster (indices "
-                                f"0..{accelerators - 1})")
-    if len(set(accs)) != len(accs):
-        raise InputError(where, "an accelerator is listed twice")
+    accs = checked_indices(entry.accelerators, where, accelerators)
     size = entry.group_size or len(accs)
-    if len(accs) % size:
+    if not size or len(accs) % size:
         raise InputError(f"collectives[{index}].group_size",
                          f"{len(accs)} accelerators do not split into groups of {size}")
-    return np.asarray(accs, dtype=np.int64).reshape(-1, size)
+    return accs.reshape(-1, size)
+
+
+def check_traffic_size(doc: TrafficFile, accelerators: int) -> None:
+    """Refuse (InputError naming the collective) a traffic file whose members are off the
+    cluster or whose all-to-alls exceed the flow limit, before any network is built."""
+    total = 0
+    for i, entry in enumerate(doc.collectives):
+        shape = groups_of(entry, i, accelerators).shape
+        total += all_to_all_flows(entry.op, shape)
+        try:
+            check_flows(total, f"{entry.name!r}", shape[1])
+        except InputError as exc:
+            raise InputError(f"collectives[{i}]", exc.message) from None
 
 
 def build_traffic(env: Environment, net: Network, doc: TrafficFile, mode: str,
@@ -82,8 +89,12 @@ def build_traffic(env: Environment, net: Network, doc: TrafficFile, mode: str,
     for i, entry in enumerate(doc.collectives):
         groups = groups_of(entry, i, net.accelerators)
         ctx = Ctx(float(entry.repeat), mode, coupled, net, entry.name)
-        first, last = add_collective(env, entry.name, entry.op, entry.algorithm, groups,
-                                     entry.message_bytes, ctx, lane=entry.name)
+        try:
+            first, last = add_collective(env, entry.name, entry.op, entry.algorithm, groups,
+                                         entry.message_bytes, ctx, lane=entry.name)
+        except InputError as exc:
+            raise InputError(f"collectives[{i}].{exc.path}" if exc.path else
+                             f"collectives[{i}]", exc.message) from None
         if entry.start_s > 0:
             wait = delay(env, f"{entry.name}/wait", entry.start_s, label="wait",
                          lane=entry.name)
