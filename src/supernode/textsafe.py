@@ -47,10 +47,10 @@ def one_line(text: object) -> str:
     return printable(text, limit=None)
 
 
-def rich_safe(text: object) -> str:
+def rich_safe(text: object, limit: int | None = MAX_SHOWN_CHARS) -> str:
     """``text`` as a string that rich prints literally (markup brackets escaped), on one
-    line and at most :data:`MAX_SHOWN_CHARS` characters."""
-    return _rich_escape(printable(text))
+    line and at most ``limit`` characters (None: whole, for notes and sentences)."""
+    return _rich_escape(printable(text, limit))
 
 
 def plot_safe(text: object) -> str:

@@ -19,6 +19,7 @@ from supernode.errors import InputError
 from supernode.estimate.comm import group_fabric
 from supernode.estimate.system import system_from_cluster
 from supernode.spec.clusterfile import load_cluster
+from supernode.textsafe import rich_safe
 
 _SUFFIX = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
 
@@ -70,11 +71,12 @@ def collective_command(
         print_json({"cluster": loaded.name, "op": op, "ranks": n,
                     "tiers": [t.name for t in fabric.tiers], "results": rows})
         return
-    table = Table(title=f"{op} over {n} ranks of {loaded.name} "
+    table = Table(title=f"{op} over {n} ranks of {rich_safe(loaded.name)} "
                         f"({' + '.join(t.name for t in fabric.tiers)})")
     for col in ("size", "time", "algorithm", "algbw GB/s", "busbw GB/s"):
         table.add_column(col, justify="left" if col == "algorithm" else "right")
     for r in rows:
-        table.add_row(f"{r['message_bytes']:,}", f"{r['time_s'] * 1e6:,.1f} us", r["algorithm"],
-                      f"{r['algbw_gigabytes_per_s']:.1f}", f"{r['busbw_gigabytes_per_s']:.1f}")
+        table.add_row(f"{r['message_bytes']:,}", f"{r['time_s'] * 1e6:,.1f} us",
+                      rich_safe(r["algorithm"]), f"{r['algbw_gigabytes_per_s']:.1f}",
+                      f"{r['busbw_gigabytes_per_s']:.1f}")
     stdout.print(table)

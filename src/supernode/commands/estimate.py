@@ -29,6 +29,7 @@ from supernode.estimate.system import system_from_cluster
 from supernode.spec.clusterfile import load_cluster
 from supernode.spec.plan import plan_from_data
 from supernode.spec.planfile import INLINE_PLAN_FIELDS, plan_data
+from supernode.textsafe import rich_safe
 from supernode.workload.presets import load_workload
 
 
@@ -37,7 +38,8 @@ def _table(result: Estimate) -> None:
     summary.add_row("step time", f"{result.step_time_s:.4g} s")
     summary.add_row("tokens/s", f"{result.tokens_per_s:,.0f}")
     summary.add_row("MFU / HFU", f"{result.mfu:.1%} / {result.hfu:.1%}")
-    summary.add_row("chosen", ", ".join(f"{k}={v}" for k, v in result.chosen.items()))
+    summary.add_row("chosen", rich_safe(", ".join(f"{k}={v}" for k, v in result.chosen.items()),
+                                        None))
     stdout.print(summary)
     parts = Table(title="time per step")
     for col in ("part", "seconds", "share"):

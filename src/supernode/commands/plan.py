@@ -15,6 +15,7 @@ from supernode.planner.report import PlanReport, plan_job
 from supernode.planner.search import OBJECTIVES
 from supernode.spec.loader import read_document
 from supernode.spec.plan import plan_from_data
+from supernode.textsafe import rich_safe
 
 GB = 1e9
 
@@ -78,9 +79,9 @@ def print_report(report: PlanReport) -> None:
     """Human-readable report: notes, plans, comm-compute table, top plan, reasons, stats."""
     d = report.to_dict()
     for note in d["notes"]:
-        stdout.print(f"[bold]note:[/] {note}", highlight=False)
-    stdout.print(plans_table(report, title=f"{d['workload']} on {d['gpus']:,} x "
-                                           f"{d['accelerator']}, global batch "
+        stdout.print(f"[bold]note:[/] {rich_safe(note, None)}", highlight=False)
+    stdout.print(plans_table(report, title=f"{rich_safe(d['workload'])} on {d['gpus']:,} x "
+                                           f"{rich_safe(d['accelerator'])}, global batch "
                                            f"{d['global_batch_sequences']:,}, objective "
                                            f"{d['objective']}"))
     stdout.print(comm_compute_table(report))

@@ -45,6 +45,7 @@ from supernode.netsim.traffic import TrafficFile
 from supernode.spec.clusterfile import load_cluster
 from supernode.spec.loader import read_document, validate_document
 from supernode.spec.planfile import INLINE_PLAN_FIELDS
+from supernode.textsafe import rich_safe
 
 
 def _print_tables(result: SimResult, plots: list[str]) -> None:
@@ -52,7 +53,7 @@ def _print_tables(result: SimResult, plots: list[str]) -> None:
     for col in ("job", "GPUs", "simulated s", "estimate s", "ratio"):
         summary.add_column(col, justify="left" if col == "job" else "right")
     for j in result.jobs:
-        summary.add_row(j["name"], str(j["gpus"]), f"{j['step_time_s']:.4g}",
+        summary.add_row(rich_safe(j["name"]), str(j["gpus"]), f"{j['step_time_s']:.4g}",
                         f"{j['estimate_step_time_s']:.4g}", f"{j['slowdown_vs_estimate']:.3f}")
     if not result.jobs:
         summary.add_row("traffic", "-", f"{result.step_time_s:.4g}", "-", "-")
@@ -69,22 +70,22 @@ def _print_tables(result: SimResult, plots: list[str]) -> None:
     for col in ("link", "tier", "time hot", "mean", "main flows"):
         hot.add_column(col)
     for row in result.tables.hot_links[:10]:
-        flows = ", ".join(f"{f['label']} {f['share']:.0%}" for f in row["flows"][:3])
-        hot.add_row(row["link"], row["tier"], f"{row['hot_share']:.1%}",
+        flows = ", ".join(f"{rich_safe(f['label'])} {f['share']:.0%}" for f in row["flows"][:3])
+        hot.add_row(rich_safe(row["link"]), row["tier"], f"{row['hot_share']:.1%}",
                     f"{row['utilization']:.1%}", flows)
     stdout.print(hot)
     coll = Table(title="collective completion times (ms)")
     for col in ("collective", "count", "p50", "p90", "p99", "max"):
         coll.add_column(col, justify="left" if col == "collective" else "right")
     for key, row in result.tables.collectives.items():
-        coll.add_row(key, str(row["count"]), *(f"{row[k] * 1e3:.3f}" for k in
+        coll.add_row(rich_safe(key), str(row["count"]), *(f"{row[k] * 1e3:.3f}" for k in
                                                 ("p50_s", "p90_s", "p99_s", "max_s")))
     stdout.print(coll)
     stdout.print(f"{result.tables.events:,} events, {result.tables.classes:,} flow classes, "
-                 f"{result.wall_time_s:.2f} s wall" + "".join(f"\nnote: {n}" for n in
-                                                              result.notes))
+                 f"{result.wall_time_s:.2f} s wall" + "".join(f"\nnote: {rich_safe(n, None)}"
+                                                              for n in result.notes))
     for p in plots:
-        stdout.print(f"plot: {p}")
+        stdout.print(f"plot: {rich_safe(p, None)}")
 
 
 def _progress(quiet: bool):
