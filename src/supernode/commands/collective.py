@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from supernode.collectives import busbw_bytes_per_s, collective_time_s
-from supernode.collectives.busbw import OPS
+from supernode.collectives.busbw import MAX_MESSAGE_BYTES, OPS
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.errors import InputError
@@ -34,7 +34,7 @@ def parse_size(text: str) -> int:
     except ValueError:
         raise InputError("--sizes", f"not a message size: {text!r} (e.g. 1048576, 64K, 1G)"
                          ) from None
-    if not 1 <= value <= 2**40:
+    if not 1 <= value <= MAX_MESSAGE_BYTES:
         raise InputError("--sizes", f"{text!r}: sizes must be between 1 byte and 1 TiB")
     return int(value)
 

@@ -42,7 +42,7 @@ def add_collective(env: Environment, name: str, op: str, algorithm: str | None,
            ctx.label, id(ctx.net))
     phases = cache.get(key) if cache is not None else None
     if phases is None:
-        reserve_flows(env, op, np.shape(groups), name)  # refused before any flow is built
+        reserve_flows(env, op, np.shape(groups), name, ctx.mode, ctx.repeat)  # before building
         phases = collective_phases(op, algorithm, groups, message_bytes, ctx)
         if cache is not None:
             cache[key] = phases

@@ -12,12 +12,17 @@ within about 2 GiB each, and a request past them is refused at once with the lim
   flows per rank, bounded by the accelerator limit). Checked before the network is built
   (:func:`check_flows`, :func:`job_flows`) and again as each collective is built
   (:func:`reserve_flows`);
+* :data:`MAX_STEP_PHASES`: in ``--mode step`` a ring all-reduce over ``n`` ranks is
+  ``2 (n - 1)`` phases per copy; the phases of a run are bounded before they are built;
+* traffic files: messages up to 1 TiB (``collectives.busbw.MAX_MESSAGE_BYTES``), delays up to
+  :data:`MAX_START_S`, up to :data:`MAX_REPEAT` copies;
 * ranges such as ``"0-127,256-383"`` are parsed with bounds first (:func:`parse_ranges`):
   a range past the cluster is refused before any list is built.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import weakref
 from typing import Any
@@ -28,11 +33,18 @@ from supernode.errors import InputError
 
 MAX_SIMULATED_ACCELERATORS = 131_072
 MAX_FLOWS = 2**21
+#: Transfer phases a run may build in ``--mode step`` (one per ring step, each a task).
+MAX_STEP_PHASES = 1_000_000
+#: Largest delay before a collective of a traffic file starts, seconds (one day).
+MAX_START_S = 86_400.0
+#: Most back-to-back copies of one collective of a traffic file.
+MAX_REPEAT = 10_000
 
 #: One part of a range string: an index or ``lo-hi`` (ASCII digits, within int64).
 _RANGE = re.compile(r"([0-9]{1,18})(?:-([0-9]{1,18}))?")
 
 _flows_used: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+_phases_used: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
 
 def check_simulated_size(accelerators: int, where: str = "cluster") -> None:
@@ -68,14 +80,32 @@ def check_flows(count: int, what: str, members: int | None = None) -> None:
                            "n(n-1) flows)")
 
 
-def reserve_flows(run: Any, op: str, groups_shape: tuple[int, ...], what: str) -> None:
-    """Count a collective's all-to-all flows against ``run``'s budget of :data:`MAX_FLOWS`
-    (before any flow is built); TooLarge when the run would exceed it."""
+def step_phases(groups_shape: tuple[int, ...], mode: str, repeat: float) -> int:
+    """Upper bound of the phases one collective builds: in step mode ``2 n`` per copy (a
+    ring all-reduce's ``2 (n - 1)`` steps), else 0 (pipelined: a few, fused)."""
+    if mode != "step":
+        return 0
+    return 2 * int(groups_shape[-1]) * max(int(math.ceil(repeat)), 1)
+
+
+def reserve_flows(run: Any, op: str, groups_shape: tuple[int, ...], what: str,
+                  mode: str = "pipelined", repeat: float = 1.0) -> None:
+    """Count a collective's all-to-all flows and step-mode phases against ``run``'s budgets
+    (:data:`MAX_FLOWS`, :data:`MAX_STEP_PHASES`) before anything is built; TooLarge when
+    the run would exceed one."""
     count = all_to_all_flows(op, groups_shape)
     if count:
         total = _flows_used.get(run, 0) + count
         check_flows(total, what, groups_shape[-1])
         _flows_used[run] = total
+    phases = step_phases(groups_shape, mode, repeat)
+    if phases:
+        total = _phases_used.get(run, 0) + phases
+        if total > MAX_STEP_PHASES:
+            raise TooLarge("", f"{what}: {op} in step mode over {groups_shape[-1]:,} ranks "
+                               f"x {repeat:g} copies is up to {phases:,} phases; the limit "
+                               f"is {MAX_STEP_PHASES:,} per run (use --mode pipelined)")
+        _phases_used[run] = total
 
 
 def job_flows(calls: Any, gpus: int) -> int:

@@ -22,11 +22,18 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from supernode.collectives.busbw import MAX_MESSAGE_BYTES
 from supernode.errors import InputError
 from supernode.netsim.collectives import Ctx
 from supernode.netsim.dag import add_collective, delay
 from supernode.netsim.engine import Environment, Task
-from supernode.netsim.limits import all_to_all_flows, check_flows, checked_indices
+from supernode.netsim.limits import (
+    MAX_REPEAT,
+    MAX_START_S,
+    all_to_all_flows,
+    check_flows,
+    checked_indices,
+)
 from supernode.netsim.network import Network
 from supernode.spec.base import StrictModel
 
@@ -40,12 +47,14 @@ class CollectiveEntry(StrictModel):
     name: str = Field(min_length=1, description="Unique name (used by 'after').")
     op: Op = Field(description="Collective operation.")
     algorithm: str | None = Field(None, description="Flow decomposition; null = default.")
-    message_bytes: float = Field(gt=0, description="nccl-tests message size (bytes).")
+    message_bytes: float = Field(gt=0, le=MAX_MESSAGE_BYTES,
+                                 description="nccl-tests message size (bytes, at most 1 TiB).")
     accelerators: list[int] | str = Field(description="Members: a list or '0-63' ranges.")
     group_size: int | None = Field(None, ge=2, description="Split into consecutive groups.")
-    start_s: float = Field(0.0, ge=0, description="Delay before starting (seconds).")
+    start_s: float = Field(0.0, ge=0, le=MAX_START_S,
+                           description="Delay before starting (seconds, at most a day).")
     after: list[str] = Field(default_factory=list, description="Start after these finish.")
-    repeat: int = Field(1, ge=1, description="Back-to-back copies (fused).")
+    repeat: int = Field(1, ge=1, le=MAX_REPEAT, description="Back-to-back copies (fused).")
 
 
 class TrafficFile(StrictModel):
