@@ -61,6 +61,10 @@ def nvidia_smi_topo_command(
         typer.echo(text, nl=False)
         return
     write_text(output, text, "--output", inputs=[file])
+    if as_json:  # stdout stays machine-readable: what was written, and the summary
+        typer.echo(json.dumps({"output": output, "summary": result.summary,
+                               "notes": list(result.notes)}, indent=2, allow_nan=False))
+        return
     for line in summary_lines(result.summary):
         typer.echo(line)
     typer.echo(f"wrote {output}")

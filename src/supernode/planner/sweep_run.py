@@ -27,6 +27,8 @@ from supernode.spec.loader import validate_document
 from supernode.workload.presets import load_workload
 
 Progress = Callable[[], None]
+#: Most worker processes of a local pool (``--workers``); never more than the variants.
+MAX_WORKERS = 256
 
 #: Result columns of a row, after the variant index and the swept keys.
 METRIC_COLUMNS = ("status", "error", "gpus", "global_batch_sequences", "scale_up_size",
@@ -119,7 +121,7 @@ def run_tasks(tasks: list[dict[str, Any]], workers: int | None = None,
     done = on_done or (lambda: None)
     if use_ray:
         return _run_ray(tasks, workers, ray_address, done)
-    workers = workers or min(len(tasks), os.cpu_count() or 1)
+    workers = min(workers or os.cpu_count() or 1, len(tasks), MAX_WORKERS)
     if workers <= 1 or len(tasks) <= 1:
         rows = []
         for task in tasks:
