@@ -12,6 +12,8 @@ within about 2 GiB each, and a request past them is refused at once with the lim
   flows per rank, bounded by the accelerator limit). Checked before the network is built
   (:func:`check_flows`, :func:`job_flows`) and again as each collective is built
   (:func:`reserve_flows`);
+* :data:`MAX_PASSES`: forward and backward passes of a training iteration (a global
+  batch of 2^31 sequences is a billion micro-batches: refused, not simulated for days);
 * :data:`MAX_STEP_PHASES`: in ``--mode step`` a ring all-reduce over ``n`` ranks is
   ``2 (n - 1)`` phases per copy; the phases of a run are bounded before they are built;
 * traffic files: messages up to 1 TiB (``collectives.busbw.MAX_MESSAGE_BYTES``), delays up to
@@ -35,6 +37,9 @@ MAX_SIMULATED_ACCELERATORS = 131_072
 MAX_FLOWS = 2**21
 #: Transfer phases a run may build in ``--mode step`` (one per ring step, each a task).
 MAX_STEP_PHASES = 1_000_000
+#: Forward and backward passes a run may build (stages x virtual stages x micro-batches
+#: x 2 x replica sets): each is a dozen tasks; 2,560 (the README example) take ~1 s.
+MAX_PASSES = 200_000
 #: Largest delay before a collective of a traffic file starts, seconds (one day).
 MAX_START_S = 86_400.0
 #: Most back-to-back copies of one collective of a traffic file.
@@ -106,6 +111,20 @@ def reserve_flows(run: Any, op: str, groups_shape: tuple[int, ...], what: str,
                                f"x {repeat:g} copies is up to {phases:,} phases; the limit "
                                f"is {MAX_STEP_PHASES:,} per run (use --mode pipelined)")
         _phases_used[run] = total
+
+
+def job_passes(pp: int, vpp: int, microbatches: int, replica_sets: int) -> int:
+    """Forward and backward passes one training iteration builds."""
+    return 2 * int(pp) * int(vpp) * int(microbatches) * int(replica_sets)
+
+
+def check_passes(count: int, what: str) -> None:
+    """TooLarge when an iteration would build more than :data:`MAX_PASSES` passes."""
+    if count > MAX_PASSES:
+        raise TooLarge("", f"{what}: the iteration is {count:,} forward and backward passes "
+                           f"(stages x virtual stages x micro-batches x 2 x replica sets); "
+                           f"the simulator's limit is {MAX_PASSES:,} (fewer micro-batches: a "
+                           "smaller --global-batch or a larger --micro-batch)")
 
 
 def job_flows(calls: Any, gpus: int) -> int:

@@ -18,9 +18,16 @@ from supernode.collectives.fabric import scale_out_efficiency_name, scale_up_eff
 from supernode.errors import InputError
 from supernode.netsim.engine import Environment
 from supernode.netsim.failures import apply_failures
+from supernode.netsim.groups import replica_sets
 from supernode.netsim.iteration import IterationOptions, JobRun, build_iteration
 from supernode.netsim.jobs import prepare_job
-from supernode.netsim.limits import check_flows, check_simulated_size, job_flows
+from supernode.netsim.limits import (
+    check_flows,
+    check_passes,
+    check_simulated_size,
+    job_flows,
+    job_passes,
+)
 from supernode.netsim.network import Network, derate, network_from_cluster
 from supernode.netsim.results import RunTables, tables
 from supernode.netsim.routing import Router, RoutingConfig
@@ -151,6 +158,9 @@ def simulate_jobs(cluster: Cluster, jobs: list[JobInput], *, failures: tuple[str
               for job in jobs]
     check_flows(sum(job_flows(m.calls, int(m.accelerators.size)) for m in models),
                 "the iteration's expert parallelism")  # before the network is built
+    for m in models:
+        sets = len(replica_sets(m, options.aggregate))
+        check_passes(job_passes(m.plan.pp, m.vpp, m.microbatches, sets), m.name)
     net, applied = prepare_network(cluster, failures, options.efficiency)
     env = Environment(net, Router(net, options.routing_config()), progress=progress)
     runs: list[JobRun] = []
