@@ -165,18 +165,21 @@ def atomic_path(path: Path, option: str = "", inputs: Inputs = ()) -> Iterator[P
     checked before and again just before the rename)."""
     path = Path(path)
     check_replaceable(path, option, inputs)
-    handle, name = tempfile.mkstemp(dir=path.parent, prefix=_temp_name(path.name),
-                                    suffix=".tmp")
-    os.close(handle)
-    tmp = Path(name)
+    tmp: Path | None = None
     try:
+        with deferred_signals():  # a signal cannot land between creating and recording it
+            handle, name = tempfile.mkstemp(dir=path.parent, prefix=_temp_name(path.name),
+                                            suffix=".tmp")
+            os.close(handle)
+            tmp = Path(name)
         yield tmp
         check_replaceable(path, option, inputs)
         _keep_mode(tmp, path)
         os.replace(tmp, path)
     finally:
-        with suppress(OSError):
-            tmp.unlink()
+        if tmp is not None:
+            with suppress(OSError):
+                tmp.unlink()
 
 
 def write_text(path: str | Path, text: str, option: str, inputs: Inputs = ()) -> Path:
@@ -208,10 +211,11 @@ def output_folder(directory: str | Path, option: str, inputs: Inputs = ()) -> It
     inputs = tuple(inputs)
     existed = target.is_dir()
     home = target if existed else _nearest_existing(target)
-    with output_errors(target, option):
-        staging = Path(tempfile.mkdtemp(dir=home, prefix=_temp_name(target.name),
-                                        suffix=".staging"))
+    staging: Path | None = None
     try:
+        with output_errors(target, option), deferred_signals():  # created = recorded
+            staging = Path(tempfile.mkdtemp(dir=home, prefix=_temp_name(target.name),
+                                            suffix=".staging"))
         yield staging
         with output_errors(target, option), deferred_signals():
             if existed:
@@ -219,7 +223,8 @@ def output_folder(directory: str | Path, option: str, inputs: Inputs = ()) -> It
             else:
                 _rename_into(staging, target, option)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 def _rename_into(staging: Path, target: Path, option: str) -> None:

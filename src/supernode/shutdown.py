@@ -26,6 +26,10 @@ TERMINATING = tuple(s for s in (getattr(signal, "SIGTERM", None), getattr(signal
 DEFERRED = tuple(s for s in (signal.SIGINT, *TERMINATING))
 
 
+#: The signal that asked this process to stop (None until one does).
+requested: int | None = None
+
+
 class Terminated(BaseException):
     """The process was asked to stop (SIGTERM/SIGHUP). Not an ``Exception``: a command's
     ``except Exception`` cannot swallow it; ``finally`` blocks and context managers run."""
@@ -41,15 +45,26 @@ class Terminated(BaseException):
 
 
 def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    global requested
+    requested = signum
     for sig in (signal.SIGINT, *TERMINATING):  # let the cleanup finish
         signal.signal(sig, signal.SIG_IGN)
     raise Terminated(signum)
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    global requested
+    requested = signum
     for sig in (signal.SIGINT, *TERMINATING):
         signal.signal(sig, signal.SIG_IGN)
     raise KeyboardInterrupt
+
+
+def interrupted_exit_code() -> int | None:
+    """128 + the signal that asked us to stop, or None. Whatever exception the signal
+    became (raised inside a C extension's import it turns into ImportError), the process
+    exits as interrupted, not as a defect."""
+    return None if requested is None else 128 + requested
 
 
 @contextmanager
@@ -60,6 +75,8 @@ def handle_termination() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    global requested
+    requested = None
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, *TERMINATING)}
     for sig in TERMINATING:
         signal.signal(sig, _raise_terminated)

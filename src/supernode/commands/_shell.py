@@ -29,7 +29,7 @@ import typer
 from typer.core import TyperGroup
 
 from supernode.errors import InputError
-from supernode.shutdown import Terminated, handle_termination
+from supernode.shutdown import Terminated, handle_termination, interrupted_exit_code
 from supernode.textsafe import one_line
 
 try:  # typer >= 0.26 carries its own copy of click
@@ -172,7 +172,15 @@ def _quiet_stdout() -> None:
 
 def run_group(group: TyperGroup, args: Any, prog_name: Any, complete_var: Any,
               extra: dict[str, Any]) -> int:
-    """Run ``group`` (non-standalone) and map every outcome to an exit code."""
+    """Run ``group`` (non-standalone) and map every outcome to an exit code; after a
+    signal, the exit code says so whatever exception it turned into."""
+    code = _run_group(group, args, prog_name, complete_var, extra)
+    interrupted = interrupted_exit_code()
+    return interrupted if interrupted is not None and code != EXIT_OK else code
+
+
+def _run_group(group: TyperGroup, args: Any, prog_name: Any, complete_var: Any,
+               extra: dict[str, Any]) -> int:
     try:
         with handle_termination():
             result = TyperGroup.main(group, args, prog_name, complete_var,
@@ -206,6 +214,8 @@ def run_group(group: TyperGroup, args: Any, prog_name: Any, complete_var: Any,
         print_error("", exc.format_message())
         return getattr(exc, "exit_code", EXIT_USAGE)
     except Exception as exc:  # a defect: one line, not a traceback
+        if interrupted_exit_code() is not None:  # a signal that became another exception
+            return EXIT_INTERRUPTED
         return _internal(exc)
     except MemoryError as exc:  # pragma: no cover - MemoryError is an Exception
         return _internal(exc)
