@@ -22,6 +22,8 @@ from supernode.spec.clusterfile import load_cluster
 from supernode.textsafe import rich_safe
 
 _SUFFIX = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
+#: Most message sizes in one call (nccl-tests sweeps are a few dozen).
+MAX_SIZES = 1_000
 
 
 def parse_size(text: str) -> int:
@@ -57,7 +59,10 @@ def collective_command(
     if op not in OPS:
         raise InputError("--op", f"unknown collective {op!r}; one of {', '.join(OPS)}")
     fabric = group_fabric(system_from_cluster(loaded).fabric, 1, n)
-    message_sizes = [parse_size(s) for s in sizes.split(",") if s.strip()]
+    parts = [s for s in sizes.split(",") if s.strip()]
+    if len(parts) > MAX_SIZES:
+        raise InputError("--sizes", f"{len(parts):,} sizes; at most {MAX_SIZES:,}")
+    message_sizes = [parse_size(s) for s in parts]
     if not message_sizes:
         raise InputError("--sizes", "give at least one size, e.g. 1M,1G")
     rows = []

@@ -9,7 +9,13 @@ from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.commands._plan_options import GlobalBatch
 from supernode.errors import InputError
-from supernode.planner.fit import DEFAULT_SIZES, DEFAULT_SUPERNODE_PREMIUM, FitInput, workload_fit
+from supernode.planner.fit import (
+    DEFAULT_SIZES,
+    DEFAULT_SUPERNODE_PREMIUM,
+    MAX_SIZES,
+    FitInput,
+    workload_fit,
+)
 from supernode.spec.clusterfile import load_cluster_spec
 from supernode.textsafe import rich_safe
 from supernode.workload.presets import load_workload
@@ -24,6 +30,9 @@ def _sizes(text: str | None) -> tuple[int, ...]:
         raise InputError("sizes", f"a comma-separated list of integers, got {text!r}") from None
     if not sizes or min(sizes) < 1:
         raise InputError("sizes", f"sizes must be >= 1, got {text!r}")
+    if len(set(sizes)) > MAX_SIZES:
+        raise InputError("sizes", f"{len(set(sizes)):,} sizes; at most {MAX_SIZES} (each "
+                                  "is a plan search)")
     return sizes
 
 
