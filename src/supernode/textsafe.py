@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import re
 
-from rich.markup import escape as _rich_escape
 
 #: Longest user value quoted in a message or a table cell, in characters.
 MAX_SHOWN_CHARS = 200
+
+#: What rich would read as a markup tag (rich.markup's own pattern), with the backslashes
+#: before it.
+_TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
 
 #: C0/C1 control characters (tab and newline included), DEL, lone surrogates (undecodable
 #: bytes of file names), and the Unicode line/paragraph separators.
@@ -49,8 +52,13 @@ def one_line(text: object) -> str:
 
 def rich_safe(text: object, limit: int | None = MAX_SHOWN_CHARS) -> str:
     """``text`` as a string that rich prints literally (markup brackets escaped), on one
-    line and at most ``limit`` characters (None: whole, for notes and sentences)."""
-    return _rich_escape(printable(text, limit))
+    line and at most ``limit`` characters (None: whole, for notes and sentences).
+
+    Every ``[`` that would open a tag gets a backslash (and the backslashes before it are
+    doubled), as :func:`rich.markup.escape` does; unlike it, a trailing backslash is left
+    single, so it prints as one (do not put a markup tag right after the result).
+    """
+    return _TAG.sub(lambda m: m.group(1) * 2 + "\\" + m.group(2), printable(text, limit))
 
 
 def plot_safe(text: object) -> str:

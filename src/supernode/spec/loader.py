@@ -143,9 +143,9 @@ def _walk(value: Any, path: str, depth: int, inside: set[int], count: list[int] 
         count[0] += 1 + (len(value) if isinstance(value, dict) else 0)  # keys are nodes
         if count[0] > MAX_NODES:
             raise InputError("", _too_many(f"more than {MAX_NODES:,}", None, False))
-    if depth > MAX_DEPTH:
-        raise InputError("", _too_deep())
     if isinstance(value, dict | list):
+        if depth >= MAX_DEPTH:  # this mapping or list is level depth + 1
+            raise InputError("", _too_deep())
         if id(value) in inside:
             raise InputError(path, "refers to a mapping or list that contains it (a "
                                    "recursive alias)")
