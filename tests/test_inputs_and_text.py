@@ -102,8 +102,9 @@ def test_dates_are_text() -> None:
 
 @given(st.text())
 def test_rich_prints_user_text_literally(text: str) -> None:
-    console = Console(record=True, width=10_000, color_system=None, file=open(os.devnull, "w"))
-    console.print(rich_safe(text, None), end="", soft_wrap=True, highlight=False)
+    with open(os.devnull, "w") as sink:
+        console = Console(record=True, width=10_000, color_system=None, file=sink)
+        console.print(rich_safe(text, None), end="", soft_wrap=True, highlight=False)
     assert console.export_text() == printable(text, None)
 
 

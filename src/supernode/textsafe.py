@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 
-
 #: Longest user value quoted in a message or a table cell, in characters.
 MAX_SHOWN_CHARS = 200
 
