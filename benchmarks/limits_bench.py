@@ -33,7 +33,7 @@ def _cap() -> None:
 def main() -> int:
     """Run every case; print the table; 1 if one misses the target."""
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    print(f"| limit | exit | seconds | error line |\n|---|---:|---:|---|")
+    print("| limit | exit | seconds | error line |\n|---|---:|---:|---|")
     failed = 0
     for name, argv, files, fragment in cases():
         with tempfile.TemporaryDirectory() as folder:
