@@ -45,13 +45,14 @@ class UnitLimit:
 
 #: Field-name suffix -> range. Each bound is orders of magnitude beyond today's parts
 #: (ports: 1.6 Tb/s; links: 0.9 TB/s; HBM: 8 TB/s and 288 GB; accelerators: ~10 PFLOP/s
-#: dense FP4 and 1.4 kW; racks: 140 kW; latencies: microseconds), so only a unit slip or a
-#: typo reaches them.
+#: dense FP4 and 1.4 kW; racks: 140 kW; latencies: microseconds) on both sides (rates at
+#: least 1 Mb/s or 1 MFLOP/s), so only a unit slip or a typo reaches them.
 UNIT_LIMITS: dict[str, UnitLimit] = {
-    "_gbit_per_s": UnitLimit(0, 1e5, "Gb/s (1e9 bit/s)", "a bit/s figure"),
-    "_gbyte_per_s": UnitLimit(0, 1e5, "GB/s (1e9 byte/s)", "a byte/s or bit/s figure"),
-    "_tbyte_per_s": UnitLimit(0, 1e3, "TB/s (1e12 byte/s)", "a GB/s or byte/s figure"),
-    "_tflops": UnitLimit(0, 1e6, "TFLOP/s (1e12 FLOP/s)", "a FLOP/s or GFLOP/s figure"),
+    "_gbit_per_s": UnitLimit(1e-3, 1e5, "Gb/s (1e9 bit/s)", "a bit/s or Tb/s figure"),
+    "_gbyte_per_s": UnitLimit(1e-3, 1e5, "GB/s (1e9 byte/s)", "a byte/s, bit/s or TB/s "
+                                                           "figure"),
+    "_tbyte_per_s": UnitLimit(1e-6, 1e3, "TB/s (1e12 byte/s)", "a GB/s or byte/s figure"),
+    "_tflops": UnitLimit(1e-6, 1e6, "TFLOP/s (1e12 FLOP/s)", "a FLOP/s or PFLOP/s figure"),
     "_gbyte": UnitLimit(0, 1e6, "GB (1e9 bytes)", "a byte or MB figure"),
     "_ns": UnitLimit(0, 1e9, "ns", "a picosecond figure"),
     "_w": UnitLimit(0, 1e6, "W", "a milliwatt figure"),
