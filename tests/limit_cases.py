@@ -64,7 +64,7 @@ def cases() -> list[tuple[str, list[str], dict[str, Any], str]]:
          "not a regular file"),
         ("unit slip", ["topology", "bits.yaml"],
          {"bits.yaml": SU.replace("speed_gbit_per_s: 400", "speed_gbit_per_s: 400000000000")},
-         "0..100,000 Gb/s"),
+         "0.001..100,000 Gb/s"),
         ("cluster accelerators", ["topology", "c.yaml"],
          {"c.yaml": SU.replace("supernodes: 32", "supernodes: 200000")}, "1,048,576"),
         ("workload width", ["plan", "--cluster", "hgx-h100", "--workload", "w.yaml"],
