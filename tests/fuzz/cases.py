@@ -51,6 +51,9 @@ HOSTILE_VALUES: list[Any] = [None, True, False, 0, -1, 1, 2, 7, 2**31, 2**62, 10
                              "0-10000000000", "1e30", "a" * 300, [], {}, [1, 2], {"a": 1},
                              400_000_000_000]
 
+#: Extremes a number of a document is pushed to (valid types, absurd sizes).
+EXTREMES: list[Any] = [0, 1, 3, 10**9, 2**40, 2**62, 1e-300, 1e-9, 0.5, 1e9, 1e300]
+
 CLUSTER_PRESETS = sorted(p.stem for p in (DATA / "clusters").glob("*.yaml"))
 WORKLOAD_PRESETS = sorted(p.stem for p in (DATA / "workloads").glob("*.yaml"))
 #: Small presets come up more often: most cases should run in well under a second.
@@ -243,6 +246,12 @@ def mutated(draw: st.DrawFn, kind: str, hostile: bool) -> Any:
         if not path:
             continue
         parent, key = _get(doc, path[:-1]), path[-1]
+        numbers = [p for p in paths if p and isinstance(_get(doc, p), int | float)
+                   and not isinstance(_get(doc, p), bool)]
+        if numbers and draw(st.booleans()):  # a number pushed to an extreme (a count of
+            path = draw(st.sampled_from(numbers))  # 1e9 switch chips, a 1e-300 Gb/s NIC)
+            _get(doc, path[:-1])[path[-1]] = draw(st.sampled_from(EXTREMES))
+            continue
         how = draw(st.sampled_from(["delete", "replace", "replace", "scale", "rename",
                                     "extra", "duplicate"]))
         if how == "delete":

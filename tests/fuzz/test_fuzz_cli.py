@@ -6,8 +6,8 @@ process under a 4 GiB address-space limit and a 60 s time limit (:mod:`harness`)
 fresh folder, and must keep the CLI's promises (:func:`harness.problems`): exit 0 or 2,
 never a traceback, one ``error:`` line on exit 2 and nothing left behind.
 
-Budget: ``FUZZ_EXAMPLES`` cases per command (default 40 under the derandomised ``ci``
-profile: a few minutes on 2 cores; 300 under ``HYPOTHESIS_PROFILE=explore``, or set
+Budget: ``FUZZ_EXAMPLES`` cases per command (default 80 under the derandomised ``ci``
+profile: one to two minutes on 2 cores; 300 under ``HYPOTHESIS_PROFILE=explore``, or set
 ``FUZZ_EXAMPLES``).
 """
 
@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 COMMANDS = commands()
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", 300 if PROFILE == "explore" else 40))
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", 300 if PROFILE == "explore" else 80))
 
 
 @pytest.fixture(scope="module")
