@@ -1,9 +1,9 @@
 """Fuzz suite: every command, mutated documents and flags, hostile paths, bounded memory.
 
-The commands are discovered from the typer app at run time (:func:`cases.commands`), so
+The commands are discovered from the typer app at run time (:func:`fuzz_cases.commands`), so
 commands added by later issues are fuzzed too. Each case runs in a persistent worker
-process under a 4 GiB address-space limit and a 60 s time limit (:mod:`harness`), in a
-fresh folder, and must keep the CLI's promises (:func:`harness.problems`): exit 0 or 2,
+process under a 4 GiB address-space limit and a 60 s time limit (:mod:`fuzz_harness`), in a
+fresh folder, and must keep the CLI's promises (:func:`fuzz_harness.problems`): exit 0 or 2,
 never a traceback, one ``error:`` line on exit 2 and nothing left behind.
 
 Budget: ``FUZZ_EXAMPLES`` cases per command (default 80 under the derandomised ``ci``
@@ -20,8 +20,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from cases import Case, commands, invocation
-from harness import Outcome, Worker, problems, run_case
+from fuzz_cases import Case, commands, invocation
+from fuzz_harness import Outcome, Worker, problems, run_case
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -1,6 +1,6 @@
 """Running fuzz cases and judging them.
 
-:class:`Worker` keeps one worker process (:mod:`worker`) alive across cases, under a
+:class:`Worker` keeps one worker process (:mod:`fuzz_worker`) alive across cases, under a
 memory limit, and restarts it after a crash or a time-out. :func:`run_case` creates a
 case's files in a fresh folder, runs it there, and returns the outcome with a snapshot of
 the folder before and after; :func:`problems` lists what the outcome breaks:
@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cases import Case
+from fuzz_cases import Case
 
-WORKER = Path(__file__).with_name("worker.py")
+WORKER = Path(__file__).with_name("fuzz_worker.py")
 #: The memory cap of every invocation (the issue's: 4 GiB of address space).
 MEMORY_LIMIT_BYTES = 4 * 2**30
 #: Longest an invocation may run before it counts as a hang.

@@ -1,6 +1,6 @@
 """Fuzz worker: runs CLI invocations in-process, one per request, under a memory limit.
 
-Started by :mod:`harness` as ``python worker.py LIMIT_BYTES``. It sets ``RLIMIT_AS`` to
+Started by :mod:`fuzz_harness` as ``python worker.py LIMIT_BYTES``. It sets ``RLIMIT_AS`` to
 the limit (so an invocation that tries to allocate past it fails with MemoryError, which
 the CLI reports as an internal error, exit 1), imports the app once (fast cases), then
 reads one JSON request per line on stdin (``{"argv": [...], "cwd": "..."}``) and answers
