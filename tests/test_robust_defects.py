@@ -168,7 +168,7 @@ def test_6_names_in_plots_and_tables(tmp_path: Path, name: str) -> None:
     assert (plots / "timeline.png").stat().st_size > 0
 
 
-@pytest.mark.parametrize("name", ["$x^$", "[/]"])
+@pytest.mark.parametrize("name", ["$x^$", "[/]", ":fire:"])
 def test_6_cluster_names_in_tables(tmp_path: Path, name: str) -> None:
     cluster = tmp_path / "c.yaml"
     cluster.write_text(SU.replace("name: dgx-h100-superpod-su", f"name: '{name}'"),
