@@ -181,3 +181,42 @@ def test_a_set_is_moved_all_or_nothing(tmp_path_factory, old: dict, new: dict,
         outputs.os.rename = real
     expected = before if failed else {**before, **{f"out/{k}": v for k, v in new.items()}}
     assert tree(home) == expected
+
+
+# Through the commands ---------------------------------------------------------------------
+TOPO = Path(__file__).resolve().parents[1] / "src/supernode/data/samples/" \
+    "nvidia-smi-topo-m_8xB300.txt"
+
+
+@pytest.mark.parametrize("target, fragment", [
+    ("link", "symbolic link"), ("fifo", "not a regular file"),
+    ("/dev/null", "not a regular file"), ("ro.yaml", "read-only"),
+    ("sub/", "names a folder"), ("topo.txt", "one of this command's inputs"),
+    ("x/../y/../../d.yaml", "not an existing folder")])
+def test_import_output_refusals(tmp_path: Path, target: str, fragment: str) -> None:
+    from test_robust_defects import assert_bad_input, run
+
+    (tmp_path / "topo.txt").write_bytes(TOPO.read_bytes())
+    os.symlink("/etc/hostname", tmp_path / "link")
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "ro.yaml").write_text("keep\n")
+    (tmp_path / "ro.yaml").chmod(0o444)
+    before = tree(tmp_path)
+    assert_bad_input(run("import", "nvidia-smi-topo", "topo.txt", "--accelerator", "gb300",
+                         "--output", target, cwd=tmp_path), fragment)
+    assert tree(tmp_path) == before
+
+
+def test_plot_path_through_missing_folders_is_refused_before_the_run(tmp_path: Path) -> None:
+    from test_robust_defects import assert_bad_input, run
+
+    assert_bad_input(run("simulate", "--cluster", "hgx-h100", "--workload", "llama3-8b",
+                         "--plot", "x/../y/../../d", cwd=tmp_path), "not an existing folder")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_duplicate_json_keys_through_a_command(tmp_path: Path) -> None:
+    from test_robust_defects import assert_bad_input, run
+
+    (tmp_path / "c.json").write_text('{"name": "a", "name": "b"}')
+    assert_bad_input(run("topology", str(tmp_path / "c.json")), "'name' is given twice")
