@@ -34,8 +34,16 @@ C100K = (SU.replace("supernodes: 32", "supernodes: 12500").replace("tiers: 2", "
 SIM = ["simulate", "--cluster", "hgx-h100", "--workload", "llama3-8b", "--quiet"]
 
 
-def cases() -> list[tuple[str, list[str], dict[str, Any], str]]:
+Limit = tuple[str, list[str], dict[str, Any], str]
+
+
+def cases() -> list[Limit]:
     """Every limit case (see the module docstring)."""
+    return _document_cases() + _command_cases()
+
+
+def _document_cases() -> list[Limit]:
+    """Limits of input files and documents, every command."""
     many_keys = SU + "extras:\n" + "".join(f"  k{i}: {i}\n" for i in range(120_000))
     json_doc = yaml.safe_load(SU)
     json_doc["extras"] = {f"k{i}": i for i in range(120_000)}
@@ -67,6 +75,14 @@ def cases() -> list[tuple[str, list[str], dict[str, Any], str]]:
          "0.001..100,000 Gb/s"),
         ("cluster accelerators", ["topology", "c.yaml"],
          {"c.yaml": SU.replace("supernodes: 32", "supernodes: 200000")}, "1,048,576"),
+    ]
+
+
+def _command_cases() -> list[Limit]:
+    """Limits of one command each."""
+    workload = {"name": "w", "layers": 2, "hidden": 1024, "heads": 8, "vocab": 1000,
+                "seq_len": 1024}
+    return [
         ("workload width", ["plan", "--cluster", "hgx-h100", "--workload", "w.yaml"],
          {"w.yaml": _dump({**workload, "ffn_hidden": 2**23})}, "4194304"),
         ("plan dimension", ["estimate", "--cluster", "hgx-h100", "--workload", "llama3-8b",
