@@ -170,11 +170,6 @@ def _quiet_stdout() -> None:
         pass
 
 
-def _root_group(group: Any) -> Any:
-    """``group`` (every SupernodeGroup is a root: sub-groups are plain TyperGroups)."""
-    return group
-
-
 def run_group(group: TyperGroup, args: Any, prog_name: Any, complete_var: Any,
               extra: dict[str, Any]) -> int:
     """Run ``group`` (non-standalone) and map every outcome to an exit code; after a
@@ -228,13 +223,14 @@ def _run_group(group: TyperGroup, args: Any, prog_name: Any, complete_var: Any,
 
 
 class SupernodeGroup(TyperGroup):
-    """The root group: every invocation goes through :func:`run_group`; commands are
-    imported when first asked for (:func:`supernode.commands.load_command`)."""
+    """The root group (sub-groups such as ``catalog`` are plain TyperGroups): every
+    invocation goes through :func:`run_group`; commands are imported when first asked for
+    (:func:`supernode.commands.load_command`)."""
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         """The command ``cmd_name``, loading its module on first use."""
         command = super().get_command(ctx, cmd_name)
-        if command is None and self is _root_group(self):
+        if command is None:
             from supernode.commands import load_command
 
             command = load_command(cmd_name)
@@ -244,12 +240,11 @@ class SupernodeGroup(TyperGroup):
 
     def list_commands(self, ctx: Any) -> list[str]:
         """Every command name (loads every command module)."""
-        if self is _root_group(self):
-            from supernode.commands import all_commands
+        from supernode.commands import all_commands
 
-            for name, command in all_commands().items():
-                if name not in self.commands:
-                    self.add_command(command, name)
+        for name, command in all_commands().items():
+            if name not in self.commands:
+                self.add_command(command, name)
         return super().list_commands(ctx)
 
     def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
