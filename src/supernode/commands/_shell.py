@@ -216,9 +216,7 @@ def _run_group(group: TyperGroup, args: Any, prog_name: Any, complete_var: Any,
     except Exception as exc:  # a defect: one line, not a traceback
         if interrupted_exit_code() is not None:  # a signal that became another exception
             return EXIT_INTERRUPTED
-        return _internal(exc)
-    except MemoryError as exc:  # pragma: no cover - MemoryError is an Exception
-        return _internal(exc)
+        return _internal(exc)  # MemoryError included: "out of memory at ..."
     return result if isinstance(result, int) and not isinstance(result, bool) else EXIT_OK
 
 
