@@ -20,6 +20,8 @@ from test_spec_errors import (
     put,
 )
 
+from supernode.spec.clusterfile import load_cluster_spec
+
 
 def test_non_finite_numbers_refused(tmp_path: Path) -> None:
     """Regression: ``.inf`` passes ``gt=0``. Fix: ``allow_inf_nan=False`` on StrictModel."""
@@ -38,10 +40,14 @@ def test_huge_integer_literal(tmp_path: Path) -> None:
         assert "digits" in error.message, error.render()
 
 
-def test_impossible_date_literal(tmp_path: Path) -> None:
-    """Regression: PyYAML builds ``2001-13-45`` as a date and ``datetime`` raises ValueError."""
-    error = load_text(tmp_path, PRESET_TEXT.replace("name: su", "name: 2001-13-45"))
-    assert error.path == "" and "month must be in 1..12" in error.message, error.render()
+def test_date_literals_are_text(tmp_path: Path) -> None:
+    """Regression: PyYAML built ``2001-13-45`` as a date (``datetime`` raised ValueError) and
+    ``2001-02-03`` as a ``date`` that JSON output cannot hold. Dates are text now (JSON's
+    value types only, as YAML 1.2's core schema)."""
+    for name in ("2001-13-45", "2001-02-03"):
+        path = tmp_path / "cluster.yaml"
+        path.write_text(PRESET_TEXT.replace("name: su", f"name: {name}"), encoding="utf-8")
+        assert load_cluster_spec(path).name == name
 
 
 def test_union_field_path_has_no_type_tag(tmp_path: Path) -> None:

@@ -1,19 +1,21 @@
 """The ``supernode`` command: each subcommand is a thin shell over the library.
 
 Subcommands live in :mod:`supernode.commands`, one module each; they register
-themselves on :data:`app`. Bad input exits with code 2 and one line on stderr.
+themselves on :data:`app` when imported, which happens when a command line names them.
+Bad input exits with code 2 and one line on stderr; the shell around every command
+(:mod:`supernode.commands._shell`) handles usage errors, signals and defects.
 """
 
 from __future__ import annotations
 
 import sys
 
-from supernode.commands import app, register_all
+from supernode.commands import app
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the console script."""
-    register_all()
+    """Entry point of the console script. Command modules are imported on demand (only
+    the one the command line names), so a command starts without the others' imports."""
     app(args=argv if argv is not None else sys.argv[1:], prog_name="supernode")
 
 

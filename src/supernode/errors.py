@@ -24,6 +24,13 @@ class InputError(ValueError):
         super().__init__(self.render())
 
     def render(self) -> str:
-        """Return the one-line human message: ``[source: ]path: message``."""
-        where = f"{self.source}: " if self.source else ""
-        return f"{where}{self.path}: {self.message}" if self.path else f"{where}{self.message}"
+        """Return the one-line human message: ``[source: ]path: message``.
+
+        Control characters and undecodable bytes in any part (a file name or a field name
+        with a newline) are written as escapes, so the message stays on one line.
+        """
+        from supernode.textsafe import one_line
+
+        where = f"{one_line(self.source)}: " if self.source else ""
+        text = one_line(self.message)
+        return f"{where}{one_line(self.path)}: {text}" if self.path else f"{where}{text}"

@@ -20,6 +20,8 @@ from supernode.errors import InputError
 OPS: tuple[str, ...] = (
     "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "p2p",
 )
+#: Largest message size ``S`` any command or file takes, bytes (1 TiB).
+MAX_MESSAGE_BYTES = 2**40
 
 
 def check_op(op: str) -> str:

@@ -1,12 +1,27 @@
-"""Registry of CLI subcommands (one module per command group)."""
+"""Registry of CLI subcommands (one module per command group), loaded on demand.
+
+Each module of :data:`COMMAND_MODULES` registers its command(s) on :data:`app` when it is
+imported. The CLI imports only the module a command line needs (:func:`load_command`:
+the modules whose source registers that name, found by reading them, not importing
+them); ``--help``, a listing or an unknown name import them all (:func:`register_all`).
+So ``supernode topology`` does not pay for the simulator's or the planner's imports.
+"""
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import re
+from typing import Any
 
 import typer
 
+from supernode.commands._shell import SupernodeGroup
+
+#: The root app. Its group class renders usage errors as one ``error:`` line, handles
+#: SIGTERM like SIGINT and turns defects into one line (see :mod:`._shell`).
 app = typer.Typer(
+    cls=SupernodeGroup,
     name="supernode",
     help="Design, simulate and operate AI supernode clusters.",
     no_args_is_help=True,
@@ -41,6 +56,55 @@ COMMAND_MODULES = (
 )
 
 _registered = False
+#: How a command module names what it registers on the root app.
+_REGISTERS = re.compile(r"""\bapp\.(?:command\(\s*|add_typer\([^)]*?\bname\s*=\s*)["']"""
+                        r"""([\w.-]+)["']""")
+
+
+def _registers(module: str) -> set[str]:
+    """Command names ``module``'s source registers on the root app (read, not imported)."""
+    try:
+        spec = importlib.util.find_spec(module)
+        origin = spec.origin if spec is not None else None
+        if origin is None:
+            return set()
+        with open(origin, encoding="utf-8") as stream:
+            return set(_REGISTERS.findall(stream.read()))
+    except (ImportError, OSError, UnicodeDecodeError, ValueError):
+        return set()
+
+
+def _import(name: str) -> None:
+    try:
+        importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise
+
+
+def load_command(name: str) -> Any:
+    """The click command ``name`` of the root app, importing only the module(s) that
+    register it (all of them when none says so); None when there is no such command."""
+    import typer.main
+
+    for module in COMMAND_MODULES:
+        if name in _registers(module):
+            _import(module)
+    group = typer.main.get_command(app)
+    command = getattr(group, "commands", {}).get(name)
+    if command is None and not _registered:
+        register_all()
+        group = typer.main.get_command(app)
+        command = getattr(group, "commands", {}).get(name)
+    return command
+
+
+def all_commands() -> dict[str, Any]:
+    """Every click command of the root app (imports every command module)."""
+    import typer.main
+
+    register_all()
+    return dict(getattr(typer.main.get_command(app), "commands", {}))
 
 
 def register_all() -> None:
@@ -49,11 +113,7 @@ def register_all() -> None:
     if _registered:
         return
     for name in COMMAND_MODULES:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
+        _import(name)
     _registered = True
 
 

@@ -17,8 +17,10 @@ from supernode.errors import InputError
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: Piped output (not a terminal) gets wide tables rather than rich's 80-column default.
-stdout = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)
-stderr = Console(stderr=True, soft_wrap=True)
+#: Emoji codes are off: a name such as ``:fire:`` is shown as written (markup in user text
+#: is escaped by :func:`supernode.textsafe.rich_safe`).
+stdout = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160, emoji=False)
+stderr = Console(stderr=True, soft_wrap=True, emoji=False)
 
 
 def handles_input_errors(func: F) -> F:

@@ -12,15 +12,18 @@ import typer
 from rich.table import Table
 
 from supernode.collectives import busbw_bytes_per_s, collective_time_s
-from supernode.collectives.busbw import OPS
+from supernode.collectives.busbw import MAX_MESSAGE_BYTES, OPS
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.errors import InputError
 from supernode.estimate.comm import group_fabric
 from supernode.estimate.system import system_from_cluster
 from supernode.spec.clusterfile import load_cluster
+from supernode.textsafe import rich_safe
 
 _SUFFIX = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
+#: Most message sizes in one call (nccl-tests sweeps are a few dozen).
+MAX_SIZES = 1_000
 
 
 def parse_size(text: str) -> int:
@@ -33,7 +36,7 @@ def parse_size(text: str) -> int:
     except ValueError:
         raise InputError("--sizes", f"not a message size: {text!r} (e.g. 1048576, 64K, 1G)"
                          ) from None
-    if not 1 <= value <= 2**40:
+    if not 1 <= value <= MAX_MESSAGE_BYTES:
         raise InputError("--sizes", f"{text!r}: sizes must be between 1 byte and 1 TiB")
     return int(value)
 
@@ -56,7 +59,10 @@ def collective_command(
     if op not in OPS:
         raise InputError("--op", f"unknown collective {op!r}; one of {', '.join(OPS)}")
     fabric = group_fabric(system_from_cluster(loaded).fabric, 1, n)
-    message_sizes = [parse_size(s) for s in sizes.split(",") if s.strip()]
+    parts = [s for s in sizes.split(",") if s.strip()]
+    if len(parts) > MAX_SIZES:
+        raise InputError("--sizes", f"{len(parts):,} sizes; at most {MAX_SIZES:,}")
+    message_sizes = [parse_size(s) for s in parts]
     if not message_sizes:
         raise InputError("--sizes", "give at least one size, e.g. 1M,1G")
     rows = []
@@ -70,11 +76,12 @@ def collective_command(
         print_json({"cluster": loaded.name, "op": op, "ranks": n,
                     "tiers": [t.name for t in fabric.tiers], "results": rows})
         return
-    table = Table(title=f"{op} over {n} ranks of {loaded.name} "
+    table = Table(title=f"{op} over {n} ranks of {rich_safe(loaded.name)} "
                         f"({' + '.join(t.name for t in fabric.tiers)})")
     for col in ("size", "time", "algorithm", "algbw GB/s", "busbw GB/s"):
         table.add_column(col, justify="left" if col == "algorithm" else "right")
     for r in rows:
-        table.add_row(f"{r['message_bytes']:,}", f"{r['time_s'] * 1e6:,.1f} us", r["algorithm"],
-                      f"{r['algbw_gigabytes_per_s']:.1f}", f"{r['busbw_gigabytes_per_s']:.1f}")
+        table.add_row(f"{r['message_bytes']:,}", f"{r['time_s'] * 1e6:,.1f} us",
+                      rich_safe(r["algorithm"]), f"{r['algbw_gigabytes_per_s']:.1f}",
+                      f"{r['busbw_gigabytes_per_s']:.1f}")
     stdout.print(table)

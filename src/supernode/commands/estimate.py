@@ -48,7 +48,8 @@ def _table(result: Estimate) -> None:
     summary.add_row("step time", f"{result.step_time_s:.4g} s")
     summary.add_row("tokens/s", f"{result.tokens_per_s:,.0f}")
     summary.add_row("MFU / HFU", f"{result.mfu:.1%} / {result.hfu:.1%}")
-    summary.add_row("chosen", ", ".join(f"{k}={v}" for k, v in result.chosen.items()))
+    summary.add_row("chosen", rich_safe(", ".join(f"{k}={v}" for k, v in result.chosen.items()),
+                                        None))
     stdout.print(summary)
     for note in result.notes:
         stdout.print(f"note: {rich_safe(note)}", highlight=False)

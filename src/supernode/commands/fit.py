@@ -9,8 +9,15 @@ from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.commands._plan_options import GlobalBatch
 from supernode.errors import InputError
-from supernode.planner.fit import DEFAULT_SIZES, DEFAULT_SUPERNODE_PREMIUM, FitInput, workload_fit
+from supernode.planner.fit import (
+    DEFAULT_SIZES,
+    DEFAULT_SUPERNODE_PREMIUM,
+    MAX_SIZES,
+    FitInput,
+    workload_fit,
+)
 from supernode.spec.clusterfile import load_cluster_spec
+from supernode.textsafe import rich_safe
 from supernode.workload.presets import load_workload
 
 
@@ -23,12 +30,16 @@ def _sizes(text: str | None) -> tuple[int, ...]:
         raise InputError("sizes", f"a comma-separated list of integers, got {text!r}") from None
     if not sizes or min(sizes) < 1:
         raise InputError("sizes", f"sizes must be >= 1, got {text!r}")
+    if len(set(sizes)) > MAX_SIZES:
+        raise InputError("sizes", f"{len(set(sizes)):,} sizes; at most {MAX_SIZES} (each "
+                                  "is a plan search)")
     return sizes
 
 
 def print_fit(r: dict) -> None:
     """Sizes table and the three questions."""
-    table = Table(title=f"{r['workload']} on {r['gpus']:,} x {r['accelerator']}, global batch "
+    table = Table(title=f"{rich_safe(r['workload'])} on {r['gpus']:,} x "
+                        f"{rich_safe(r['accelerator'])}, global batch "
                         f"{r['global_batch_sequences']:,}: scale-up domain size")
     for col in ("domain", "step s", "speedup vs 8", "MFU", "comm share", "20% line",
                 "$/M tokens", "plan"):
@@ -36,7 +47,7 @@ def print_fit(r: dict) -> None:
     for row in r["sizes"]:
         if not row["feasible"]:
             table.add_row(str(row["scale_up_size"]), "-", "-", "-", "-", "-", "-",
-                          row.get("reason", ""))
+                          rich_safe(row.get("reason", ""), None))
             continue
         p = row["plan"]
         table.add_row(str(row["scale_up_size"]), f"{row['step_time_s']:.4g}",
@@ -73,8 +84,8 @@ def print_fit(r: dict) -> None:
                      f"{q3['break_even_premium']:.0%}.")
     lines.append(f"Verdict: {q['verdict']}.")
     for line in lines:
-        stdout.print(line, highlight=False)
-    stdout.print(f"({r['price_note']}; supernode premium is an assumption, "
+        stdout.print(line, highlight=False, markup=False)
+    stdout.print(f"({rich_safe(r['price_note'], None)}; supernode premium is an assumption, "
                  f"--supernode-premium)", highlight=False)
 
 

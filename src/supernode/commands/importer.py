@@ -2,17 +2,16 @@
 
 ``supernode import nvidia-smi-topo FILE --accelerator NAME`` reads a saved ``nvidia-smi
 topo -m`` and prints a ``host:`` block (YAML, or JSON with ``--json``) to paste into a
-cluster file. ``--output PATH`` writes it atomically: a temporary file in the same folder
-renamed over PATH, so an error never leaves a half-written file.
+cluster file. ``--output PATH`` writes it atomically (:func:`supernode.outputs.write_text`):
+a temporary file in the same folder renamed over PATH, so an error never leaves a
+half-written file; PATH must be a new name or a regular file (never a symlink, FIFO or
+device), and not the input itself.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
 
 import typer
@@ -22,6 +21,7 @@ from supernode.commands._output import handles_input_errors
 from supernode.errors import InputError
 from supernode.importers.nvidia_smi import read_topo
 from supernode.importers.nvidia_smi_host import import_host, render_yaml, summary_lines
+from supernode.outputs import check_output_file, write_text
 
 import_app = typer.Typer(
     help="Import what real machines report (nvidia-smi) as cluster-file blocks.",
@@ -42,9 +42,12 @@ def nvidia_smi_topo_command(
         help="Line rate of one compute NIC in Gb/s (1e9 bit/s); default 400, assumed.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON: host, summary, notes."),
-    output: Path = typer.Option(None, "--output", help="Write to this file (atomically)."),
+    output: str | None = typer.Option(None, "--output", help="Write to this file "
+                                      "(atomically; a new name or a regular file)."),
 ) -> None:
     """Print a cluster file `host:` block built from `nvidia-smi topo -m` output."""
+    if output is not None:
+        check_output_file(output, "--output", inputs=[file])
     if accelerator is None:
         raise InputError("--accelerator", "required: name the accelerator, e.g. --accelerator "
                                           "h100-sxm-80gb (nvidia-smi topo -m does not show the "
@@ -57,7 +60,11 @@ def nvidia_smi_topo_command(
     if output is None:
         typer.echo(text, nl=False)
         return
-    write_atomically(output, text)
+    write_text(output, text, "--output", inputs=[file])
+    if as_json:  # stdout stays machine-readable: what was written, and the summary
+        typer.echo(json.dumps({"output": output, "summary": result.summary,
+                               "notes": list(result.notes)}, indent=2, allow_nan=False))
+        return
     for line in summary_lines(result.summary):
         typer.echo(line)
     typer.echo(f"wrote {output}")
@@ -77,41 +84,18 @@ def _speed(text: str | None) -> float | None:
     return value
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file in the same folder and a rename.
-
-    Either the whole new file is in place or the old one (if any) is untouched.
-    """
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise InputError("--output", f"folder {str(folder)!r} does not exist")
-    if path.is_dir():
-        raise InputError("--output", f"{str(path)!r} is a folder; give a file name")
-    try:
-        handle, temp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise InputError("--output", f"cannot write in {str(folder)!r}: {exc.strerror}") from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temp, _file_mode(path))
-        os.replace(temp, path)
-    except OSError as exc:
-        raise InputError("--output", f"cannot write {str(path)!r}: {exc.strerror}") from None
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-
-
-def _file_mode(path: Path) -> int:
-    """Permissions for the new file: the old file's, else 0o666 less the umask."""
-    with contextlib.suppress(OSError):
-        return path.stat().st_mode & 0o777
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
+def _emit(text: str, output: str | None, inputs: list[Path], as_json: bool,
+          summary: dict | None = None) -> None:
+    """Print ``text``, or write it to ``output`` atomically and say so (JSON when asked)."""
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    write_text(output, text, "--output", inputs=inputs)
+    if as_json:
+        typer.echo(json.dumps({"output": output, **(summary or {})}, indent=2,
+                              allow_nan=False))
+        return
+    typer.echo(f"wrote {output}")
 
 
 @import_app.command("results")
@@ -124,23 +108,22 @@ def results_command(
     ranks_per_domain: int = typer.Option(None, "--ranks-per-domain",
                                          help="Job ranks per scale-up domain, if known."),
     as_json: bool = typer.Option(False, "--json", help="Print the sets as JSON."),
-    output: Path = typer.Option(None, "--output", help="Write to this file (atomically)."),
+    output: str | None = typer.Option(None, "--output", help="Write to this file "
+                                      "(atomically; a new name or a regular file)."),
 ) -> None:
     """Read benchmark outputs into a supernode-measurements/1 file (docs/measurements.md)."""
     from supernode.measurements.reader import read_results
     from supernode.measurements.setfile import measurement_document, render_yaml
 
+    if output is not None:
+        check_output_file(output, "--output", inputs=files)
     sets = [s for f in files for s in read_results(f, op=op, ranks=ranks,
                                                    ranks_per_domain=ranks_per_domain)]
     if as_json:
         text = json.dumps(measurement_document(sets), indent=2, allow_nan=False) + "\n"
     else:
         text = render_yaml(sets)
-    if output is None:
-        typer.echo(text, nl=False)
-        return
-    write_atomically(output, text)
-    typer.echo(f"{len(sets)} measurement set(s); wrote {output}")
+    _emit(text, output, files, as_json, {"measurement_sets": len(sets)})
 
 
 @import_app.command("nccl-xml")
@@ -152,18 +135,17 @@ def nccl_xml_command(
                                     "part with the file's compute capability)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON: host, summary, notes."),
-    output: Path = typer.Option(None, "--output", help="Write to this file (atomically)."),
+    output: str | None = typer.Option(None, "--output", help="Write to this file "
+                                      "(atomically; a new name or a regular file)."),
 ) -> None:
     """Print a cluster file `host:` block read from an NCCL topology XML."""
     from supernode.importers.nccl_xml import read_nccl_xml, render_host_yaml
 
+    if output is not None:
+        check_output_file(output, "--output", inputs=[file])
     result = read_nccl_xml(file, accelerator)
     if as_json:
         text = json.dumps(result.as_json(), indent=2, allow_nan=False) + "\n"
     else:
         text = render_host_yaml(result, source=file.name)
-    if output is None:
-        typer.echo(text, nl=False)
-        return
-    write_atomically(output, text)
-    typer.echo(f"wrote {output}")
+    _emit(text, output, [file], as_json)

@@ -38,6 +38,7 @@ from supernode.planner.search import OBJECTIVES
 from supernode.planner.space import space_from_plan_fields
 from supernode.spec.loader import read_document
 from supernode.spec.plan import plan_from_data
+from supernode.textsafe import rich_safe
 
 GB = 1e9
 
@@ -101,9 +102,9 @@ def print_report(report: PlanReport) -> None:
     """Human-readable report: notes, plans, comm-compute table, top plan, reasons, stats."""
     d = report.to_dict()
     for note in d["notes"]:
-        stdout.print(f"[bold]note:[/] {note}", highlight=False)
-    stdout.print(plans_table(report, title=f"{d['workload']} on {d['gpus']:,} x "
-                                           f"{d['accelerator']}, global batch "
+        stdout.print(f"[bold]note:[/] {rich_safe(note, None)}", highlight=False)
+    stdout.print(plans_table(report, title=f"{rich_safe(d['workload'])} on {d['gpus']:,} x "
+                                           f"{rich_safe(d['accelerator'])}, global batch "
                                            f"{d['global_batch_sequences']:,}, objective "
                                            f"{d['objective']}"))
     stdout.print(comm_compute_table(report))
@@ -114,9 +115,12 @@ def print_report(report: PlanReport) -> None:
         stdout.print(f"- {line}", highlight=False, markup=False)
     ref = d["reference"]
     if ref:
-        stdout.print(f"compared plan {ref['plan']}: {ref['step_time_s']:.4g} s/step "
-                     f"(knobs {ref['chosen']}), rank {ref['rank']}; the best plan is "
-                     f"{ref['best_speedup']:.2f}x faster", highlight=False, markup=False)
+        versus = "no searched plan fits, so there is none to compare with" \
+            if ref["best_speedup"] is None else \
+            f"rank {ref['rank']}; the best plan is {ref['best_speedup']:.2f}x faster"
+        fits = "" if ref["fits_in_memory"] else " (does not fit in memory)"
+        stdout.print(f"compared plan {ref['plan']}: {ref['step_time_s']:.4g} s/step{fits} "
+                     f"(knobs {ref['chosen']}), {versus}", highlight=False, markup=False)
     stdout.print(f"searched {d['layouts_considered']:,} layouts, scored "
                  f"{d['candidates_evaluated']:,} candidate plans ({d['legal_candidates']:,} "
                  f"legal and fitting; {d['candidates_pruned_by_memory']:,} pruned by memory) "

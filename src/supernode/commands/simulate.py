@@ -42,6 +42,7 @@ from supernode.commands._plan_options import (
 from supernode.errors import InputError
 from supernode.netsim.collectives import MODES
 from supernode.netsim.inputs import job_inputs
+from supernode.netsim.limits import check_simulated_size
 from supernode.netsim.policies import ROUTING_POLICIES
 from supernode.netsim.scenario import (
     MAX_SEED,
@@ -53,6 +54,7 @@ from supernode.netsim.scenario import (
 from supernode.netsim.traffic import TrafficFile
 from supernode.spec.clusterfile import load_cluster
 from supernode.spec.loader import read_document, validate_document
+from supernode.textsafe import rich_safe
 
 
 def _print_tables(result: SimResult, plots: list[str]) -> None:
@@ -60,7 +62,7 @@ def _print_tables(result: SimResult, plots: list[str]) -> None:
     for col in ("job", "GPUs", "simulated s", "estimate s", "ratio"):
         summary.add_column(col, justify="left" if col == "job" else "right")
     for j in result.jobs:
-        summary.add_row(j["name"], str(j["gpus"]), f"{j['step_time_s']:.4g}",
+        summary.add_row(rich_safe(j["name"]), str(j["gpus"]), f"{j['step_time_s']:.4g}",
                         f"{j['estimate_step_time_s']:.4g}", f"{j['slowdown_vs_estimate']:.3f}")
     if not result.jobs:
         summary.add_row("traffic", "-", f"{result.step_time_s:.4g}", "-", "-")
@@ -77,22 +79,22 @@ def _print_tables(result: SimResult, plots: list[str]) -> None:
     for col in ("link", "tier", "time hot", "mean", "main flows"):
         hot.add_column(col)
     for row in result.tables.hot_links[:10]:
-        flows = ", ".join(f"{f['label']} {f['share']:.0%}" for f in row["flows"][:3])
-        hot.add_row(row["link"], row["tier"], f"{row['hot_share']:.1%}",
+        flows = ", ".join(f"{rich_safe(f['label'])} {f['share']:.0%}" for f in row["flows"][:3])
+        hot.add_row(rich_safe(row["link"]), row["tier"], f"{row['hot_share']:.1%}",
                     f"{row['utilization']:.1%}", flows)
     stdout.print(hot)
     coll = Table(title="collective completion times (ms)")
     for col in ("collective", "count", "p50", "p90", "p99", "max"):
         coll.add_column(col, justify="left" if col == "collective" else "right")
     for key, row in result.tables.collectives.items():
-        coll.add_row(key, str(row["count"]), *(f"{row[k] * 1e3:.3f}" for k in
+        coll.add_row(rich_safe(key), str(row["count"]), *(f"{row[k] * 1e3:.3f}" for k in
                                                 ("p50_s", "p90_s", "p99_s", "max_s")))
     stdout.print(coll)
     stdout.print(f"{result.tables.events:,} events, {result.tables.classes:,} flow classes, "
-                 f"{result.wall_time_s:.2f} s wall" + "".join(f"\nnote: {n}" for n in
-                                                              result.notes))
+                 f"{result.wall_time_s:.2f} s wall" + "".join(f"\nnote: {rich_safe(n, None)}"
+                                                              for n in result.notes))
     for p in plots:
-        stdout.print(f"plot: {p}")
+        stdout.print(f"plot: {rich_safe(p, None)}")
 
 
 def _progress(quiet: bool):
@@ -169,6 +171,7 @@ def simulate_command(
 
         check_output_folder(plot, "--plot")
     loaded, grown = _cluster(cluster, gpus, placement is not None or traffic is not None)
+    check_simulated_size(loaded.accelerators, "--cluster")
     options = _options(seed, routing, rail_aligned, aggregate, mode, ideal, top, plot)
     flags = plan_flags(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, etp=etp, vpp=vpp,
                        micro_batch=micro_batch, global_batch=global_batch,
@@ -188,7 +191,8 @@ def simulate_command(
             result = simulate_jobs(loaded, jobs, failures=tuple(fail), options=options,
                                    progress=hook)
             result.notes[:0] = grown + notes
-    _report(result, plot, json_output)
+    inputs = [p for p in (cluster, workload, plan, placement, traffic, *fail) if p is not None]
+    _report(result, plot, json_output, inputs)
 
 
 def _cluster(cluster: str, gpus: int | None, fixed: bool) -> tuple[Any, list[str]]:
@@ -217,13 +221,14 @@ def _hook(bar):
     return hook
 
 
-def _report(result: SimResult, plot: Path | None, json_output: bool) -> None:
-    """Write plots, then JSON or tables."""
+def _report(result: SimResult, plot: Path | None, json_output: bool,
+            inputs: list[Any]) -> None:
+    """Write plots (all or none; never over an input), then JSON or tables."""
     plots = []
     if plot is not None:
         from supernode.netsim.plots import write_plots
 
-        plots = [str(p) for p in write_plots(result.tables, plot, "--plot")]
+        plots = [str(p) for p in write_plots(result.tables, plot, "--plot", tuple(inputs))]
     if json_output:
         data: dict[str, Any] = result.to_dict()
         data["plots"] = plots

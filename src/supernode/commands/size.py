@@ -11,6 +11,7 @@ from supernode.commands._plan_options import GlobalBatch
 from supernode.errors import InputError
 from supernode.planner.sizing import DEFAULT_HEADROOM, SizingInput, size, template_for
 from supernode.spec.clusterfile import load_cluster_spec
+from supernode.textsafe import rich_safe
 from supernode.workload.presets import load_workload
 
 GB, TB = 1e9, 1e12
@@ -65,10 +66,10 @@ def _rows(r: dict) -> list[tuple[str, str]]:
 
 def print_sizing(r: dict) -> None:
     """Human-readable sizing and its cross-check."""
-    table = Table(title=f"sizing {r['workload']}: {r['tokens']:.3g} tokens in {r['days']:g} days "
-                        f"on {r['template']}", show_header=False)
+    table = Table(title=f"sizing {rich_safe(r['workload'])}: {r['tokens']:.3g} tokens in "
+                        f"{r['days']:g} days on {rich_safe(r['template'])}", show_header=False)
     for name, value in _rows(r):
-        table.add_row(name, value)
+        table.add_row(name, rich_safe(value, None))
     stdout.print(table)
     check = r["cross_check"]
     if check["feasible"]:
@@ -81,7 +82,7 @@ def print_sizing(r: dict) -> None:
                      highlight=False)
     else:
         stdout.print(f"cross-check: no plan on {check['gpus']:,} GPUs: "
-                     f"{check['advice']['reason']}", highlight=False)
+                     f"{check['advice']['reason']}", highlight=False, markup=False)
 
 
 @app.command("size")

@@ -14,9 +14,10 @@ from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
 from supernode.errors import InputError
 from supernode.outputs import check_output_folder
-from supernode.planner.sweep_output import plot_axes, write_tables
-from supernode.planner.sweep_run import make_tasks, run_tasks
+from supernode.planner.sweep_output import write_results
+from supernode.planner.sweep_run import MAX_WORKERS, make_tasks, run_tasks
 from supernode.planner.sweep_spec import load_sweep_spec
+from supernode.textsafe import rich_safe
 
 
 def _summary(rows: list[dict], keys: list[str]) -> Table:
@@ -25,12 +26,12 @@ def _summary(rows: list[dict], keys: list[str]) -> Table:
         table.add_column(col, overflow="fold")
     for r in rows:
         ok = r.get("status") == "ok"
-        swept = ("-" if r.get(k) is None else str(r[k]) for k in keys)
+        swept = ("-" if r.get(k) is None else rich_safe(r[k]) for k in keys)
         table.add_row(str(r["variant"]), *swept, r.get("status", ""),
                       *(str(r.get(k, "")) if ok else "-" for k in ("tp", "pp", "dp", "cp", "ep")),
                       f"{r['step_time_s']:.4g}" if ok else "-",
                       f"{r['mfu']:.1%}" if ok else "-",
-                      f"{r['comm_share']:.0%}" if ok else (r.get("error") or "")[:60])
+                      f"{r['comm_share']:.0%}" if ok else rich_safe((r.get("error") or "")[:60]))
     return table
 
 
@@ -42,8 +43,9 @@ def sweep_command(
                                          help="Ray cluster address, after --ray."),
     ray: bool = typer.Option(False, "--ray", help="Run on Ray: `--ray` for a local "
                                                   "instance, `--ray ADDRESS` for a cluster."),
-    workers: int | None = typer.Option(None, "--workers", min=1,
-                                       help="Parallel workers (default: CPU count)."),
+    workers: int | None = typer.Option(None, "--workers", min=1, max=MAX_WORKERS,
+                                       help="Parallel workers (default: CPU count; at most "
+                                            "one per variant)."),
     out: Path | None = typer.Option(None, "--out", help="Output folder "
                                                        "(default: sweep-<name>)."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
@@ -67,11 +69,10 @@ def sweep_command(
     meta = {"name": spec.name, "description": spec.description, "base": spec.base.model_dump(),
             "mode": spec.mode, "keys": keys, "variants": len(rows),
             "executor": "ray" if ray else "local", "wall_time_s": time.perf_counter() - start}
-    paths = write_tables(rows, keys, meta, folder, "--out")
-    paths += plot_axes(rows, keys, folder, "--out")
+    paths = write_results(rows, keys, meta, folder, "--out", inputs=(spec_file,))
     if json_output:
         print_json({"meta": meta, "rows": rows, "files": [str(p) for p in paths]})
         return
     stdout.print(_summary(rows, keys))
     stdout.print(f"{len(rows)} variants in {meta['wall_time_s']:.1f} s; wrote "
-                 + ", ".join(str(p) for p in paths), highlight=False)
+                 + ", ".join(rich_safe(p) for p in paths), highlight=False)

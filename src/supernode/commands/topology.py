@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import typer
 from rich import box
-from rich.markup import escape
 from rich.table import Table
 
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.errors import InputError
 from supernode.spec.clusterfile import load_cluster
+from supernode.textsafe import rich_safe
 from supernode.topology.graph import LINK_TIERS
 from supernode.topology.metrics import TopologyReport, topology_report
 from supernode.topology.sizing import RadixError
@@ -42,7 +42,7 @@ def _num(value: float | int | None, digits: int = 2) -> str:
 
 def counts_table(report: TopologyReport) -> Table:
     """Switches, links, cables and optical transceivers per tier."""
-    table = Table(title=f"{escape(report.name)}: counts per tier", box=box.SIMPLE_HEAD,
+    table = Table(title=f"{rich_safe(report.name)}: counts per tier", box=box.SIMPLE_HEAD,
                   caption="used/sw: most ports used on one switch; free: unused ports of "
                           "the tier; optics: transceivers (2 per optical cable)")
     for col in ("tier", "switches", "radix", "used/sw", "free", "links", "cables", "optics"):

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
+from supernode.textsafe import rich_safe
 from supernode.validation.harness import validate_file
 
 
@@ -35,13 +36,13 @@ def validate_command(
             },
         })
         return
-    table = Table(title=f"validation: {file}")
+    table = Table(title=f"validation: {rich_safe(file, None)}")
     for column in ("id", "kind", "metric", "measured", "predicted", "error", "detail"):
         table.add_column(column, overflow="fold")
     for r in results:
         error = f"{100 * r.error_frac:+.1f}%" if r.error_frac is not None else r.status
-        table.add_row(r.id, r.kind, r.metric, _fmt(r.measured), _fmt(r.predicted), error,
-                      r.detail)
+        table.add_row(rich_safe(r.id), rich_safe(r.kind), rich_safe(r.metric), _fmt(r.measured),
+                      _fmt(r.predicted), rich_safe(error), rich_safe(r.detail, None))
     stdout.print(table)
     summary_table = Table(title="MAPE per kind")
     summary_table.add_column("kind")
@@ -49,5 +50,5 @@ def validate_command(
     summary_table.add_column("MAPE", justify="right")
     for kind, s in summary.items():
         mape = f"{100 * s['mape']:.2f}%" if s["n"] else "-"
-        summary_table.add_row(kind, str(s["n"]), mape)
+        summary_table.add_row(rich_safe(kind), str(s["n"]), mape)
     stdout.print(summary_table)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from supernode.errors import InputError
+from supernode.inputs import read_bytes_file
 
 #: PCIe distance classes, nearest first (nvidia-smi's legend order reversed).
 PCIE_CLASSES = ("PIX", "PXB", "PHB", "NODE", "SYS")
@@ -64,18 +65,11 @@ class TopoMatrix:
 
 
 def read_topo(path: str | Path) -> TopoMatrix:
-    """Read a saved ``nvidia-smi topo -m`` output file and parse it."""
-    path = Path(path)
+    """Read a saved ``nvidia-smi topo -m`` output file and parse it (a regular file of at
+    most :data:`MAX_TEXT_CHARS` bytes: a FIFO or ``/dev/zero`` is refused, not read)."""
+    data = read_bytes_file(path, limit_bytes=MAX_TEXT_CHARS)
     try:
-        if path.stat().st_size > MAX_TEXT_CHARS:
-            raise InputError("", f"file is {path.stat().st_size:,} bytes; an nvidia-smi topo "
-                                 f"matrix is far smaller (limit {MAX_TEXT_CHARS:,})",
-                             source=str(path))
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise InputError("", "no such file", source=str(path)) from None
-    except (IsADirectoryError, PermissionError) as exc:
-        raise InputError("", f"cannot read: {exc.__class__.__name__}", source=str(path)) from None
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError("", f"not text (invalid UTF-8 at byte {exc.start}); save the output of "
                              "`nvidia-smi topo -m` as plain text", source=str(path)) from None

@@ -8,6 +8,7 @@ import numpy as np
 
 from supernode.netsim.collectives import Ctx, collective_phases
 from supernode.netsim.engine import Environment, Task
+from supernode.netsim.limits import reserve_flows
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ def add_collective(env: Environment, name: str, op: str, algorithm: str | None,
            ctx.label, id(ctx.net))
     phases = cache.get(key) if cache is not None else None
     if phases is None:
+        reserve_flows(env, op, np.shape(groups), name, ctx.mode, ctx.repeat)  # before building
         phases = collective_phases(op, algorithm, groups, message_bytes, ctx)
         if cache is not None:
             cache[key] = phases

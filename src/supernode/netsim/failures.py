@@ -27,13 +27,14 @@ A failure file (YAML/JSON) is ``failures: [spec, spec, ...]``; pass its path to 
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 from pydantic import Field
 
 from supernode.errors import InputError
+from supernode.inputs import is_file
 from supernode.netsim.network import Network, node_name
 from supernode.spec.base import StrictModel
 from supernode.spec.loader import read_document, validate_document
@@ -62,7 +63,7 @@ def expand_specs(values: list[str] | tuple[str, ...]) -> list[str]:
         for part in (p.strip() for p in value.split(",")):
             if not part:
                 continue
-            if ":" not in part or Path(part).is_file():
+            if ":" not in part or is_file(part):
                 doc = validate_document(read_document(part), FailureFile, source=part)
                 out.extend(doc.failures)
             else:
@@ -70,9 +71,19 @@ def expand_specs(values: list[str] | tuple[str, ...]) -> list[str]:
     return out
 
 
+#: A numeric part of a node name: ASCII digits only (``str.isdigit`` accepts ``²``, which
+#: ``int`` refuses), at most 18 of them (within int64).
+NODE_INDEX = re.compile(r"-?[0-9]{1,18}")
+
+
+def node_parts(text: str) -> tuple[str | int, ...]:
+    """``"leaf/3"`` -> ``("leaf", 3)``: the parts of a node name, numbers as ints."""
+    return tuple(int(p) if NODE_INDEX.fullmatch(p) else p for p in text.split("/"))
+
+
 def _parse_node(net: Network, text: str, spec: str) -> list[int]:
     """Node indices named by ``text`` (``*`` parts match anything)."""
-    parts = tuple(int(p) if p.lstrip("-").isdigit() else p for p in text.split("/"))
+    parts = node_parts(text)
     if "*" not in parts:
         if parts in net.index:
             return [net.index[parts]]

@@ -11,7 +11,7 @@ from supernode.netsim.placement import JobPlacement, default_placement, load_pla
 from supernode.netsim.plans import default_plan, reorder
 from supernode.netsim.scenario import JobInput
 from supernode.spec.plan import plan_from_data
-from supernode.spec.planfile import fill_dp, plan_document
+from supernode.spec.planfile import fill_dp, merged_plan, plan_document
 from supernode.spec.resolve import Cluster
 from supernode.workload.presets import load_workload
 
@@ -28,8 +28,7 @@ def job_inputs(cluster: Cluster, workload: str | None, plan_file: Path | None,
     placed: list[JobPlacement] = (load_placement(placement, cluster.accelerators)
                                   if placement is not None
                                   else default_placement(gpus or cluster.accelerators))
-    base = plan_document(plan_file)
-    base.update({k: v for k, v in flags.items() if v is not None})
+    base = merged_plan(plan_file, flags)
     jobs, notes = [], []
     for job in placed:
         name = job.workload or workload

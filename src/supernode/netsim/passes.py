@@ -27,6 +27,7 @@ from supernode.netsim.dag import add_collective, delay, join
 from supernode.netsim.engine import Environment, Task
 from supernode.netsim.groups import cp_pairs, ep_groups, etp_groups, tp_groups
 from supernode.netsim.jobs import Call, JobModel
+from supernode.netsim.limits import TooLarge
 from supernode.netsim.network import Network
 from supernode.netsim.schedule import Op
 
@@ -72,6 +73,8 @@ def _chain(pc: PassContext, name: str, items: list[tuple[Call, np.ndarray, float
         try:
             a, b = add_collective(pc.env, *args, call.algorithm, *rest, lane=lane,
                                   job=pc.job.name, cache=pc.memo)
+        except TooLarge:
+            raise
         except InputError as exc:  # the estimate's choice does not fit this placement
             note = (f"{pc.job.name}: {label} by {call.algorithm} does not fit the groups "
                     f"({exc.message}); simulated with the default algorithm")

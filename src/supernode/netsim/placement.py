@@ -12,9 +12,10 @@ jobs:
 ```
 
 ``accelerators`` is a list of indices or a string of ranges (``"0-127,256-383"``,
-inclusive). A relative plan or workload file name is read next to the placement file.
-Indices are global accelerator numbers (domain-major, as in the topology
-graph). Jobs may not share an accelerator; every index must exist in the cluster.
+inclusive; ASCII digits; checked against the cluster before any list is built). A
+relative plan or workload file name is read next to the placement file. Indices are
+global accelerator numbers (domain-major, as in the topology graph). Jobs may not share
+an accelerator; every index must exist in the cluster.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import numpy as np
 from pydantic import Field
 
 from supernode.errors import InputError
+from supernode.inputs import is_file
+from supernode.netsim.limits import checked_indices
 from supernode.spec.base import StrictModel
 from supernode.spec.loader import read_document, validate_document
 
@@ -58,49 +61,35 @@ class JobPlacement:
     plan: dict[str, Any] | str | None = None
 
 
-def parse_ranges(text: str, path: str) -> list[int]:
-    """``"0-3,8"`` -> ``[0, 1, 2, 3, 8]`` (inclusive ranges); InputError on bad syntax."""
-    out: list[int] = []
-    for part in text.replace(" ", "").split(","):
-        if not part:
-            continue
-        lo, sep, hi = part.partition("-")
-        try:
-            a, b = int(lo), int(hi) if sep else int(lo)
-        except ValueError:
-            raise InputError(path, f"{part!r} is not an index or a range like '0-127'") from None
-        if b < a:
-            raise InputError(path, f"range {part!r} runs backwards")
-        out.extend(range(a, b + 1))
-    return out
-
-
 def load_placement(path: str | Path, accelerators: int) -> list[JobPlacement]:
     """Read and check a placement file against a cluster of ``accelerators`` accelerators.
 
     Raises :class:`InputError` naming the field for indices off the cluster, a rank
-    placed twice, or two jobs sharing an accelerator.
+    placed twice, or two jobs sharing an accelerator. Ranges are bounded before any
+    index list is built (:func:`supernode.netsim.limits.parse_ranges`).
     """
     doc = validate_document(read_document(path), PlacementFile, source=str(path))
     jobs: list[JobPlacement] = []
-    owner: dict[int, str] = {}
+    owner = np.full(accelerators, -1, dtype=np.int64)
     for j, entry in enumerate(doc.jobs):
         where = f"jobs[{j}].accelerators"
         name = entry.name or f"job{j}"
-        accs = (parse_ranges(entry.accelerators, where) if isinstance(entry.accelerators, str)
-                else list(entry.accelerators))
-        if not accs:
+        try:
+            accs = checked_indices(entry.accelerators, where, accelerators)
+        except InputError as exc:
+            raise InputError(exc.path, exc.message, source=str(path)) from None
+        if not accs.size:
             raise InputError(where, "a job needs at least one accelerator", source=str(path))
-        for r, a in enumerate(accs):
-            if not 0 <= a < accelerators:
-                raise InputError(f"{where}[{r}]", f"accelerator {a} is off the cluster "
-                                 f"(indices 0..{accelerators - 1})", source=str(path))
-            if a in owner:
-                raise InputError(f"{where}[{r}]", f"accelerator {a} is already used by "
-                                 f"{owner[a]}", source=str(path))
-            owner[a] = f"job {name!r} (rank {r})"
-        jobs.append(JobPlacement(name, np.asarray(accs, dtype=np.int64),
-                                 _beside(path, entry.workload), _beside(path, entry.plan)))
+        taken = np.flatnonzero(owner[accs] >= 0)
+        if taken.size:
+            r, a = int(taken[0]), int(accs[taken[0]])
+            other = jobs[int(owner[a])]
+            rank = int(np.flatnonzero(other.accelerators == a)[0])
+            raise InputError(f"{where}[{r}]", f"accelerator {a} is already used by job "
+                             f"{other.name!r} (rank {rank})", source=str(path))
+        owner[accs] = j
+        jobs.append(JobPlacement(name, accs, _beside(path, entry.workload),
+                                 _beside(path, entry.plan)))
     names = [job.name for job in jobs]
     if len(set(names)) != len(names):
         raise InputError("jobs", "job names must be unique", source=str(path))
@@ -111,7 +100,7 @@ def _beside(path: str | Path, value):
     """A relative file name in a placement file is read next to that file."""
     if isinstance(value, str):
         candidate = Path(path).parent / value
-        if not Path(value).is_absolute() and candidate.is_file():
+        if not value.startswith("/") and is_file(candidate):
             return str(candidate)
     return value
 

@@ -18,12 +18,20 @@ from supernode.collectives.fabric import scale_out_efficiency_name, scale_up_eff
 from supernode.errors import InputError
 from supernode.netsim.engine import Environment
 from supernode.netsim.failures import apply_failures
+from supernode.netsim.groups import replica_sets
 from supernode.netsim.iteration import IterationOptions, JobRun, build_iteration
 from supernode.netsim.jobs import prepare_job
+from supernode.netsim.limits import (
+    check_flows,
+    check_passes,
+    check_simulated_size,
+    job_flows,
+    job_passes,
+)
 from supernode.netsim.network import Network, derate, network_from_cluster
 from supernode.netsim.results import RunTables, tables
 from supernode.netsim.routing import Router, RoutingConfig
-from supernode.netsim.traffic import TrafficFile, build_traffic
+from supernode.netsim.traffic import TrafficFile, build_traffic, check_traffic_size
 from supernode.spec.plan import ParallelPlan
 from supernode.spec.resolve import Cluster
 from supernode.spec.workload import WorkloadSpec
@@ -124,6 +132,7 @@ class SimResult:
 def prepare_network(cluster: Cluster, failures: list[str] | tuple[str, ...],
                     efficiency: bool) -> tuple[Network, list[str]]:
     """The cluster's network, derated by protocol efficiency and degraded by failures."""
+    check_simulated_size(cluster.accelerators)
     net = network_from_cluster(cluster)
     if efficiency:
         tables_ = load_efficiency_tables()
@@ -145,12 +154,18 @@ def simulate_jobs(cluster: Cluster, jobs: list[JobInput], *, failures: tuple[str
                   ) -> SimResult:
     """Simulate one training iteration of every job at once on ``cluster``."""
     start = time.perf_counter()
+    models = [prepare_job(job.name, job.workload, job.plan, job.accelerators, cluster)
+              for job in jobs]
+    check_flows(sum(job_flows(m.calls, int(m.accelerators.size)) for m in models),
+                "the iteration's expert parallelism")  # before the network is built
+    for m in models:
+        sets = len(replica_sets(m, options.aggregate))
+        check_passes(job_passes(m.plan.pp, m.vpp, m.microbatches, sets), m.name)
     net, applied = prepare_network(cluster, failures, options.efficiency)
     env = Environment(net, Router(net, options.routing_config()), progress=progress)
     runs: list[JobRun] = []
     iteration = IterationOptions(options.aggregate, options.mode, options.dp_launches)
-    for job in jobs:
-        model = prepare_job(job.name, job.workload, job.plan, job.accelerators, cluster)
+    for model in models:
         runs.append(build_iteration(env, model, net, iteration))
     duration = env.run()
     result_tables = tables(env, net, duration, options.top, options.bins)
@@ -176,6 +191,7 @@ def simulate_traffic(cluster: Cluster, doc: TrafficFile, *, failures: tuple[str,
                      ) -> SimResult:
     """Simulate the collectives of a traffic file on ``cluster``."""
     start = time.perf_counter()
+    check_traffic_size(doc, cluster.accelerators)  # before the network is built
     net, applied = prepare_network(cluster, failures, options.efficiency)
     env = Environment(net, Router(net, options.routing_config()), progress=progress)
     build_traffic(env, net, doc, options.mode, options.aggregate)

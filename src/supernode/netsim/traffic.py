@@ -22,12 +22,19 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from supernode.collectives.busbw import MAX_MESSAGE_BYTES
 from supernode.errors import InputError
 from supernode.netsim.collectives import Ctx
 from supernode.netsim.dag import add_collective, delay
 from supernode.netsim.engine import Environment, Task
+from supernode.netsim.limits import (
+    MAX_REPEAT,
+    MAX_START_S,
+    all_to_all_flows,
+    check_flows,
+    checked_indices,
+)
 from supernode.netsim.network import Network
-from supernode.netsim.placement import parse_ranges
 from supernode.spec.base import StrictModel
 
 Op = Literal["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast",
@@ -40,12 +47,14 @@ class CollectiveEntry(StrictModel):
     name: str = Field(min_length=1, description="Unique name (used by 'after').")
     op: Op = Field(description="Collective operation.")
     algorithm: str | None = Field(None, description="Flow decomposition; null = default.")
-    message_bytes: float = Field(gt=0, description="nccl-tests message size (bytes).")
+    message_bytes: float = Field(gt=0, le=MAX_MESSAGE_BYTES,
+                                 description="nccl-tests message size (bytes, at most 1 TiB).")
     accelerators: list[int] | str = Field(description="Members: a list or '0-63' ranges.")
     group_size: int | None = Field(None, ge=2, description="Split into consecutive groups.")
-    start_s: float = Field(0.0, ge=0, description="Delay before starting (seconds).")
+    start_s: float = Field(0.0, ge=0, le=MAX_START_S,
+                           description="Delay before starting (seconds, at most a day).")
     after: list[str] = Field(default_factory=list, description="Start after these finish.")
-    repeat: int = Field(1, ge=1, description="Back-to-back copies (fused).")
+    repeat: int = Field(1, ge=1, le=MAX_REPEAT, description="Back-to-back copies (fused).")
 
 
 class TrafficFile(StrictModel):
@@ -55,21 +64,28 @@ class TrafficFile(StrictModel):
 
 
 def groups_of(entry: CollectiveEntry, index: int, accelerators: int) -> np.ndarray:
-    """The entry's ``G x n`` groups of accelerator indices (checked against the cluster)."""
+    """The entry's ``G x n`` groups of accelerator indices (checked against the cluster
+    before any list is built)."""
     where = f"collectives[{index}].accelerators"
-    accs = (parse_ranges(entry.accelerators, where) if isinstance(entry.accelerators, str)
-            else list(entry.accelerators))
-    bad = [a for a in accs if not 0 <= a < accelerators]
-    if bad:
-        raise InputError(where, f"accelerator {bad[0]} is off the cluster (indices "
-                                f"0..{accelerators - 1})")
-    if len(set(accs)) != len(accs):
-        raise InputError(where, "an accelerator is listed twice")
+    accs = checked_indices(entry.accelerators, where, accelerators)
     size = entry.group_size or len(accs)
-    if len(accs) % size:
+    if not size or len(accs) % size:
         raise InputError(f"collectives[{index}].group_size",
                          f"{len(accs)} accelerators do not split into groups of {size}")
-    return np.asarray(accs, dtype=np.int64).reshape(-1, size)
+    return accs.reshape(-1, size)
+
+
+def check_traffic_size(doc: TrafficFile, accelerators: int) -> None:
+    """Refuse (InputError naming the collective) a traffic file whose members are off the
+    cluster or whose all-to-alls exceed the flow limit, before any network is built."""
+    total = 0
+    for i, entry in enumerate(doc.collectives):
+        shape = groups_of(entry, i, accelerators).shape
+        total += all_to_all_flows(entry.op, shape)
+        try:
+            check_flows(total, f"{entry.name!r}", shape[1])
+        except InputError as exc:
+            raise InputError(f"collectives[{i}]", exc.message) from None
 
 
 def build_traffic(env: Environment, net: Network, doc: TrafficFile, mode: str,
@@ -82,8 +98,12 @@ def build_traffic(env: Environment, net: Network, doc: TrafficFile, mode: str,
     for i, entry in enumerate(doc.collectives):
         groups = groups_of(entry, i, net.accelerators)
         ctx = Ctx(float(entry.repeat), mode, coupled, net, entry.name)
-        first, last = add_collective(env, entry.name, entry.op, entry.algorithm, groups,
-                                     entry.message_bytes, ctx, lane=entry.name)
+        try:
+            first, last = add_collective(env, entry.name, entry.op, entry.algorithm, groups,
+                                         entry.message_bytes, ctx, lane=entry.name)
+        except InputError as exc:
+            raise InputError(f"collectives[{i}].{exc.path}" if exc.path else
+                             f"collectives[{i}]", exc.message) from None
         if entry.start_s > 0:
             wait = delay(env, f"{entry.name}/wait", entry.start_s, label="wait",
                          lane=entry.name)

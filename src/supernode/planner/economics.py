@@ -39,6 +39,9 @@ PRICE_PER_GPU_HOUR_USD: dict[str, float] = {
 PRICE_SOURCE = ("assumption: round 2024-2025 reserved-capacity rental prices per "
                 "accelerator-hour; override with --price-per-gpu-hour")
 FALLBACK_PRICE_PER_GPU_HOUR = 2.50
+#: Largest price accepted, USD per GPU-hour (a thousand times today's rental prices; past
+#: it, costs per token overflow nothing but mean nothing either).
+MAX_PRICE_PER_GPU_HOUR = 10_000.0
 #: Board power drawn while waiting, as a fraction of TDP (assumption, see module doc).
 WAITING_POWER_FRACTION = 0.4
 #: Board power assumed when the accelerator publishes no TDP (W).
@@ -66,8 +69,10 @@ def default_economics(accelerator: str, tdp_w: float | None = None,
     A given price must be finite and > 0 (:class:`InputError` otherwise).
     """
     if price_per_gpu_hour is not None:
-        if not (math.isfinite(price_per_gpu_hour) and price_per_gpu_hour > 0):
-            raise InputError("price_per_gpu_hour", f"must be a finite number > 0 (USD per "
+        if not (math.isfinite(price_per_gpu_hour)
+                and 0 < price_per_gpu_hour <= MAX_PRICE_PER_GPU_HOUR):
+            raise InputError("price_per_gpu_hour", f"must be a number in (0, "
+                                                   f"{MAX_PRICE_PER_GPU_HOUR:,.0f}] (USD per "
                                                    f"GPU-hour, --price-per-gpu-hour), got "
                                                    f"{price_per_gpu_hour}")
         note = f"price ${price_per_gpu_hour:.2f}/GPU-hour (given)"

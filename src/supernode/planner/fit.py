@@ -32,6 +32,8 @@ from supernode.workload.params import total_params
 
 CONVENTIONAL_DOMAIN = 8
 DEFAULT_SIZES = (8, 16, 32, 36, 72, 144, 576)
+#: Most domain sizes one question may try (each is a whole plan search).
+MAX_SIZES = 64
 #: ASSUMPTION: extra price per GPU-hour of a GPU in a domain larger than 8 (NVLink
 #: switch trays, copper spine, liquid cooling); override with --supernode-premium.
 DEFAULT_SUPERNODE_PREMIUM = 0.25

@@ -99,11 +99,12 @@ def reference_rank(outcome: SearchOutcome, plan: ParallelPlan,
     faster = {(r.layout.tp, r.layout.pp, r.layout.dp, r.layout.cp, r.layout.ep)
               for r in outcome.ranked if r.step_time_s < result.step_time_s}
     faster.discard(mine)
-    best = outcome.ranked[0].step_time_s if outcome.ranked else float("inf")
+    best = outcome.ranked[0].step_time_s if outcome.ranked else None  # nothing fits
     return {"plan": {k: getattr(plan, k) for k in ("tp", "pp", "dp", "cp", "ep")},
             "chosen": result.chosen, "step_time_s": result.step_time_s,
             "fits_in_memory": result.fits_in_memory, "rank": len(faster) + 1,
-            "best_step_time_s": best, "best_speedup": result.step_time_s / best}
+            "best_step_time_s": best,
+            "best_speedup": None if best is None else result.step_time_s / best}
 
 
 def plan_job(target: PlanTarget, objective: str = "time", top: int = 5,

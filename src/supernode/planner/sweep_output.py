@@ -2,7 +2,12 @@
 
 The writers read the rows only (STYLE §12: exporters never reach into model internals).
 Plots: for each swept key, step time and MFU against its values, one line per
-combination of the other keys (categorical x for non-numeric values).
+combination of the other keys (categorical x for non-numeric values). Swept values are
+user text: every label goes through :func:`supernode.textsafe.plot_safe`.
+
+:func:`write_results` writes the whole set (tables and plots) all or none
+(:func:`supernode.outputs.output_folder`): a failure or a signal part-way leaves the
+output folder as it was.
 """
 
 from __future__ import annotations
@@ -13,8 +18,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from supernode.outputs import atomic_path, check_output_folder, output_errors
+from supernode.outputs import output_errors, output_folder
 from supernode.planner.sweep_run import METRIC_COLUMNS
+from supernode.textsafe import plot_safe
 
 MAX_LINES_WITH_LEGEND = 8
 
@@ -30,31 +36,41 @@ def _cell(value: Any) -> Any:
     return "" if value is None else value
 
 
+def write_results(rows: list[dict[str, Any]], keys: list[str], meta: dict[str, Any],
+                  out: str | Path, option: str = "--out",
+                  inputs: tuple[str | Path, ...] = ()) -> list[Path]:
+    """Tables and plots of a sweep into ``out``, all or none; returns the final paths.
+    A failed write is an :class:`InputError` at ``option``."""
+    with output_folder(out, option, inputs) as staging, output_errors(out, option):
+        names = [p.name for p in _write_tables(rows, keys, meta, staging)
+                 + _plot_axes(rows, keys, staging)]
+    return [Path(out) / name for name in names]
+
+
 def write_tables(rows: list[dict[str, Any]], keys: list[str], meta: dict[str, Any],
-                 out: Path, option: str = "--out") -> list[Path]:
+                 out: str | Path, option: str = "--out") -> list[Path]:
     """``results.csv`` and ``results.json`` always; ``results.parquet`` if pandas and
-    pyarrow are importable. Returns the paths written; a failed write is an
+    pyarrow are importable (all or none). Returns the paths written; a failed write is an
     :class:`InputError` at ``option``."""
-    out = check_output_folder(out, option)
-    with output_errors(out, option):
-        return _write_tables(rows, keys, meta, out)
+    with output_folder(out, option) as staging, output_errors(out, option):
+        names = [p.name for p in _write_tables(rows, keys, meta, staging)]
+    return [Path(out) / name for name in names]
 
 
 def _write_tables(rows: list[dict[str, Any]], keys: list[str], meta: dict[str, Any],
                   out: Path) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
+    """The tables, written into ``out`` (a staging folder)."""
     cols = columns(keys)
     csv_path = out / "results.csv"
     text = json.dumps({"meta": meta, "columns": cols, "rows": rows}, indent=2,
                       allow_nan=False) + "\n"
-    with atomic_path(csv_path) as tmp, tmp.open("w", newline="", encoding="utf-8") as handle:
+    with csv_path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=cols, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
             writer.writerow({c: _cell(row.get(c)) for c in cols})
     json_path = out / "results.json"
-    with atomic_path(json_path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+    json_path.write_text(text, encoding="utf-8")
     paths = [csv_path, json_path]
     parquet = _write_parquet(rows, cols, out / "results.parquet")
     if parquet:
@@ -69,8 +85,7 @@ def _write_parquet(rows: list[dict[str, Any]], cols: list[str], path: Path) -> P
     except ImportError:
         return None
     frame = pd.DataFrame([{c: _cell(r.get(c)) for c in cols} for r in rows], columns=cols)
-    with atomic_path(path) as tmp:
-        frame.to_parquet(tmp)
+    frame.to_parquet(path)
     return path
 
 
@@ -82,12 +97,13 @@ def _slug(key: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", key).strip("_")
 
 
-def plot_axes(rows: list[dict[str, Any]], keys: list[str], out: Path,
+def plot_axes(rows: list[dict[str, Any]], keys: list[str], out: str | Path,
               option: str = "--out") -> list[Path]:
-    """One PNG per swept key: step time and MFU against it. Returns the paths; a failed
-    write is an :class:`InputError` at ``option``."""
-    with output_errors(out, option):
-        return _plot_axes(rows, keys, out)
+    """One PNG per swept key: step time and MFU against it (all or none). Returns the
+    paths; a failed write is an :class:`InputError` at ``option``."""
+    with output_folder(out, option) as staging, output_errors(out, option):
+        names = [p.name for p in _plot_axes(rows, keys, staging)]
+    return [Path(out) / name for name in names]
 
 
 def _plot_axes(rows: list[dict[str, Any]], keys: list[str], out: Path) -> list[Path]:
@@ -112,21 +128,21 @@ def _plot_axes(rows: list[dict[str, Any]], keys: list[str], out: Path) -> list[P
             group = sorted(group, key=lambda r: r[key] if numeric else values.index(
                 _label(r.get(key))))
             xs = [r[key] if numeric else values.index(_label(r.get(key))) for r in group]
-            ax_t.plot(xs, [r["step_time_s"] for r in group], marker="o", label=name)
-            ax_m.plot(xs, [100 * r["mfu"] for r in group], marker="o", label=name)
+            ax_t.plot(xs, [r["step_time_s"] for r in group], marker="o", label=plot_safe(name))
+            ax_m.plot(xs, [100 * r["mfu"] for r in group], marker="o", label=plot_safe(name))
         for ax, title in ((ax_t, "step time (s)"), (ax_m, "MFU (%)")):
-            ax.set_xlabel(key)
+            ax.set_xlabel(plot_safe(key))
             ax.set_title(title)
             ax.grid(True, alpha=0.3)
             if not numeric:
-                ax.set_xticks(range(len(values)), values, rotation=30, ha="right")
+                ax.set_xticks(range(len(values)), [plot_safe(v) for v in values],
+                              rotation=30, ha="right")
         if 1 < len(lines) <= MAX_LINES_WITH_LEGEND:
             ax_m.legend(fontsize=7)
         fig.tight_layout()
         path = out / f"plot_{_slug(key)}.png"
         try:
-            with atomic_path(path) as tmp:
-                fig.savefig(tmp, dpi=110, format="png")
+            fig.savefig(path, dpi=110, format="png")
         finally:
             plt.close(fig)
         paths.append(path)

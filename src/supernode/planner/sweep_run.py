@@ -5,7 +5,8 @@ documents, applies the variant's overrides, plans, and returns one table row. So
 same tasks give the same rows whether run inline, in a spawn-safe
 :class:`concurrent.futures.ProcessPoolExecutor` or as Ray tasks; rows carry no timing.
 A variant that cannot be built or planned is a row with ``status: error`` (a result,
-STYLE §9), not an exception that stops the sweep.
+STYLE §9), not an exception that stops the sweep. An error, Ctrl-C or SIGTERM in the
+caller stops the pool and ends its workers (:func:`stop_pool`): none outlives the sweep.
 """
 
 from __future__ import annotations
@@ -19,12 +20,15 @@ from typing import Any
 from supernode.errors import InputError
 from supernode.planner.build import build_target
 from supernode.planner.report import PlanReport, plan_job
-from supernode.planner.sweep_spec import SweepSpec
+from supernode.planner.sweep_spec import PLAN_SETTINGS, SweepBase, SweepSpec
 from supernode.planner.variants import with_domain_size, with_overrides
 from supernode.spec.clusterfile import load_cluster_spec
+from supernode.spec.loader import validate_document
 from supernode.workload.presets import load_workload
 
 Progress = Callable[[], None]
+#: Most worker processes of a local pool (``--workers``); never more than the variants.
+MAX_WORKERS = 256
 
 #: Result columns of a row, after the variant index and the swept keys.
 METRIC_COLUMNS = ("status", "error", "gpus", "global_batch_sequences", "scale_up_size",
@@ -56,12 +60,22 @@ def _target(base: dict[str, Any], overrides: dict[str, Any]):
     fields = {k[len("workload."):]: v for k, v in overrides.items()
               if k.startswith("workload.")}
     w = with_overrides(w, fields, root="workload")
-    plan = {k: overrides.get(f"plan.{k}", base[k]) for k in
-            ("gpus", "global_batch", "objective", "allow_cross_domain_tp", "precision",
-             "price_per_gpu_hour")}
+    plan = plan_settings(base, overrides)
     target, _ = build_target(spec, w, plan["gpus"] or base_gpus, plan["global_batch"],
                              plan["precision"], plan["price_per_gpu_hour"], add_tiers=True)
     return target, plan
+
+
+def plan_settings(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """The variant's ``plan.*`` settings, validated by the same schema as the base's
+    (:class:`SweepBase`): a value of the wrong type or out of bounds is an InputError at
+    ``plan.<setting>`` (the variant's error row), not a crash further on."""
+    values = {k: overrides.get(f"plan.{k}", base[k]) for k in PLAN_SETTINGS}
+    try:
+        checked = validate_document({**base, **values}, SweepBase)
+    except InputError as exc:
+        raise InputError(f"plan.{exc.path}" if exc.path else "plan", exc.message) from None
+    return {k: getattr(checked, k) for k in PLAN_SETTINGS}
 
 
 def _metrics(report: PlanReport) -> dict[str, Any]:
@@ -107,7 +121,7 @@ def run_tasks(tasks: list[dict[str, Any]], workers: int | None = None,
     done = on_done or (lambda: None)
     if use_ray:
         return _run_ray(tasks, workers, ray_address, done)
-    workers = workers or min(len(tasks), os.cpu_count() or 1)
+    workers = min(workers or os.cpu_count() or 1, len(tasks), MAX_WORKERS)
     if workers <= 1 or len(tasks) <= 1:
         rows = []
         for task in tasks:
@@ -116,12 +130,32 @@ def run_tasks(tasks: list[dict[str, Any]], workers: int | None = None,
         return rows
     rows_by_index: dict[int, dict[str, Any]] = {}
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    try:
         futures = {pool.submit(run_variant, task): task["index"] for task in tasks}
         for future in as_completed(futures):
             rows_by_index[futures[future]] = future.result()
             done()
+    except BaseException:  # an error, Ctrl-C or SIGTERM: no worker may outlive us
+        stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)
     return [rows_by_index[t["index"]] for t in tasks]
+
+
+def stop_pool(pool: ProcessPoolExecutor, grace_s: float = 2.0) -> None:
+    """Cancel what has not started and end every worker process now (SIGTERM, then
+    SIGKILL after ``grace_s``), so none is left running or holding the caller's pipes."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(grace_s)
+        if process.is_alive():
+            process.kill()
+            process.join(grace_s)
 
 
 def _run_ray(tasks: list[dict[str, Any]], workers: int | None, address: str | None,

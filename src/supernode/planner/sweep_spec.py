@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from supernode.errors import InputError
+from supernode.inputs import exists
 from supernode.planner.build import MAX_GLOBAL_BATCH
 from supernode.spec.base import StrictModel
 from supernode.spec.cluster import ClusterSpec
@@ -199,8 +200,7 @@ def check_keys(spec: SweepSpec) -> None:
 def resolve_reference(ref: str, folder: Path) -> str:
     """A preset name as is; a relative file path against the spec's folder."""
     path = folder / ref
-    if ref.endswith((".yaml", ".yml", ".json")) and not Path(ref).is_absolute() \
-            and path.exists():
+    if ref.endswith((".yaml", ".yml", ".json")) and not ref.startswith("/") and exists(path):
         return str(path)
     return ref
 

@@ -6,6 +6,7 @@ import difflib
 from pathlib import Path
 
 from supernode.errors import InputError
+from supernode.inputs import check_path_text, exists
 from supernode.spec.cluster import ClusterSpec
 from supernode.spec.loader import read_document, validate_document
 from supernode.spec.resolve import Cluster, resolve_cluster
@@ -17,9 +18,10 @@ def load_cluster_spec(name_or_path: str | Path) -> ClusterSpec:
 
     presets = cluster_presets()
     path = Path(name_or_path)
-    if str(name_or_path) in presets and not path.exists():
+    if str(name_or_path) in presets and not exists(path):
         path = presets[str(name_or_path)]
-    elif not path.exists():
+    elif not exists(path):
+        check_path_text(name_or_path)  # a name the OS cannot take says why
         close = difflib.get_close_matches(str(name_or_path), list(presets), n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise InputError(

@@ -125,7 +125,13 @@ def _check_switched(cluster: Cluster) -> None:
         raise InputError(
             "scale_up.group_size", f"group_size {group} must divide scale_up.size {up.size}"
         )
-    per_chip = math.ceil(group * up.links_per_accelerator / up.switch_chips)
+    links = group * up.links_per_accelerator
+    if up.switch_chips > links:
+        raise InputError("scale_up.switch_chips",
+                         f"{up.switch_chips:,} switch chips but only {links:,} accelerator "
+                         f"links ({group} accelerators x {up.links_per_accelerator}) reach "
+                         f"them: a chip without a link carries nothing; use at most {links:,}")
+    per_chip = math.ceil(links / up.switch_chips)
     if up.switch_tiers == 2:
         per_chip *= 2  # as many ports up to the second tier as down (non-blocking)
     if per_chip > up.switch.radix:

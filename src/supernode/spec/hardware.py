@@ -95,7 +95,7 @@ class CpuSpec(StrictModel):
     """Host CPUs of one kind on a host or tray."""
 
     model: str = Field(description="CPU model name.")
-    count: int = Field(1, ge=1, description="Sockets of this model per host.")
+    count: int = Field(1, ge=1, le=64, description="Sockets of this model per host.")
     cores: int | None = Field(None, ge=1, description="Cores per socket.")
     memory_gbyte: float | None = Field(None, gt=0, description="DRAM per socket in GB.")
     tdp_w: float | None = Field(None, gt=0, description="Power per socket in W.")
@@ -122,7 +122,7 @@ class OtherUnitSpec(StrictModel):
 
     name: str = Field(description="Unit name.")
     kind: UnitKind = Field(description="Unit type.")
-    count: int = Field(ge=1, description="Units per host.")
+    count: int = Field(ge=1, le=1024, description="Units per host.")
     peak_dense_tflops: dict[Precision, float] = Field(
         default_factory=dict, description="Peak dense TFLOP/s per precision."
     )

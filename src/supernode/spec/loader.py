@@ -1,112 +1,46 @@
 """Read YAML/JSON documents safely and turn validation failures into one clear error.
 
-* Documents over :data:`MAX_DOCUMENT_BYTES`, or expanding to more than
-  :data:`MAX_NODES` YAML nodes (alias "billion laughs" bombs), are refused.
-* Pydantic errors become an :class:`InputError` naming the field path
-  (``scale_up.dims[2]``) and what is allowed; an unknown field gets the nearest
-  valid name as a suggestion.
+Parsing (size, node, depth and value limits, the same for YAML and JSON) lives in
+:mod:`supernode.spec.documents`; its names are re-exported here, the one place commands
+read documents from. Pydantic errors become an :class:`InputError` naming the field path
+(``scale_up.dims[2]``) and what is allowed; an unknown field gets the nearest valid name
+as a suggestion.
 """
 
 from __future__ import annotations
 
 import difflib
-import json
 import reprlib
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from supernode.errors import InputError
 from supernode.inputs import read_text_file
 from supernode.spec.base import FieldError, StrictModel
+from supernode.spec.documents import (
+    MAX_DEPTH,
+    MAX_DOCUMENT_BYTES,
+    MAX_INTEGER,
+    MAX_NODES,
+    parse_json,
+    parse_text,
+)
 
-MAX_DOCUMENT_BYTES = 16 * 2**20
-MAX_NODES = 200_000
+__all__ = ["MAX_DEPTH", "MAX_DOCUMENT_BYTES", "MAX_INTEGER", "MAX_NODES", "parse_json",
+           "parse_text", "read_document", "validate_document", "explain_validation_error",
+           "format_path"]
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses a key given twice in one mapping (YAML keeps the last)."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else id(key_node)
-            if key in seen:
-                mark = key_node.start_mark
-                raise InputError("", f"{str(key)[:40]!r} is given twice in one mapping "
-                                     f"(line {mark.line + 1}); keep one")
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
-def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
-    """Nodes the document would have with every alias expanded (memoised, linear time)."""
-    key = id(node)
-    if key in memo:
-        return memo[key]
-    memo[key] = 1  # guards against recursive structures
-    size = 1
-    if isinstance(node, yaml.SequenceNode):
-        size += sum(_expanded_size(child, memo) for child in node.value)
-    elif isinstance(node, yaml.MappingNode):
-        size += sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
-    memo[key] = min(size, MAX_NODES + 1)
-    return memo[key]
-
-
-def parse_text(text: str, source: str = "<input>") -> Any:
-    """Parse YAML (a superset of JSON) text into Python data, refusing bombs and huge input."""
-    if len(text) > MAX_DOCUMENT_BYTES:
-        raise InputError("", f"document is {len(text):,} bytes; the limit is "
-                             f"{MAX_DOCUMENT_BYTES:,}", source=source)
-    loader = None
-    try:
-        loader = _StrictLoader(text)
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        if _expanded_size(node, {}) > MAX_NODES:
-            raise InputError("", f"document expands to more than {MAX_NODES:,} YAML nodes "
-                                 "through aliases (an alias bomb?); refusing it", source=source)
-        return loader.construct_document(node)
-    except InputError as exc:
-        raise InputError(exc.path, exc.message, source=exc.source or source) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or getattr(exc, "reason", None) \
-            or str(exc).splitlines()[0]
-        if isinstance(exc, yaml.reader.ReaderError):
-            problem = f"unacceptable character #x{exc.character:04x} at position {exc.position}"
-        raise InputError("", f"not valid YAML/JSON{where}: {problem}", source=source) from None
-    except RecursionError:
-        raise InputError("", "document nests too deeply", source=source) from None
-    except ValueError as exc:  # an impossible date (2001-13-45), a 5,000-digit integer
-        raise InputError("", f"cannot read a value: {exc}".split(";")[0], source=source) from None
-    finally:
-        if loader is not None:
-            loader.dispose()
-
-
 def read_document(path: str | Path) -> Any:
-    """Read and parse a YAML or JSON file; missing or unreadable files are InputErrors."""
-    path = Path(path)
+    """Read and parse a YAML or JSON file (by its suffix); missing, unreadable, non-regular
+    or over-limit files are InputErrors."""
     text = read_text_file(path, limit_bytes=MAX_DOCUMENT_BYTES)
-    if path.suffix == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError("", f"not valid JSON at line {exc.lineno}: {exc.msg}",
-                             source=str(path)) from None
-        except RecursionError:
-            raise InputError("", "document nests too deeply", source=str(path)) from None
-        except ValueError as exc:  # an integer literal of more than 4,300 digits
-            raise InputError("", f"cannot read a value: {exc}".split(";")[0],
-                             source=str(path)) from None
+    if str(path).lower().endswith(".json"):
+        return parse_json(text, source=str(path))
     return parse_text(text, source=str(path))
 
 

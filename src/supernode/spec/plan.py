@@ -23,6 +23,7 @@ from pydantic import Field, field_validator, model_validator
 from supernode.errors import InputError
 from supernode.spec.base import StrictModel
 from supernode.spec.plan_arrays import PP_LAYOUT_CODES, RECOMPUTE_CODES, PlanArrays
+from supernode.spec.resolve import MAX_ACCELERATORS
 from supernode.spec.workload import WorkloadSpec, _fail, validate_as
 
 __all__ = ["MAX_GLOBAL_BATCH", "MEGATRON_ORDER", "PP_LAYOUT_CODES", "RECOMPUTE_CODES",
@@ -38,23 +39,29 @@ ORDER_DIMS = ("tp", "cp", "dp", "pp")
 MEGATRON_ORDER = ("tp", "cp", "dp", "pp")
 #: Largest global batch (sequences) any plan or command accepts.
 MAX_GLOBAL_BATCH = 2**31
+#: Largest size of one parallel dimension: no group is larger than the largest cluster.
+MAX_PARALLEL = MAX_ACCELERATORS
 
 
 class ParallelPlan(StrictModel):
     """How one training job is split across GPUs and which memory/overlap tricks it uses."""
 
-    tp: int = Field(1, ge=1, description="Tensor-parallel size (Megatron column/row split).")
-    pp: int = Field(1, ge=1, description="Pipeline-parallel stages.")
-    dp: int = Field(1, ge=1, description="Data-parallel replicas.")
-    cp: int = Field(1, ge=1, description="Context-parallel size (sequence split, ring attention).")
-    ep: int = Field(1, ge=1, description="Expert-parallel size: ep * etp must divide "
-                                         "tp * cp * dp.")
-    etp: int | None = Field(None, ge=1, description="Expert tensor-parallel size (Megatron "
-                                                    "--expert-tensor-parallel-size); null = tp.")
-    vpp: int | None = Field(None, ge=1, description="Virtual stages per GPU (interleaved 1F1B); "
-                                                    "null = choose, 1 = plain 1F1B.")
-    micro_batch: int | None = Field(None, ge=1, description="Sequences per micro-batch; "
-                                                            "null = choose.")
+    tp: int = Field(1, ge=1, le=MAX_PARALLEL,
+                    description="Tensor-parallel size (Megatron column/row split).")
+    pp: int = Field(1, ge=1, le=MAX_PARALLEL, description="Pipeline-parallel stages.")
+    dp: int = Field(1, ge=1, le=MAX_PARALLEL, description="Data-parallel replicas.")
+    cp: int = Field(1, ge=1, le=MAX_PARALLEL,
+                    description="Context-parallel size (sequence split, ring attention).")
+    ep: int = Field(1, ge=1, le=MAX_PARALLEL, description="Expert-parallel size: ep * etp must "
+                                                          "divide tp * cp * dp.")
+    etp: int | None = Field(None, ge=1, le=MAX_PARALLEL,
+                            description="Expert tensor-parallel size (Megatron "
+                                        "--expert-tensor-parallel-size); null = tp.")
+    vpp: int | None = Field(None, ge=1, le=MAX_PARALLEL,
+                            description="Virtual stages per GPU (interleaved 1F1B); "
+                                        "null = choose, 1 = plain 1F1B.")
+    micro_batch: int | None = Field(None, ge=1, le=MAX_GLOBAL_BATCH,
+                                    description="Sequences per micro-batch; null = choose.")
     global_batch_sequences: int = Field(gt=0, le=MAX_GLOBAL_BATCH,
                                         description="Sequences per optimizer step.")
     recompute: Recompute | None = Field(None, description="Activation recomputation: none, "

@@ -25,6 +25,17 @@ from supernode.spec.loader import explain_validation_error, format_path
 
 CROSS_FIELD_ERROR = "supernode_cross_field"
 
+# Upper bounds of the sizes (counts), each far above any published model (Llama 3 405B:
+# 126 layers, hidden 16,384, FFN 53,248, vocabulary 128,256; DeepSeek-V3: 256 experts) and
+# low enough that products of them (parameters, FLOPs, bytes) stay exact in 64-bit
+# integers: a typo or a hostile 1e30 is refused at load, not an overflow in the planner.
+MAX_LAYERS = 2**14
+MAX_WIDTH = 2**22          # hidden, ffn_hidden, expert_ffn_hidden, MLA ranks
+MAX_HEADS = 2**16          # heads, kv_heads, head_dim and MLA per-head dims
+MAX_VOCAB = 2**24
+MAX_SEQ_LEN = 2**24        # tokens
+MAX_EXPERTS = 2**16
+
 
 def _fail(path: str, message: str) -> PydanticCustomError:
     """A validation error that remembers the field path relative to the model raising it."""
@@ -35,17 +46,22 @@ def _fail(path: str, message: str) -> PydanticCustomError:
 class MoESpec(StrictModel):
     """Mixture-of-experts MLP replacing the dense MLP in some layers."""
 
-    experts: int = Field(gt=0, description="Routed experts per MoE layer.")
-    top_k: int = Field(gt=0, description="Routed experts each token is sent to.")
-    shared_experts: int = Field(0, ge=0, description="Always-active shared experts per layer.")
+    experts: int = Field(gt=0, le=MAX_EXPERTS, description="Routed experts per MoE layer.")
+    top_k: int = Field(gt=0, le=MAX_EXPERTS, description="Routed experts each token is sent to.")
+    shared_experts: int = Field(0, ge=0, le=MAX_EXPERTS,
+                                description="Always-active shared experts per layer.")
     expert_ffn_hidden: int | None = Field(
-        None, gt=0, description="Inner width of one expert MLP; null = the dense ffn_hidden.")
+        None, gt=0, le=MAX_WIDTH,
+        description="Inner width of one expert MLP; null = the dense ffn_hidden.")
     capacity_factor: float | None = Field(
-        None, gt=0, description="Token capacity per expert relative to even load; null = dropless.")
+        None, gt=0, le=1024.0,
+        description="Token capacity per expert relative to even load; null = dropless.")
     first_k_dense_layers: int = Field(
-        0, ge=0, description="Leading layers with a dense MLP (DeepSeek first_k_dense_replace).")
+        0, ge=0, le=MAX_LAYERS,
+        description="Leading layers with a dense MLP (DeepSeek first_k_dense_replace).")
     layer_frequency: int = Field(
-        1, ge=1, description="After the dense prefix, layer i is MoE if i % layer_frequency == 0.")
+        1, ge=1, le=MAX_LAYERS,
+        description="After the dense prefix, layer i is MoE if i % layer_frequency == 0.")
     token_imbalance: float = Field(
         1.0, ge=1.0, le=64.0, description="Tokens of the busiest expert-parallel rank over the "
         "mean (1 = balanced, as benchmarks force it); the slowest rank sets the pace.")
@@ -61,18 +77,23 @@ class MLASpec(StrictModel):
     """Multi-head latent attention (DeepSeek-V2/V3): low-rank Q and joint KV compression."""
 
     q_lora_rank: int | None = Field(
-        None, gt=0, description="Rank of the query down-projection; null = full-rank query.")
-    kv_lora_rank: int = Field(gt=0, description="Rank of the joint key/value latent.")
-    qk_rope_head_dim: int = Field(ge=0, description="Per-head dims carrying rotary position.")
-    qk_nope_head_dim: int = Field(gt=0, description="Per-head query/key dims without rotary.")
-    v_head_dim: int = Field(gt=0, description="Per-head value dims.")
+        None, gt=0, le=MAX_WIDTH,
+        description="Rank of the query down-projection; null = full-rank query.")
+    kv_lora_rank: int = Field(gt=0, le=MAX_WIDTH, description="Rank of the joint key/value latent.")
+    qk_rope_head_dim: int = Field(ge=0, le=MAX_HEADS,
+                                  description="Per-head dims carrying rotary position.")
+    qk_nope_head_dim: int = Field(gt=0, le=MAX_HEADS,
+                                  description="Per-head query/key dims without rotary.")
+    v_head_dim: int = Field(gt=0, le=MAX_HEADS, description="Per-head value dims.")
 
 
 class SlidingWindowSpec(StrictModel):
     """Local (sliding-window) causal attention on some layers (GPT-OSS, Gemma, Mistral)."""
 
-    tokens: int = Field(gt=0, description="Keys each query attends to on a windowed layer.")
-    every: int = Field(1, ge=1, description="Layer i is windowed when i % every == 0 (1: all).")
+    tokens: int = Field(gt=0, le=MAX_SEQ_LEN,
+                        description="Keys each query attends to on a windowed layer.")
+    every: int = Field(1, ge=1, le=MAX_LAYERS,
+                       description="Layer i is windowed when i % every == 0 (1: all).")
 
 
 #: Per-head dims assumed when ``heads`` is not published (the usual size since GPT-3).
@@ -84,16 +105,19 @@ class WorkloadSpec(StrictModel):
 
     name: str = Field(min_length=1, description="Short identifier, e.g. llama3-70b.")
     source: str | None = Field(None, description="Citation of the paper or config of the sizes.")
-    layers: int = Field(gt=0, description="Transformer blocks.")
-    hidden: int = Field(gt=0, description="Model width h (elements per token).")
-    heads: int | None = Field(None, gt=0, description="Query attention heads a; null = not "
-                                                       "published: hidden / 128 heads of 128.")
+    layers: int = Field(gt=0, le=MAX_LAYERS, description="Transformer blocks.")
+    hidden: int = Field(gt=0, le=MAX_WIDTH, description="Model width h (elements per token).")
+    heads: int | None = Field(None, gt=0, le=MAX_HEADS, description="Query attention heads a; "
+                              "null = not published: hidden / 128 heads of 128.")
     kv_heads: int | None = Field(
-        None, gt=0, description="Key/value heads (GQA groups); null = heads (MHA), 1 = MQA.")
-    head_dim: int | None = Field(None, gt=0, description="Dims per head; null = hidden / heads.")
-    ffn_hidden: int = Field(gt=0, description="Inner width of the dense MLP.")
-    vocab: int = Field(gt=0, description="Vocabulary size V (tokens).")
-    seq_len: int = Field(gt=0, description="Training sequence length s (tokens).")
+        None, gt=0, le=MAX_HEADS,
+        description="Key/value heads (GQA groups); null = heads (MHA), 1 = MQA.")
+    head_dim: int | None = Field(None, gt=0, le=MAX_HEADS,
+                                 description="Dims per head; null = hidden / heads.")
+    ffn_hidden: int = Field(gt=0, le=MAX_WIDTH, description="Inner width of the dense MLP.")
+    vocab: int = Field(gt=0, le=MAX_VOCAB, description="Vocabulary size V (tokens).")
+    seq_len: int = Field(gt=0, le=MAX_SEQ_LEN,
+                         description="Training sequence length s (tokens).")
     gated_mlp: bool = Field(False, description="Gated MLP (SwiGLU/GeGLU): three weight matrices.")
     tied_embeddings: bool = Field(False, description="Output layer shares the input embedding.")
     position_embedding: Literal["rotary", "learned", "none"] = Field(

@@ -14,6 +14,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from supernode.errors import InputError
+from supernode.inputs import exists
 from supernode.spec.loader import parse_text, read_document
 from supernode.spec.workload import WorkloadSpec, workload_from_data
 
@@ -41,7 +42,7 @@ def load_workload(name_or_path: str | Path) -> WorkloadSpec:
         data = parse_text(presets[key].read_text(encoding="utf-8"), source=f"preset {key}")
         return workload_from_data(data, source=f"preset {key}")
     path = Path(key)
-    if path.suffix.lower() in (".yaml", ".yml", ".json") or path.exists():
+    if key.lower().endswith((".yaml", ".yml", ".json")) or exists(key):
         return workload_from_data(read_document(path), source=str(path))
     close = difflib.get_close_matches(key, list(presets), n=3, cutoff=0.4)
     hint = f"; did you mean {', '.join(close)}?" if close else ""

@@ -1,0 +1,124 @@
+"""The one input path and the one way to show user text.
+
+``supernode.inputs``: regular files only, bounded reads, path text the OS can take, probes
+that never raise. ``supernode.spec.loader``: one parser per format with the same limits
+and messages. ``supernode.textsafe``: what rich and matplotlib show is exactly the text.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from matplotlib.text import Text
+from rich.console import Console
+
+from supernode.errors import InputError
+from supernode.inputs import check_path_text, exists, is_file, path_kind, read_text_file
+from supernode.spec.loader import parse_json, parse_text
+from supernode.textsafe import one_line, plot_safe, printable, rich_safe
+
+
+@pytest.mark.parametrize("path, fragment", [("", "empty path"), ("a\x00b", "NUL"),
+                                            ("a" * 256, "255 bytes per name"),
+                                            ("a/" * 2100, "the limit is 4,095"),
+                                            ("é" * 128, "256 bytes")])
+def test_path_text(path: str, fragment: str) -> None:
+    with pytest.raises(InputError, match=fragment):
+        check_path_text(path, "--x")
+    assert path_kind(path) is None and not is_file(path) and not exists(path)
+
+
+def test_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "f.yaml"
+    os.mkfifo(fifo)
+    start = time.perf_counter()
+    with pytest.raises(InputError, match="not a regular file"):
+        read_text_file(fifo)
+    assert time.perf_counter() - start < 1.0 and path_kind(fifo) == "other"
+
+
+def test_read_is_bounded_whatever_st_size_says(tmp_path: Path) -> None:
+    assert os.stat("/proc/self/maps").st_size == 0  # a regular file that lies about its size
+    with pytest.raises(InputError, match="over the limit of 10 bytes"):
+        read_text_file("/proc/self/maps", limit_bytes=10)
+    small = tmp_path / "s.txt"
+    small.write_text("abc")
+    with pytest.raises(InputError, match="3 bytes; the limit is 2"):
+        read_text_file(small, limit_bytes=2)
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ('{"a": 1, "a": 2}', "'a' is given twice"),
+    ('{"a": NaN}', "NaN is not a finite number"),
+    ('{"a": [1e999]}', "a[0]: inf is not a finite number"),
+    ('{"a": 123456789012345678901234567890}', "a: integer"),
+    ("[" * 101 + "]" * 101, "more than 100 levels"),
+])
+def test_json_limits_and_messages(text: str, fragment: str) -> None:
+    with pytest.raises(InputError, match=fragment.replace("[", r"\[")):
+        parse_json(text)
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("a: 1\na: 2\n", "'a' is given twice"),
+    ("a: .inf\n", "a: inf is not a finite number"),
+    ("a: !!binary aGk=\n", "a: bytes values"),
+    ("a: !!set {x}\n", "a: set values"),
+    ("a: &r [*r]\n", "a[0]: refers to a mapping or list that contains it"),
+    ("a: 123456789012345678901234567890\n", "a: integer"),
+    ("a: " + "[" * 101 + "]" * 101 + "\n", "more than 100 levels"),
+])
+def test_yaml_limits_and_messages(text: str, fragment: str) -> None:
+    with pytest.raises(InputError, match=fragment.replace("[", r"\[")):
+        parse_text(text)
+
+
+def test_yaml_and_json_count_nodes_alike() -> None:
+    """One document, both formats: the same count, the same limit, the same message."""
+    keys = {f"k{i}": i for i in range(100_000)}  # 200,001 nodes with the root
+    import json
+
+    import yaml
+    messages = []
+    for parse, text in ((parse_json, json.dumps(keys)), (parse_text, yaml.safe_dump(keys))):
+        with pytest.raises(InputError) as info:
+            parse(text)
+        messages.append(info.value.message.split(" by line")[0].split(";")[0])
+    assert messages[0] == messages[1] == ("document has more than 200,000 nodes (keys, "
+                                          "values, lists and mappings)")
+    keys.pop("k0")
+    assert len(parse_json(json.dumps(keys))) == len(parse_text(yaml.safe_dump(keys)))
+
+
+def test_dates_are_text() -> None:
+    assert parse_text("a: 2024-01-01\nb: 2001-13-45\n") == {"a": "2024-01-01",
+                                                           "b": "2001-13-45"}
+
+
+@given(st.text())
+def test_rich_prints_user_text_literally(text: str) -> None:
+    with open(os.devnull, "w") as sink:
+        console = Console(record=True, width=10_000, color_system=None, file=sink,
+                          emoji=False)  # as the CLI's consoles
+        console.print(rich_safe(text, None), end="", soft_wrap=True, highlight=False)
+    assert console.export_text() == printable(text, None)
+
+
+@given(st.text())
+def test_matplotlib_draws_user_text_literally(text: str) -> None:
+    label = Text(0, 0, plot_safe(text))
+    shown, math = label._preprocess_math(label.get_text())
+    assert math is False and shown == printable(text)
+
+
+@given(st.text())
+def test_one_line_is_one_line(text: str) -> None:
+    line = one_line(text)
+    assert "\n" not in line and "\r" not in line and "\x1b" not in line
+    line.encode("utf-8")  # no lone surrogates left: it can be written anywhere
+    assert InputError(text, text, source=text).render().count("\n") == 0
