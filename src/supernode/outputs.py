@@ -66,8 +66,11 @@ def output_folder(directory: str | Path, option: str) -> Iterator[Path]:
     Yields an empty staging folder beside ``directory`` (``.NAME.staging-PID``). Write every
     file of the set there. On success the set is moved into place: a new ``directory`` is the
     staging folder renamed; an existing folder receives each staged file by ``os.replace``
-    (files of the same names are replaced, others are kept). On any exception the staging
-    folder is removed and ``directory`` is left as it was.
+    and each staged sub-folder whole (a folder of the same name is swapped out and removed:
+    no stale files of an earlier set are left in it); files of other names are kept. A staged
+    file where the folder has a sub-folder of that name, or the reverse, is refused before
+    anything moves. On any exception the staging folder is removed and ``directory`` is left
+    as it was.
     """
     import shutil
 
@@ -84,7 +87,29 @@ def output_folder(directory: str | Path, option: str) -> Iterator[Path]:
             if not target.exists():
                 os.rename(staging, target)
             else:
-                for item in sorted(staging.iterdir()):
-                    os.replace(item, target / item.name)
+                _move_into(staging, target, option)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _move_into(staging: Path, target: Path, option: str) -> None:
+    """Move every staged entry into the existing folder ``target`` (see output_folder)."""
+    import shutil
+
+    items = sorted(staging.iterdir())
+    for item in items:
+        dest = target / item.name
+        folder = dest.is_dir() and not dest.is_symlink()
+        if dest.exists() and item.is_dir() != folder:
+            kinds = ("a folder", "a file") if folder else ("a file", "a folder")
+            raise InputError(option, f"{str(dest)!r} is {kinds[0]} where the output has "
+                                     f"{kinds[1]}; move it away")
+    for item in items:
+        dest = target / item.name
+        if item.is_dir() and dest.exists():
+            old = target / f".{item.name}.replaced-{os.getpid()}"
+            os.rename(dest, old)
+            os.rename(item, dest)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(item, dest)
