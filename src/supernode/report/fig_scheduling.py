@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from matplotlib.patches import Patch
 
 from supernode.report.figbase import safe, subplots, svg_of
 
@@ -19,21 +20,19 @@ KIND_COLOURS = {"topology-blind": ("#dd8452", "#f0c4a3"),
 LINES = {"random": ":", "first-fit": "--", "best-fit": "-", "slurm-block": "-."}
 
 
-def _pairs(ax: Any, names: list[str], kinds: list[str], first: list[float],
-           second: list[float], labels: tuple[str, str], scale: float, unit: str) -> None:
-    """Two bars per policy (darker: the first metric), values written at their ends."""
-    y = np.arange(len(names))
-    for offset, values, shade, label in ((-0.2, first, 0, labels[0]),
-                                         (0.2, second, 1, labels[1])):
-        colours = [KIND_COLOURS[k][shade] for k in kinds]
-        ax.barh(y + offset, [v * scale for v in values], height=0.38, color=colours,
+def _pairs(ax: Any, kinds: list[str], first: list[float], second: list[float],
+           labels: tuple[str, str], text: Any) -> None:
+    """Two bars per policy (darker: the first metric), each value written at its end."""
+    y = np.arange(len(kinds))
+    for offset, values, shade in ((-0.2, first, 0), (0.2, second, 1)):
+        ax.barh(y + offset, values, height=0.38, color=[KIND_COLOURS[k][shade] for k in kinds],
                 edgecolor="#333333", linewidth=0.3)
         for yi, v in zip(y + offset, values, strict=True):
-            ax.text(v * scale, yi, f" {v * scale:.3g}{unit}", va="center", fontsize=6.5)
-        ax.barh([], [], color="#999999" if shade == 0 else "#dddddd", label=label)
-    ax.set_yticks(y, [safe(n) for n in names], fontsize=8)
-    ax.invert_yaxis()
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=7,
+            ax.text(v, yi, f" {text(v)}", va="center", fontsize=6.5)
+    ax.set_xlim(right=ax.get_xlim()[1] * 1.25)
+    ax.legend(handles=[Patch(facecolor=g, edgecolor="#333333", linewidth=0.3, label=label)
+                       for g, label in zip(("#777777", "#cccccc"), labels, strict=True)],
+              loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=1, fontsize=7,
               frameon=False)
 
 
@@ -43,24 +42,33 @@ def policies_svg(sch: dict[str, Any]) -> str | None:
     policies = sch["schedule"]["policies"]
     if not policies:
         return None
-    names = [p["policy"] for p in policies]
+    names = [safe(p["policy"]) for p in policies]
     kinds = [k["kind"] for k in sch["policies"]]
-    fig, axes = subplots(1, 3, 11, 0.9 + 0.45 * len(names))
+    fig, axes = subplots(1, 3, 11, 1.2 + 0.45 * len(names), sharey=True)
     ax, bx, cx = axes[0]
-    _pairs(ax, names, kinds, [p["tp_crossing_share"] for p in policies],
-           [p["slowdown_spread"] for p in policies],
-           ("TP jobs across supernodes", "slowdown spread"), 100, "%")
-    ax.set_xlabel("% ")
+    share = lambda v: f"{v:.1f}%"  # noqa: E731
+    _pairs(ax, kinds, [100 * p["tp_crossing_share"] for p in policies],
+           [100 * p["slowdown_spread"] for p in policies],
+           ("TP jobs across supernodes", "slowdown spread (p95/p5 - 1)"), share)
+    ax.set_xlabel("%")
     ax.set_title("Crossings and spread", fontsize=10)
-    _pairs(bx, names, kinds, [p["mean_slowdown"] for p in policies],
-           [p["p95_slowdown"] for p in policies], ("mean slowdown", "p95 slowdown"), 1, "x")
-    bx.set_xlim(left=min(1.0, min(p["mean_slowdown"] for p in policies)) * 0.98)
-    bx.set_xlabel("slowdown (x the ideal placement)")
+    ax.set_yticks(np.arange(len(names)), names, fontsize=8)
+    ax.invert_yaxis()
+    _pairs(bx, kinds, [p["mean_slowdown"] for p in policies],
+           [p["p95_slowdown"] for p in policies], ("mean slowdown", "p95 slowdown"),
+           lambda v: f"{v:.3f}x")
+    bx.set_xlim(left=0.95)
+    bx.set_xlabel("x the ideal placement")
     bx.set_title("Slowdown of multi-GPU jobs", fontsize=10)
-    _pairs(cx, names, kinds, [p["utilisation"] for p in policies],
-           [p["goodput_utilisation"] for p in policies], ("GPUs held", "goodput"), 100, "%")
+    _pairs(cx, kinds, [100 * p["utilisation"] for p in policies],
+           [100 * p["goodput_utilisation"] for p in policies],
+           ("GPUs held", "goodput (held / slowdown)"), share)
     cx.set_xlabel("% of the cluster's GPU time")
     cx.set_title("Utilisation and goodput", fontsize=10)
+    fig.legend(handles=[Patch(facecolor=c[0], label=k) for k, c in KIND_COLOURS.items()],
+               loc="upper center", bbox_to_anchor=(0.5, 1.08), ncol=2, fontsize=8,
+               frameon=False)
+    fig.subplots_adjust(wspace=0.12)
     return svg_of(fig)
 
 
