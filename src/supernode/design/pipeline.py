@@ -172,9 +172,22 @@ class _Clock:
         return {n: end - self.starts[n] for n, end in zip(STAGES, ends, strict=True)}
 
 
-def _operations(inputs: DesignInput, cluster, topo, view, target, sim, plan, workload,
-                major: int, semantics, clock: _Clock) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Reviewed:
+    """What the stages after the simulation read: the plan under review and its results."""
+
+    workload: Any
+    target: Any
+    view: dict[str, Any] | None
+    plan: ParallelPlan | None
+    sim: dict[str, Any] | None
+
+
+def _operations(inputs: DesignInput, cluster, topo, reviewed: _Reviewed,
+                prometheus: tuple[Any, int], clock: _Clock) -> dict[str, Any]:
     """Reliability, facility, monitoring, scheduling and artefacts stages."""
+    workload, target, view, plan, sim = (reviewed.workload, reviewed.target, reviewed.view,
+                                         reviewed.plan, reviewed.sim)
     clock("reliability")
     rel = alt = None
     if plan is not None:
@@ -192,7 +205,7 @@ def _operations(inputs: DesignInput, cluster, topo, view, target, sim, plan, wor
     clock("scheduling")
     scheduling, sched_note = run_scheduling(cluster, inputs.seed)
     clock("artefacts")
-    files, artefacts = design_artefacts(cluster, pack, semantics, major)
+    files, artefacts = design_artefacts(cluster, pack, *prometheus)
     return {"rel": rel, "alt": alt, "fac": fac, "monitoring": monitoring,
             "scheduling": scheduling, "sched_note": sched_note, "files": files,
             "artefacts": artefacts}
@@ -217,8 +230,8 @@ def run_design(inputs: DesignInput, progress: Progress | None = None) -> DesignR
     sim = None
     if inputs.simulate and plan is not None:
         sim = simulation_results(run_simulation(cluster, workload, plan, order, inputs.seed))
-    ops = _operations(inputs, cluster, topo, view, target, sim, plan, workload, major,
-                      semantics, clock)
+    ops = _operations(inputs, cluster, topo, _Reviewed(workload, target, view, plan, sim),
+                      (semantics, major), clock)
     clock("rules")
     facts = Facts(cluster, workload_summary(workload), topo.to_dict(), report.to_dict(), view,
                   sim, ops["fac"], fit, ops["rel"], ops["scheduling"], ops["artefacts"])
