@@ -4,6 +4,7 @@ the topology-blind scheduling rule on its own facts, and decision D7."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from supernode.design import example
+from supernode.design import cache, example
 from supernode.design.scheduling import (
     DESIGN_LOAD,
     MAX_CAPPED_SHARE,
@@ -122,12 +123,16 @@ def _without_timing(data: dict) -> dict:
 @pytest.fixture(scope="module")
 def flawed_runs():
     cluster = load_cluster(str(example("flawed").cluster))
-    return cluster, [run_scheduling(cluster, seed)[0] for seed in (3, 3, 4)]
+    runs = []
+    for seed in (3, 3, 4):
+        cache.clear()  # each replay computed, not memoised
+        runs.append(run_scheduling(cluster, seed)[0])
+    return cluster, runs
 
 
 def test_same_seed_same_replay_other_seed_other_shapes(flawed_runs):
     _, (a, b, c) = flawed_runs
-    assert _without_timing(a) == _without_timing(b)
+    assert _without_timing(copy.deepcopy(a)) == _without_timing(copy.deepcopy(b))
     assert a["schedule"]["seed"] == 3 and c["schedule"]["seed"] == 4
     assert a["schedule"]["shapes"] != c["schedule"]["shapes"]
     assert [p["policy"] for p in a["schedule"]["policies"]] == [
@@ -192,3 +197,19 @@ def test_placement_decision_picks_the_aware_policy_with_the_best_goodput(flawed_
     assert "exports/kueue/k.yaml" in d7["consequences"][-1]
     assert "l.sh" not in d7["consequences"][-1]
     assert placement_record({"scheduling": None}) is None
+
+
+def test_the_replay_is_memoised_per_cluster_and_seed_as_copies(flawed_runs):
+    cluster, (a, _, c) = flawed_runs  # seed 3 evicted nothing: seed 4 ran last
+    first = run_scheduling(cluster, 4)[0]
+    assert first == c and first is not c  # the stored result, as a fresh copy
+    first["schedule"]["policies"].clear()
+    assert run_scheduling(cluster, 4)[0] == c  # changing a copy changes no later result
+    calls = []
+    for _ in range(2):
+        cache.memoised("test", ("k", 1), lambda: calls.append(1) or {"x": [1]})
+    assert calls == [1]
+    for i in range(cache.SIZE + 1):
+        cache.memoised("test", ("n", i), dict)
+    cache.memoised("test", ("k", 1), lambda: calls.append(1) or {"x": [1]})
+    assert calls == [1, 1]  # the oldest entry was dropped

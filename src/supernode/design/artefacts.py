@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from supernode.design.cache import cluster_key, memoised
 from supernode.errors import InputError
 from supernode.exports import EXPORT_FORMATS, export_files
 from supernode.monitor.artefacts import render
@@ -89,7 +90,15 @@ def _exports(cluster: Cluster) -> tuple[dict[str, str], list[dict], list[dict], 
 
 def design_artefacts(cluster: Cluster, pack: RulePack, semantics: Semantics, major: int
                      ) -> tuple[dict[str, str], dict[str, Any]]:
-    """Texts by path inside the design folder, and ``results.json`` -> ``artefacts``."""
+    """Texts by path inside the design folder, and ``results.json`` -> ``artefacts``
+    (``pack``: the cluster's default monitoring pack). Memoised per process by (cluster,
+    window rules, major) (:mod:`supernode.design.cache`)."""
+    return memoised("artefacts", (cluster_key(cluster), semantics, major),
+                    lambda: _artefacts(cluster, pack, semantics, major))
+
+
+def _artefacts(cluster: Cluster, pack: RulePack, semantics: Semantics, major: int
+               ) -> tuple[dict[str, str], dict[str, Any]]:
     files, rows, skipped, export_notes = _exports(cluster)
     monitoring = render(pack, semantics)
     for name, text in monitoring.files.items():

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from supernode.design.cache import cluster_key, memoised
 from supernode.errors import InputError
 from supernode.scheduler import (
     POLICIES,
@@ -166,7 +167,14 @@ def _comparison(result, names: list[str]) -> dict[str, Any]:
 
 def run_scheduling(cluster: Cluster, seed: int) -> tuple[dict[str, Any] | None, str | None]:
     """``results.json`` -> ``scheduling`` for ``cluster`` (see the module doc), or None and
-    the reason when the cluster cannot be scheduled (e.g. supernodes without a fabric)."""
+    the reason when the cluster cannot be scheduled (e.g. supernodes without a fabric).
+    Memoised per process by (cluster, seed) (:mod:`supernode.design.cache`): the replay
+    does not depend on the workload (its ``wall_time_s`` are those of the first run)."""
+    return memoised("scheduling", (cluster_key(cluster), seed),
+                    lambda: _replay(cluster, seed))
+
+
+def _replay(cluster: Cluster, seed: int) -> tuple[dict[str, Any] | None, str | None]:
     trace, source = design_trace(cluster, seed)
     names = list(DESIGN_POLICIES)
     try:
