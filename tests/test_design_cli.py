@@ -70,6 +70,8 @@ CASES = {
                             str(_plan(t, "rules:\n  nope: {severity: error}\n"))],
                  "rules.nope"),
     "example": (lambda t: ["--example", "nope"], "--example"),
+    "prometheus major": (lambda t: ["--example", "flawed", "--prometheus-major", "5"],
+                         "--prometheus-major"),
     "half inputs": (lambda t: ["--cluster", str(FLAWED / "cluster.yaml")], "--workload"),
 }
 

@@ -24,7 +24,7 @@ from supernode.report import REPORT_FILES
 from supernode.report.blocks import lookup
 
 SECTION_IDS = ("verdict", "cluster", "plans", "simulation", "facility", "reliability",
-               "monitoring", "findings", "decisions")
+               "scheduling", "monitoring", "artefacts", "findings", "decisions")
 NUMBER = re.compile(r"-?\d[\d,]*\.?\d*(?:e[+-]?\d+)?")
 
 
@@ -128,7 +128,8 @@ def test_sections_and_inline_figures(report: Path):
     assert tuple(parser.sections) == SECTION_IDS
     html = (report / "report.html").read_text()
     for fig in ("supernode", "fabric", "comm-compute", "heatmap", "timeline", "power",
-                "floor", "goodput", "checkpoint-interval", "failures"):
+                "floor", "goodput", "checkpoint-interval", "failures", "scheduling-policies",
+                "scheduling-slowdowns"):
         assert f'id="fig-{fig}"' in html
     assert "http://" not in html.replace("http://www.w3.org", "")
     assert "https://" not in html and "<script" not in html and "<link" not in html
@@ -141,12 +142,13 @@ def test_decision_log_is_madr(report: Path):
         assert text.count(heading) >= 5
     assert "tp_inside_supernode" in text and "Status: proposed" in text
     assert "## D6 Checkpoint interval and recovery path" in text
+    assert "## D7 Placement policy and the topology given to the scheduler" in text
 
 
 def test_checkpoint_decision_is_filled_from_the_reliability_result(report: Path):
     data = json.loads((report / "results.json").read_text())
-    rel, d6 = data["reliability"], data["decisions"][-1]
-    assert d6["id"] == "D6"
+    rel = data["reliability"]
+    d6 = next(d for d in data["decisions"] if d["id"] == "D6")
     chosen = [o for o in d6["options"] if o["chosen"]]
     assert len(chosen) == 2  # one interval, one recovery path
     interval = {f["label"]: f["value"] for f in chosen[0]["figures"]}
@@ -235,7 +237,7 @@ def test_browser_renders_every_section_silently(report, tmp_path):
     assert run.returncode == 0, run.stderr[-2000:]
     for section in SECTION_IDS:
         assert f'<section id="{section}">' in run.stdout
-    assert run.stdout.count("<svg") >= 10
+    assert run.stdout.count("<svg") >= 12
     assert _console(run.stderr) == []
 
 
@@ -248,3 +250,66 @@ def test_screenshot_is_not_blank(report, tmp_path):
     assert pixels.shape == (2400, 1280)
     dark = (pixels < 128).mean()
     assert pixels.std() > 20 and 0.02 < dark < 0.9, (pixels.std(), dark)
+
+
+def test_scheduling_section_shows_the_replay(report: Path):
+    data = json.loads((report / "results.json").read_text())
+    sch = data["scheduling"]
+    keys = {v["data-key"] for v in _parsed(report).values}
+    for i in range(len(sch["schedule"]["policies"])):
+        for metric in ("tp_crossing_share", "slowdown_spread", "goodput_utilisation",
+                       "mean_slowdown", "mean_queue_s"):
+            assert f"scheduling/schedule/policies/{i}/{metric}" in keys
+    for key in ("scheduling/seed_reference/before", "scheduling/seed_reference/after",
+                "scheduling/trace_source/jobs", "scheduling/trace_source/load",
+                "scheduling/schedule/shapes/step_times_estimated",
+                "scheduling/comparison/goodput_gain"):
+        assert key in keys
+    assert sch["trace_source"]["kind"] == "philly" and data["inputs"]["seed"] == \
+        sch["schedule"]["seed"]
+    d7 = next(d for d in data["decisions"] if d["id"] == "D7")
+    assert sum(o["chosen"] for o in d7["options"]) == 1
+
+
+def test_exported_files_are_the_bytes_export_and_monitor_rules_write(report: Path, tmp_path):
+    from supernode.design import example
+
+    data = json.loads((report / "results.json").read_text())
+    cluster = str(example("flawed").cluster)
+    art = data["artefacts"]
+    assert art["export_formats"] == ["slurm-tree", "slurm-block", "slurm-yaml", "k8s-labels",
+                                     "kueue", "volcano", "nccl-xml"]
+    runner = CliRunner()
+    for fmt in art["export_formats"]:
+        out = tmp_path / fmt
+        done = runner.invoke(app, ["export", "--cluster", cluster, "--format", fmt, "--out",
+                                   str(out)])
+        assert done.exit_code == 0, done.output
+        written = sorted(p.name for p in out.iterdir())
+        assert written == sorted(p.name for p in (report / "exports" / fmt).iterdir())
+        for name in written:
+            assert (report / "exports" / fmt / name).read_bytes() == (out / name).read_bytes()
+    out = tmp_path / "monitoring"
+    done = runner.invoke(app, ["monitor", "rules", "--cluster", cluster, "--out", str(out),
+                               "--prometheus-major", str(art["prometheus_major"])])
+    assert done.exit_code == 0, done.output
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(p.name for p in (report / "monitoring").iterdir())
+    for name in names:
+        assert (report / "monitoring" / name).read_bytes() == (out / name).read_bytes()
+
+
+def test_artefacts_are_listed_with_their_bytes_and_loaders(report: Path):
+    import hashlib
+
+    data = json.loads((report / "results.json").read_text())
+    files = data["artefacts"]["files"]
+    on_disk = sorted(str(p.relative_to(report)) for p in report.rglob("*")
+                     if p.is_file() and p.parts[len(report.parts)] in ("exports", "monitoring"))
+    assert sorted(f["path"] for f in files) == on_disk and data["artefacts"]["count"] == 16
+    keys = {v["data-key"] for v in _parsed(report).values}
+    for i, f in enumerate(files):
+        body = (report / f["path"]).read_bytes()
+        assert f["bytes"] == len(body) and f["sha256"] == hashlib.sha256(body).hexdigest()
+        assert not f["loaded_by"].startswith("see docs")
+        assert f"artefacts/files/{i}/path" in keys and f"artefacts/files/{i}/loaded_by" in keys

@@ -29,13 +29,20 @@ def test_flawed_example_yields_the_four_errors_by_id():
 
 def test_the_reliability_rules_add_no_finding_to_the_flawed_example():
     # four-GPU boards on PCB NVLink: no switch plane to hold in standby (not applicable);
-    # recovery 60 + 120 + 60 s + a 1.2 s checkpoint load + 180 s = 7.0 min <= 10 min
+    # recovery 60 + 120 + 60 s + a 1.2 s checkpoint load + 180 s = 7.0 min <= 10 min.
+    # The scheduling rule adds one warning: first-fit splits TP groups across the 4-GPU
+    # servers (docs/design.md). exposed_comm_share is left out of the count: it follows the
+    # step model's calibration, refitted elsewhere.
     e = example("flawed")
     data = run_design(DesignInput(e.cluster, e.workload, e.plan, simulate=False)).to_dict()
     statuses = {f["id"]: f["status"] for f in data["findings"]}
     assert statuses["hot_standby_bandwidth"] == "not_applicable"
     assert statuses["recovery_time_objective"] == "pass"
-    assert data["verdict"]["failed_by_severity"] == {"error": 6, "warning": 2, "info": 1}
+    failed = {f["id"]: f["severity"] for f in data["findings"]
+              if f["failed"] and f["id"] != "exposed_comm_share"}
+    assert sorted(i for i, s in failed.items() if s != "error") == [
+        "aisle_clearance", "fibre_cores_per_rack", "topology_blind_scheduling"]
+    assert sum(s == "error" for s in failed.values()) == 6
 
 
 def test_flagship_errors_only_on_the_seed_30_percent_rule():
@@ -196,3 +203,29 @@ def test_reliability_thresholds_are_the_models_and_a_pack_overrides_them(tmp_pat
     assert "recovery_time_objective" in data["verdict"]["errors"]
     # the reliability result keeps the seed's objective; the rule judges with the pack's
     assert data["reliability"]["recovery"]["objective_s"] == 600.0
+
+
+def test_flagship_scheduling_rule_prices_a_topology_blind_scheduler(flagship):
+    # 4,608 Philly jobs at 80 % load on 16 NVL72 racks: first-fit spreads the co-located
+    # jobs' slowdowns far beyond the seed's 20 %, best-fit (what the exported topology
+    # lets Slurm, Kueue or Volcano do) below its 5 % (seed 001 §4.2)
+    f = _findings(flagship)["topology_blind_scheduling"]
+    sch = flagship["scheduling"]
+    by_name = {p["policy"]: p for p in sch["schedule"]["policies"]}
+    blind, aware = by_name["first-fit"], by_name["best-fit"]
+    assert (f["status"], f["severity"], f["threshold"]) == ("fail", "warning", 0.05)
+    assert f["measured"] == blind["slowdown_spread"] > sch["seed_reference"]["before"]
+    assert f["predicted_value"] == aware["slowdown_spread"] < sch["seed_reference"]["after"]
+    for kind in sch["policies"]:
+        p, worst_aware = by_name[kind["policy"]], max(
+            by_name[k["policy"]]["tp_crossing_share"] for k in sch["policies"]
+            if k["kind"] == "topology-aware")
+        if kind["kind"] == "topology-blind":
+            assert p["tp_crossing_share"] > worst_aware and p["slowdown_spread"] > 0.05
+        else:
+            assert p["tp_crossing_share"] == 0.0 and p["slowdown_spread"] < 0.05
+    listed = {a["path"] for a in flagship["artefacts"]["files"]}
+    named = [w.strip("(),;") for w in f["fix"].split() if w.startswith("(exports/")
+             or w.startswith("exports/")]
+    assert "exports/slurm-block/topology.conf" in named and set(named) <= listed
+    assert flagship["verdict"]["errors"] == ["scale_up_hbm_ratio"]  # a warning, not an error

@@ -199,13 +199,15 @@ def output_folder(directory: str | Path, option: str, inputs: Inputs = ()) -> It
     """Stage a set of result files; ``directory`` gets all of them or none (exit 2 on OSError).
 
     Yields an empty staging folder: inside ``directory`` when it exists, else beside its
-    nearest existing ancestor. Write every file of the set there (plain files, no
-    sub-folders). On success the set is moved into place with signals held back: a new
-    ``directory`` is the staging folder renamed (missing parents are created); an
-    existing folder receives each staged file, replacing files of the same names (each
-    must be replaceable, :func:`check_replaceable`; all are checked before any moves, and
-    a failure part-way puts the old files back). Other files are kept. On any exception or
-    signal the staging folder is removed and ``directory`` is left as it was.
+    nearest existing ancestor. Write every file of the set there (files, and sub-folders
+    that belong to the set, e.g. ``figures/``). On success the set is moved into place with
+    signals held back: a new ``directory`` is the staging folder renamed (missing parents
+    are created); an existing folder receives each staged file, replacing files of the same
+    names (each must be replaceable, :func:`check_replaceable`), and each staged sub-folder
+    whole (a sub-folder of the same name is swapped out, so no stale files of an earlier set
+    remain in it). All are checked before any move, and a failure part-way puts the old
+    entries back. Other entries are kept. On any exception or signal the staging folder is
+    removed and ``directory`` is left as it was.
     """
     target = check_output_folder(directory, option)
     inputs = tuple(inputs)
@@ -250,12 +252,15 @@ def _rename_into(staging: Path, target: Path, option: str) -> None:
 
 
 def _merge_into(staging: Path, target: Path, option: str, inputs: tuple) -> None:
-    """Move each staged file into ``target`` (all checked first; rolled back on failure)."""
+    """Move each staged entry into ``target`` (all checked first; rolled back on failure)."""
     names = sorted(p.name for p in staging.iterdir())
     for name in names:
-        if not (staging / name).is_file():
-            raise InputError(option, f"internal: staged {name!r} is not a file")
-        check_replaceable(target / name, option, inputs)
+        if (staging / name).is_dir():
+            _check_replaceable_folder(target / name, option)
+        elif (staging / name).is_file():
+            check_replaceable(target / name, option, inputs)
+        else:
+            raise InputError(option, f"internal: staged {name!r} is not a file or folder")
     backup = staging / f".old-{secrets.token_hex(4)}"
     backup.mkdir()
     moved: list[tuple[str, bool]] = []
@@ -263,18 +268,41 @@ def _merge_into(staging: Path, target: Path, option: str, inputs: tuple) -> None
         for name in names:
             had_old = exists(target / name)
             if had_old:
-                _keep_mode(staging / name, target / name)
+                if (staging / name).is_file():
+                    _keep_mode(staging / name, target / name)
                 os.rename(target / name, backup / name)
             moved.append((name, had_old))
             os.rename(staging / name, target / name)
     except BaseException:
         for name, had_old in reversed(moved):
-            with suppress(OSError):
-                if had_old:
-                    os.replace(backup / name, target / name)
-                else:
-                    os.unlink(target / name)
+            if exists(target / name) and not exists(staging / name):
+                with suppress(OSError):  # the new entry got in: take it out again
+                    _remove(target / name)
+            if had_old:
+                with suppress(OSError):
+                    os.rename(backup / name, target / name)
         raise
+
+
+def _check_replaceable_folder(path: Path, option: str) -> None:
+    """Refuse to replace what is at ``path`` with a staged folder unless it is a real folder
+    (or nothing)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        kind = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "a file"
+        raise InputError(option, f"{_show(path)} is {kind} where the output has a folder; "
+                                 "move it away")
+
+
+def _remove(path: Path) -> None:
+    """Remove a file or a folder tree at ``path`` (what a rollback put there)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        os.unlink(path)
 
 
 def _umask() -> int:

@@ -1,9 +1,10 @@
 """``supernode design``: the whole review of a cluster for a workload, as a report folder.
 
-validate -> topology -> plan -> simulate -> reliability -> facility -> monitoring -> rules
--> report, with a progress display. Writes ``report.html`` (self-contained), ``report.md``,
-``results.json`` and ``decisions.md`` into ``--out`` atomically; ``--json`` prints
-``results.json``. With no arguments it runs the bundled flagship example.
+validate -> topology -> plan -> simulate -> reliability -> facility -> monitoring ->
+scheduling -> artefacts -> rules -> report, with a progress display. Writes
+``report.html`` (self-contained), ``report.md``, ``results.json``, ``decisions.md``, and
+the exported files (``exports/``, ``monitoring/``) into ``--out`` atomically; ``--json``
+prints ``results.json``. With no arguments it runs the bundled flagship example.
 """
 
 from __future__ import annotations
@@ -25,19 +26,21 @@ from supernode.textsafe import rich_safe
 
 def design_input(cluster: str | None, workload: str | None, plan: Path | None,
                  rules: Path | None, name: str | None, simulate: bool, seed: int,
-                 global_batch: int | None) -> DesignInput:
+                 global_batch: int | None, prometheus_major: int | None = None
+                 ) -> DesignInput:
     """The inputs: an example (``--example`` or none given: the flagship), or the files."""
     if cluster is None and workload is None:
         e = example(name or FLAGSHIP)
         return DesignInput(e.cluster, e.workload, plan or e.plan, rules, simulate, 5, seed,
-                           global_batch, e.name)
+                           global_batch, e.name, prometheus_major=prometheus_major)
     if name is not None:
         raise InputError("--example", "give either --example or --cluster/--workload")
     if cluster is None or workload is None:
         raise InputError("--cluster" if cluster is None else "--workload",
                          "give both --cluster and --workload (or neither: the flagship "
                          "example)")
-    return DesignInput(cluster, workload, plan, rules, simulate, 5, seed, global_batch)
+    return DesignInput(cluster, workload, plan, rules, simulate, 5, seed, global_batch,
+                       prometheus_major=prometheus_major)
 
 
 def progress_display(quiet: bool):
@@ -76,23 +79,28 @@ def design_command(
                              "files (written all at once, or not at all)."),
     simulate: bool = typer.Option(True, "--simulate/--no-simulate", help="Simulate the "
                                   "plan's iteration on the fabric."),
-    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed of the ECMP hash "
-                             "and of the reliability Monte Carlo."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed of the ECMP hash, "
+                             "the reliability Monte Carlo and the scheduling replay."),
     global_batch: int | None = typer.Option(None, "--global-batch", min=1,
                                             help="Sequences per step (default: the planner's)."),
+    prometheus_major: int | None = typer.Option(
+        None, "--prometheus-major", help="Window rules the monitoring/ test values follow: "
+        "2 or 3 (default: the major version of promtool on PATH, else 3)."),
     json_output: bool = typer.Option(False, "--json", help="Print results.json only."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
-    """Review a design: topology, plans, simulation, facility, rules -> report folder."""
+    """Review a design: topology, plans, simulation, reliability, facility, monitoring,
+    scheduling, rules -> report folder with the exported topology and monitoring files."""
     from supernode.outputs import check_output_folder
     from supernode.report import write_report
 
     check_output_folder(out, "--out")
-    inputs = design_input(cluster, workload, plan, rules, name, simulate, seed, global_batch)
+    inputs = design_input(cluster, workload, plan, rules, name, simulate, seed, global_batch,
+                          prometheus_major)
     with progress_display(quiet or json_output) as bar:
         result = run_design(inputs, stage_hook(bar))
         data = result.to_dict()
-        files = write_report(data, out, "--out")
+        files = write_report(data, out, "--out", result.files)
     if json_output:
         print_json(data)
         return
@@ -108,12 +116,14 @@ def design_command(
                          highlight=False)
     for line in operations_lines(data):
         stdout.print(line, highlight=False)
-    stdout.print(f"report: {rich_safe(files[0])} (and report.md, results.json, decisions.md)",
-                 highlight=False)
+    folders = sorted({p.split("/")[0] for p in result.files})
+    stdout.print(f"report: {rich_safe(files[0])} (and report.md, results.json, decisions.md"
+                 f"{''.join(f', {f}/' for f in folders)})", highlight=False)
 
 
 def operations_lines(data: dict) -> list[str]:
-    """One line on recovery and goodput (reliability), one on the alert rules (monitoring)."""
+    """One line on recovery and goodput (reliability), one on the alert rules (monitoring),
+    one on placement (scheduling), one on the exported files (artefacts)."""
     out = []
     rel = data.get("reliability")
     if rel is not None:
@@ -127,4 +137,18 @@ def operations_lines(data: dict) -> list[str]:
     if mon is not None:
         out.append(f"monitoring: {mon['count']} alert rules ({mon['by_severity']['critical']} "
                    f"critical, {mon['by_severity']['warning']} warning)")
+    sch = data.get("scheduling")
+    if sch is not None:
+        src, c = sch["trace_source"], sch["comparison"]
+        b, a = (sch["schedule"]["policies"][c[k]] for k in ("blind_index", "aware_index"))
+        out.append(f"scheduling: {src['jobs']:,} {src['kind']} jobs at {src['load']:.0%} load: "
+                   f"TP across supernodes {b['tp_crossing_share']:.1%} ({b['policy']}) vs "
+                   f"{a['tp_crossing_share']:.1%} ({a['policy']}), slowdown spread "
+                   f"{b['slowdown_spread']:.1%} vs {a['slowdown_spread']:.1%}")
+    art = data.get("artefacts")
+    if art is not None:
+        groups = {g: sum(1 for f in art["files"] if f["group"] == g)
+                  for g in dict.fromkeys(f["group"] for f in art["files"])}
+        out.append("artefacts: " + ", ".join(f"{g}/ ({n} files)" for g, n in groups.items())
+                   + f"; export formats: {', '.join(art['export_formats'])}")
     return out

@@ -24,7 +24,7 @@ from supernode.monitor import promtool
 from supernode.monitor.artefacts import MANIFEST, RULES, TESTS, TESTS_LONG, render, write
 from supernode.monitor.config import load_config
 from supernode.monitor.pack import RulePack, build_pack, describe_for
-from supernode.monitor.storage import Semantics
+from supernode.monitor.promtool import semantics_for  # noqa: F401  (health imports it here)
 from supernode.spec.clusterfile import load_cluster
 from supernode.textsafe import rich_safe
 
@@ -41,16 +41,6 @@ ConfigOption = typer.Option(None, "--config", help="Monitoring configuration (YA
 
 def _pack(cluster: str, config: Path | None) -> RulePack:
     return build_pack(load_cluster(cluster), load_config(config))
-
-
-def semantics_for(major: int | None) -> tuple[Semantics, int]:
-    """Window rules of Prometheus ``major`` (None: promtool's on PATH, else 3)."""
-    if major is None:
-        binary = promtool.find_promtool()
-        major = promtool.promtool_version(binary)[0] if binary else 3
-    if major not in (2, 3):
-        raise InputError("--prometheus-major", f"2 or 3, got {major}")
-    return Semantics(left_open=major >= 3), major
 
 
 def interactive(quiet: bool) -> bool:

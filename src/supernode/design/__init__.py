@@ -1,8 +1,10 @@
-"""The design review: validate -> topology -> plan -> simulate -> facility -> rules -> report.
+"""The design review: validate -> topology -> plan -> simulate -> reliability -> facility ->
+monitoring -> scheduling -> artefacts -> rules -> report.
 
 :func:`run_design` runs the stages and returns a :class:`DesignResult` whose
-:meth:`~DesignResult.to_dict` is ``results.json``; :func:`supernode.report.write_report`
-renders it (HTML, Markdown, decisions). Bundled examples: :func:`example`.
+:meth:`~DesignResult.to_dict` is ``results.json`` and whose ``files`` are the exported
+files' texts; :func:`supernode.report.write_report` renders it (HTML, Markdown, decisions)
+and writes them. Bundled examples: :func:`example`.
 """
 
 from supernode.design.examples import FLAGSHIP, Example, example, examples

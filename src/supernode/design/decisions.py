@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from supernode.design.reliability import policy_summary
+from supernode.design.scheduling import placement_record
 from supernode.facility.cooling import cooling_plan
 from supernode.facility.data import facility_data
 from supernode.reliability.assess import WHAT_IF_RUNS
@@ -252,5 +253,5 @@ def decision_records(data: dict[str, Any], cluster: Cluster,
     other recovery policy's figures (:func:`supernode.design.reliability.policy_summary`)."""
     records = [_plan_record(data), _fit_record(data), _fabric_record(data),
                _cooling_record(data, cluster), _power_record(data),
-               _checkpoint_record(data, reliability_alternative)]
+               _checkpoint_record(data, reliability_alternative), placement_record(data)]
     return [r for r in records if r is not None]

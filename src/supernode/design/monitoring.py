@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from supernode.monitor.pack import build_pack
+from supernode.monitor.pack import RulePack, build_pack
 from supernode.monitor.rules import SEVERITIES
 from supernode.monitor.templates import LABEL, TOKEN
 from supernode.spec.resolve import Cluster
@@ -29,9 +29,10 @@ def readable(template: str) -> str:
     return TOKEN.sub(placeholder, template)
 
 
-def monitoring_summary(cluster: Cluster) -> dict[str, Any]:
-    """Alerts generated for ``cluster`` (default monitor configuration), counts and notes."""
-    pack = build_pack(cluster)
+def monitoring_summary(cluster: Cluster, pack: RulePack | None = None) -> dict[str, Any]:
+    """Alerts generated for ``cluster`` (``pack``, or the default monitor configuration's),
+    counts and notes."""
+    pack = build_pack(cluster) if pack is None else pack
     alerts = [{**s.to_dict(), "text": readable(s.summary), "description": a.description,
                "runbook": a.runbook}
               for s, a in zip(pack.summaries(), pack.alerts(), strict=True)]

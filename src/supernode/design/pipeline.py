@@ -1,16 +1,19 @@
 """The design review pipeline: validate -> topology -> plan -> simulate -> reliability ->
-facility -> monitoring -> rules, each stage reading the results of the ones before (the
-report comes after).
+facility -> monitoring -> scheduling -> artefacts -> rules, each stage reading the results
+of the ones before (the report comes after).
 
 :func:`run_design` loads and checks every input first (cluster with its reliability block,
-workload, plan, rule pack), so bad input fails before any model runs; then each stage calls
-the project's public entry points (:func:`~supernode.topology.metrics.topology_report`,
-:func:`~supernode.planner.plan_job`, :func:`~supernode.netsim.scenario.simulate_jobs`,
+workload, plan, rule pack, Prometheus major), so bad input fails before any model runs;
+then each stage calls the project's public entry points
+(:func:`~supernode.topology.metrics.topology_report`, :func:`~supernode.planner.plan_job`,
+:func:`~supernode.netsim.scenario.simulate_jobs`,
 :func:`~supernode.reliability.assess.assess_reliability`,
 :func:`~supernode.facility.facility_report`, :func:`~supernode.monitor.pack.build_pack`,
-:func:`~supernode.rules.run_rules`). The
-:class:`DesignResult` holds the result objects and :meth:`DesignResult.to_dict` is
-``results.json``: every figure the report shows.
+:func:`~supernode.scheduler.schedule`, :func:`~supernode.exports.export_files` and
+:func:`~supernode.monitor.artefacts.render`, :func:`~supernode.rules.run_rules`). The
+:class:`DesignResult` holds the result objects, the texts of the exported files
+(``files``) and :meth:`DesignResult.to_dict`, which is ``results.json``: every figure the
+report shows.
 """
 
 from __future__ import annotations
@@ -21,14 +24,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from supernode.design.artefacts import design_artefacts
 from supernode.design.decisions import decision_records
 from supernode.design.monitoring import monitoring_summary
 from supernode.design.plans import best_view, given_view, simulation_plan
 from supernode.design.reliability import DESIGN_DAYS, DESIGN_RUNS, run_reliability
+from supernode.design.scheduling import run_scheduling
 from supernode.design.simulation import run_simulation, simulation_results
 from supernode.design.summary import cluster_summary, workload_summary
 from supernode.errors import InputError
 from supernode.facility import WorkloadUse, facility_report
+from supernode.monitor.pack import build_pack
+from supernode.monitor.promtool import semantics_for
 from supernode.planner import build_target, plan_job
 from supernode.planner.fit import CONVENTIONAL_DOMAIN, FitInput, workload_fit
 from supernode.reliability.assess import check_reliability_block
@@ -42,7 +49,7 @@ from supernode.workload.presets import load_workload
 
 SCHEMA = "supernode-design/1"
 STAGES = ("validate", "topology", "plan", "simulate", "reliability", "facility", "monitoring",
-          "rules")
+          "scheduling", "artefacts", "rules")
 Progress = Callable[[str, int, int], None]
 
 
@@ -61,6 +68,7 @@ class DesignInput:
     example: str | None = None
     reliability_runs: int = DESIGN_RUNS
     reliability_days: float = DESIGN_DAYS
+    prometheus_major: int | None = None
 
 
 @dataclass
@@ -71,6 +79,8 @@ class DesignResult:
     data: dict[str, Any]
     findings: list[Any]
     timings_s: dict[str, float] = field(default_factory=dict)
+    #: Texts of the exported and monitoring files by path in the design folder.
+    files: dict[str, str] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[str]:
@@ -136,57 +146,99 @@ def _results(inputs: DesignInput, cluster, topo, facts: Facts, monitoring: dict[
         "reliability": facts.reliability,
         "facility": facts.facility,
         "monitoring": monitoring,
+        "scheduling": facts.scheduling,
+        "artefacts": facts.artefacts,
         "fit": facts.fit,
         "findings": [f.to_dict() for f in findings],
         "notes": notes,
     }
 
 
+class _Clock:
+    """Start time of each stage, and the progress callback told of each."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        self.starts: dict[str, float] = {}
+        self.progress = progress
+
+    def __call__(self, name: str) -> None:
+        self.starts[name] = time.perf_counter()
+        if self.progress is not None:
+            self.progress(name, STAGES.index(name), len(STAGES))
+
+    def timings(self) -> dict[str, float]:
+        """Seconds per stage (each until the next began; the last until now)."""
+        ends = [self.starts[n] for n in STAGES[1:]] + [time.perf_counter()]
+        return {n: end - self.starts[n] for n, end in zip(STAGES, ends, strict=True)}
+
+
+@dataclass(frozen=True)
+class _Reviewed:
+    """What the stages after the simulation read: the plan under review and its results."""
+
+    workload: Any
+    target: Any
+    view: dict[str, Any] | None
+    plan: ParallelPlan | None
+    sim: dict[str, Any] | None
+
+
+def _operations(inputs: DesignInput, cluster, topo, reviewed: _Reviewed,
+                prometheus: tuple[Any, int], clock: _Clock) -> dict[str, Any]:
+    """Reliability, facility, monitoring, scheduling and artefacts stages."""
+    workload, target, view, plan, sim = (reviewed.workload, reviewed.target, reviewed.view,
+                                         reviewed.plan, reviewed.sim)
+    clock("reliability")
+    rel = alt = None
+    if plan is not None:
+        rel, alt = run_reliability(cluster, workload, plan, inputs.seed,
+                                   inputs.reliability_days, inputs.reliability_runs)
+    clock("facility")
+    use = None
+    if view is not None:
+        step = sim["step_time_s"] if sim else view["step_time_s"]
+        use = WorkloadUse(view["busy_share"], step, target.tokens_per_step)
+    fac = facility_report(cluster, topo, use).to_dict()
+    clock("monitoring")
+    pack = build_pack(cluster)
+    monitoring = monitoring_summary(cluster, pack)
+    clock("scheduling")
+    scheduling, sched_note = run_scheduling(cluster, inputs.seed)
+    clock("artefacts")
+    files, artefacts = design_artefacts(cluster, pack, *prometheus)
+    return {"rel": rel, "alt": alt, "fac": fac, "monitoring": monitoring,
+            "scheduling": scheduling, "sched_note": sched_note, "files": files,
+            "artefacts": artefacts}
+
+
 def run_design(inputs: DesignInput, progress: Progress | None = None) -> DesignResult:
     """Run every stage of the review; InputError for bad input anywhere in the chain."""
-    starts: dict[str, float] = {}
-
-    def stage(name: str) -> None:
-        starts[name] = time.perf_counter()
-        if progress is not None:
-            progress(name, STAGES.index(name), len(STAGES))
-
-    stage("validate")
+    clock = _Clock(progress)
+    clock("validate")
     spec, cluster, workload, pack, doc = _load(inputs)
-    stage("topology")
+    semantics, major = semantics_for(inputs.prometheus_major)
+    clock("topology")
     topo = topology_report(cluster)
-    stage("plan")
+    clock("plan")
     target, _ = build_target(spec, workload, None, inputs.global_batch)
     given = _given_plan(doc, target.gpus, target.global_batch_sequences, str(inputs.plan))
     report = plan_job(target, top=inputs.top, reference=given)
     view = given_view(target, given, report) if given is not None else best_view(report)
     fit, fit_note = _fit(spec, workload, target.global_batch_sequences, cluster.scale_up.size)
     plan, order = simulation_plan(view, report, given) if view is not None else (None, ())
-    stage("simulate")
+    clock("simulate")
     sim = None
     if inputs.simulate and plan is not None:
         sim = simulation_results(run_simulation(cluster, workload, plan, order, inputs.seed))
-    stage("reliability")
-    rel = alt = None
-    if plan is not None:
-        rel, alt = run_reliability(cluster, workload, plan, inputs.seed,
-                                   inputs.reliability_days, inputs.reliability_runs)
-    stage("facility")
-    use = None
-    if view is not None:
-        step = sim["step_time_s"] if sim else view["step_time_s"]
-        use = WorkloadUse(view["busy_share"], step, target.tokens_per_step)
-    fac = facility_report(cluster, topo, use).to_dict()
-    stage("monitoring")
-    monitoring = monitoring_summary(cluster)
-    stage("rules")
+    ops = _operations(inputs, cluster, topo, _Reviewed(workload, target, view, plan, sim),
+                      (semantics, major), clock)
+    clock("rules")
     facts = Facts(cluster, workload_summary(workload), topo.to_dict(), report.to_dict(), view,
-                  sim, fac, fit, rel)
+                  sim, ops["fac"], fit, ops["rel"], ops["scheduling"], ops["artefacts"])
     findings = run_rules(facts, pack)
-    notes = [n for n in (fit_note, None if rel else "reliability not assessed: no plan fits")
-             if n]
-    data = _results(inputs, cluster, topo, facts, monitoring, findings, notes)
-    data["decisions"] = decision_records(data, cluster, alt)
-    ends = [starts[n] for n in STAGES[1:]] + [time.perf_counter()]
-    timings = {n: end - starts[n] for n, end in zip(STAGES, ends, strict=True)}
-    return DesignResult(inputs, data, findings, timings)
+    notes = [n for n in (fit_note, None if ops["rel"] else "reliability not assessed: no plan "
+                                                          "fits", ops["sched_note"]) if n]
+    data = _results(inputs, cluster, topo, facts, ops["monitoring"], findings, notes)
+    data["inputs"]["prometheus_major"] = major
+    data["decisions"] = decision_records(data, cluster, ops["alt"])
+    return DesignResult(inputs, data, findings, clock.timings(), ops["files"])

@@ -1,5 +1,6 @@
 """Running ``promtool`` (Debian package ``prometheus``): find it, read its version, check
-and unit-test rule files. Used by ``supernode monitor rules --check`` and the tests."""
+and unit-test rule files, and pick the window rules that test values follow. Used by
+``supernode monitor rules``, ``supernode health``, ``supernode design`` and the tests."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from supernode.errors import InputError
+from supernode.monitor.storage import Semantics
 
 #: Seconds one promtool run may take before it is stopped.
 TIMEOUT_S = 300
@@ -41,6 +45,17 @@ def promtool_version(binary: str) -> tuple[int, int, int]:
         raise RuntimeError(f"cannot read the version of {binary}")
     major, minor, patch = (int(g) for g in found.groups())
     return major, minor, patch
+
+
+def semantics_for(major: int | None) -> tuple[Semantics, int]:
+    """Window rules of Prometheus ``major`` and that major (None: the major version of the
+    promtool on PATH, else 3); InputError at ``--prometheus-major`` for another number."""
+    if major is None:
+        binary = find_promtool()
+        major = promtool_version(binary)[0] if binary else 3
+    if major not in (2, 3):
+        raise InputError("--prometheus-major", f"2 or 3, got {major}")
+    return Semantics(left_open=major >= 3), major
 
 
 def run(binary: str, args: list[str], cwd: Path) -> PromtoolResult:

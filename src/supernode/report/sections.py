@@ -2,8 +2,9 @@
 
 A builder takes the results dict (``results.json``) and returns a
 :class:`~supernode.report.blocks.Section`, or None when the section has nothing to show.
-Later issues add a section (scheduling, ...; reliability and monitoring are in
-:mod:`~supernode.report.sections_reliability`) by putting their
+Later issues add a section (reliability and monitoring are in
+:mod:`~supernode.report.sections_reliability`, scheduling and artefacts in
+:mod:`~supernode.report.sections_scheduling`) by putting their
 result's ``to_dict()`` under a results key and calling :func:`register_section` with a
 builder that reads it; see docs/design.md.
 """
@@ -53,6 +54,7 @@ def build_sections(results: dict[str, Any]) -> list[Section]:
         sections_reliability,
         sections_review,
         sections_run,
+        sections_scheduling,
     )
 
     out = []

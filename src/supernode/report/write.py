@@ -1,9 +1,12 @@
-"""Write the report set into a folder, all or nothing (``supernode.outputs.output_folder``)."""
+"""Write the report set into a folder, all or nothing (``supernode.outputs.output_folder``):
+the report files, its figures, and the design's exported files (``exports/``,
+``monitoring/``) when they are given."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from supernode.outputs import output_folder
@@ -21,13 +24,36 @@ def results_json(results: dict[str, Any]) -> str:
     return json.dumps(results, indent=1, allow_nan=False) + "\n"
 
 
-def write_report(results: dict[str, Any], directory: str | Path, option: str = "--out"
-                 ) -> list[Path]:
-    """Render and write every report file into ``directory``; the files written (final paths).
+def _checked_artefacts(results: dict[str, Any], artefacts: Mapping[str, str] | None
+                       ) -> tuple[dict[str, Any], dict[str, str]]:
+    """The results to render and the files to write beside them: without the texts, the
+    listing is left out (a report never lists a file it did not write); with them, they
+    must be exactly the files listed, each a relative path of plain names."""
+    listed = results.get("artefacts")
+    if artefacts is None or listed is None:
+        return {k: v for k, v in results.items() if k != "artefacts"}, {}
+    paths = [f["path"] for f in listed["files"]]
+    if sorted(paths) != sorted(artefacts):
+        raise ValueError("the artefact texts given are not the files results['artefacts'] "
+                         "lists")
+    for path in paths:
+        parts = PurePosixPath(path).parts
+        if PurePosixPath(path).is_absolute() or any(p in ("", ".", "..") for p in parts) \
+                or parts[0] in REPORT_FILES + ("figures",):
+            raise ValueError(f"artefact path {path!r} is not a plain relative path")
+    return results, dict(artefacts)
+
+
+def write_report(results: dict[str, Any], directory: str | Path, option: str = "--out",
+                 artefacts: Mapping[str, str] | None = None) -> list[Path]:
+    """Render and write every report file into ``directory``, and ``artefacts`` (path in the
+    folder -> text: :attr:`supernode.design.DesignResult.files`) beside them; the files
+    written (final paths).
 
     Nothing is left in ``directory`` if rendering or writing fails (an OSError is an
     InputError at ``option``).
     """
+    results, extra = _checked_artefacts(results, artefacts)
     sections = build_sections(results)
     html = render_html(sections, results)
     markdown = render_markdown(sections, results)
@@ -43,5 +69,8 @@ def write_report(results: dict[str, Any], directory: str | Path, option: str = "
         (staging / "figures").mkdir()
         for name, svg in figures.items():
             (staging / "figures" / f"{name}.svg").write_text(svg, encoding="utf-8")
-    names = list(REPORT_FILES) + [f"figures/{n}.svg" for n in figures]
+        for path, body in extra.items():
+            (staging / path).parent.mkdir(parents=True, exist_ok=True)
+            (staging / path).write_text(body, encoding="utf-8")
+    names = list(REPORT_FILES) + [f"figures/{n}.svg" for n in figures] + list(extra)
     return [target / n for n in names]

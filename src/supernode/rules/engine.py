@@ -11,6 +11,7 @@ from supernode.rules import (  # noqa: F401
     facility_rules,
     plan_rules,
     reliability_rules,
+    scheduling_rules,
 )
 from supernode.rules.facts import Facts
 from supernode.rules.pack import RulePack, settings

@@ -18,7 +18,10 @@ class Facts:
     :meth:`SimResult.to_dict` or None when not simulated; ``facility``:
     :meth:`FacilityReport.to_dict`; ``fit``: the workload-fit answer or None;
     ``reliability``: :meth:`ReliabilityResult.to_dict` of the reviewed plan, or None when
-    not assessed (no plan fits).
+    not assessed (no plan fits); ``scheduling``: the review's placement replay
+    (:func:`supernode.design.scheduling.run_scheduling`), or None when not run;
+    ``artefacts``: the listing of the exported files the review writes
+    (:func:`supernode.design.artefacts.design_artefacts`), or None.
     """
 
     cluster: Cluster
@@ -30,3 +33,5 @@ class Facts:
     facility: dict[str, Any]
     fit: dict[str, Any] | None = None
     reliability: dict[str, Any] | None = None
+    scheduling: dict[str, Any] | None = None
+    artefacts: dict[str, Any] | None = None
