@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from supernode.netsim.collectives import tree_edges
+from supernode.collectives.trees import tree_sends
 
 
 def ring_time_s(op: str, n: int, message_bytes: float, bandwidth_bytes_per_s: float,
@@ -30,13 +30,12 @@ def ring_time_s(op: str, n: int, message_bytes: float, bandwidth_bytes_per_s: fl
 
 def tree_time_s(n: int, message_bytes: float, bandwidth_bytes_per_s: float,
                 latency_s: float) -> float:
-    """Double binary tree all-reduce: ``2 floor(log2 n) α + (S/2) d / B`` with ``d`` the
-    most tree edges leaving one rank (4 for ``n > 3``: up and two children in one tree, up
-    in the other; 2 for ``n = 2``) (seconds)."""
+    """NCCL's double binary tree all-reduce over ``n`` one-rank nodes:
+    ``2 floor(log2 n) α + (S/2) d / B`` with ``d`` the most sends of one node over both
+    trees (to its parent and to each child: 4 for most ``n > 3``, 2 for ``n = 2``)."""
     if n < 2:
         return 0.0
-    child, parent = tree_edges(n)
-    out = np.bincount(np.concatenate([child, parent]), minlength=n).max()
+    out = float(tree_sends(n).max())
     depth = math.floor(math.log2(n))
     return 2 * depth * latency_s + message_bytes / 2 * out / bandwidth_bytes_per_s
 

@@ -73,15 +73,16 @@ def groups_of(entry: CollectiveEntry, index: int, accelerators: int) -> np.ndarr
 
 
 def build_traffic(env: Environment, net: Network, doc: TrafficFile, mode: str,
-                  coupled: bool) -> list[Task]:
-    """Add every collective of ``doc`` to ``env``; return their last tasks."""
+                  coupled: bool, fabric=None, tables=None) -> list[Task]:
+    """Add every collective of ``doc`` to ``env``; return their last tasks. ``fabric`` and
+    ``tables``: the cluster's collective fabric and efficiency tables (schedules)."""
     ends: dict[str, Task] = {}
     names = [c.name for c in doc.collectives]
     if len(set(names)) != len(names):
         raise InputError("collectives", "collective names must be unique")
     for i, entry in enumerate(doc.collectives):
         groups = groups_of(entry, i, net.accelerators)
-        ctx = Ctx(float(entry.repeat), mode, coupled, net, entry.name)
+        ctx = Ctx(float(entry.repeat), mode, coupled, net, entry.name, fabric, tables)
         first, last = add_collective(env, entry.name, entry.op, entry.algorithm, groups,
                                      entry.message_bytes, ctx, lane=entry.name)
         if entry.start_s > 0:
