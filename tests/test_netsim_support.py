@@ -77,7 +77,7 @@ def run_collective(net: Network, op: str, algorithm: str | None, groups, message
     ``net`` from); ``tables``: efficiency tables (default: line rate, no latencies).
     """
     env = Environment(net, Router(net, RoutingConfig(fabric=routing, seed=seed)), check=check)
-    fabric = fabric if fabric is not None else FABRICS[id(net)]
+    fabric = fabric if fabric is not None else FABRICS[net.name]
     tables = tables if tables is not None else ideal_tables(load_efficiency_tables())
     add_collective(env, "c", op, algorithm, np.atleast_2d(groups), message_bytes,
                    Ctx(mode=mode, coupled=coupled, net=net, fabric=fabric, tables=tables))
@@ -85,15 +85,15 @@ def run_collective(net: Network, op: str, algorithm: str | None, groups, message
     return env.records[0].duration_s, env
 
 
-#: The collective fabric of every network built by :func:`network` (by id).
-FABRICS: dict[int, object] = {}
+#: The collective fabric of every cluster :func:`network` built a network of (by name).
+FABRICS: dict[str, object] = {}
 
 
 def network(cluster: Cluster) -> Network:
     """The cluster's network at line rate (no protocol efficiency); its collective fabric
     is remembered for :func:`run_collective`."""
     net = network_from_cluster(cluster)
-    FABRICS[id(net)] = fabric_from_cluster(cluster)[0]
+    FABRICS[net.name] = fabric_from_cluster(cluster)[0]
     return net
 
 

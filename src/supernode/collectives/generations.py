@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from supernode.units import GBIT_PER_S, GBYTE_PER_S
 
+#: Tables whose values are borrowed from NVLink 4 (no public measurement of the link).
+BORROWED_TABLES = frozenset({"ici", "neuronlink", "ub", "roce_scale_up"})
 #: Fragments of the catalog's scale_up_name -> (table, tier kind), first match wins.
 _LINK_NAMES: tuple[tuple[str, str, str], ...] = (
     ("nvlink 5", "nvlink5", "switch"), ("nvlink 4", "nvlink4", "switch"),
@@ -46,12 +48,14 @@ def scale_up_link(accelerator: str | None, bandwidth_bytes_per_s: float,
 
     By the link name (catalog ``scale_up_name``, looked up from the accelerator id when
     not given), else the id, else the NVLink generation nearest in per-GPU bandwidth
-    (NVLink 3: 300, 4: 450, 5: 900 GB/s per direction), which is ``borrowed``.
+    (NVLink 3: 300, 4: 450, 5: 900 GB/s per direction). ``borrowed``: no public
+    measurement calibrates that link (the nearest NVLink generation, or a table of
+    :data:`BORROWED_TABLES`, whose values are NVLink 4's).
     """
     name = (link_name or _catalog_link(accelerator)[0] or "").lower()
     for fragment, table, kind in _LINK_NAMES:
         if fragment in name:
-            return table, kind, False
+            return table, kind, table in BORROWED_TABLES
     key = (accelerator or "").lower()
     for fragment, table in _ID_HINTS:
         if fragment in key:

@@ -56,9 +56,11 @@ def _period(fabric: Fabric, factors: Factors) -> int:
     return min(period, fabric.capacity)
 
 
-def _tier_stats(members: np.ndarray, inner: int, outer_size: int) -> tuple[int, int, int]:
+def _tier_stats(members: np.ndarray, inner: int, outer_size: int
+                ) -> tuple[int, int, int, int]:
     """For groups (rows of ``members``) against tier blocks of ``outer_size`` made of parts
-    of ``inner``: the worst row's (members in a block, parts in it, smallest part).
+    of ``inner``: the worst row's (members in a block, parts in it, smallest part,
+    largest part).
 
     Worst: the smallest part, then the most parts, then the most members.
     """
@@ -71,10 +73,11 @@ def _tier_stats(members: np.ndarray, inner: int, outer_size: int) -> tuple[int, 
     first = np.sort(first)
     bounds = np.append(first, triples.shape[0])
     smallest = np.minimum.reduceat(counts, first)
+    largest = np.maximum.reduceat(counts, first)
     parts = np.diff(bounds)
     size = np.add.reduceat(counts, first)
     worst = np.lexsort((-size, -parts, smallest))[0]
-    return int(size[worst]), int(parts[worst]), int(smallest[worst])
+    return int(size[worst]), int(parts[worst]), int(smallest[worst]), int(largest[worst])
 
 
 def _torus_shape(tier: FabricTier, members: np.ndarray) -> tuple[tuple[int, bool], ...]:
@@ -102,6 +105,7 @@ def view_from_members(fabric: Fabric, members: np.ndarray) -> Fabric:
     tiers: list[FabricTier] = []
     previous = 1
     for j, tier in enumerate(fabric.tiers):
+        inside = bool(np.all(members // tier.group_size == members[:, :1] // tier.group_size))
         last = j == len(fabric.tiers) - 1
         if j == 0:
             size = int(max(np.unique(row // tier.group_size, return_counts=True)[1].max()
@@ -110,14 +114,18 @@ def view_from_members(fabric: Fabric, members: np.ndarray) -> Fabric:
             tiers.append(with_group_size(tier, size, shape=shape))
             previous = size
         else:
-            size, parts, smallest = _tier_stats(members, fabric.tiers[j - 1].group_size,
-                                                fabric.capacity if last else tier.group_size)
+            size, parts, smallest, largest = _tier_stats(
+                members, fabric.tiers[j - 1].group_size,
+                fabric.capacity if last else tier.group_size)
             if parts > 1:
                 aligned = smallest == previous and size == parts * previous
+                if not aligned and len(tiers) == 1:  # the binding group's own largest part
+                    tiers[0] = with_group_size(tiers[0], largest, shape=tiers[0].shape)
+                    previous = largest
                 tiers.append(with_group_size(tier, size, parts=0 if aligned else parts,
                                              smallest=0 if aligned else smallest))
                 previous = size
-        if previous >= n:
+        if inside:  # every group sits in one block of this tier: no tier above is crossed
             break
     if tiers[-1].group_size < n:  # the group needs the outermost tier at its full size
         top = fabric.tiers[-1]

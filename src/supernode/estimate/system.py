@@ -49,8 +49,8 @@ def system_from_cluster(cluster: Cluster, precision: str = "bf16") -> SystemMode
     notes = ()
     if borrowed:
         notes = (f"no measured collective efficiency for {cluster.accelerator.name}'s scale-up "
-                 f"bus: costed with the {fabric.tiers[0].efficiency} table (nearest in "
-                 "bandwidth)",)
+                 f"bus: costed with the {fabric.tiers[0].efficiency} table (NVLink values "
+                 "borrowed)",)
     return SystemModel(
         accelerator=cluster.accelerator.name,
         gpus=cluster.accelerators,

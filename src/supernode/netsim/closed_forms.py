@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from supernode.collectives.trees import tree_sends
 
 

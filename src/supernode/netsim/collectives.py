@@ -200,9 +200,10 @@ def realise(phase: Phase, schedule: Schedule, groups: np.ndarray, s: float, ctx:
             continue
         src, dst, reduce, per_flow = PATTERNS[phase.pattern](rows, net, phase, schedule)
         for a, b, scale in zip(src, dst, per_flow, strict=True):
+            # flows the switches merge move as one (coupled) class whatever ctx.coupled says
             out.append(FlowSpec(np.asarray(a, dtype=np.int64).ravel(),
                                 np.asarray(b, dtype=np.int64).ravel(), nbytes * scale, 0.0,
-                                ctx.coupled, ctx.label, reduce, eff))
+                                ctx.coupled or reduce, ctx.label, reduce, eff))
     return out
 
 
