@@ -72,10 +72,10 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "in_network_half_bandwidth_bytes": (1e5, 3e8),
 }
 PRIOR_WEIGHT = 0.02
-LOSS, LOSS_SCALE = "soft_l1", 0.1
+LOSS, LOSS_SCALE = "soft_l1", 0.3
 STARTS = 2
 SEED = 20240601
-SOFTNESS_SCHEDULE: tuple[float, ...] = (0.3, 0.03, 0.0)
+SOFTNESS_SCHEDULE: tuple[float, ...] = (0.1, 0.0)
 REL_TOLERANCE = 0.03
 SIGNIFICANT = 4
 HEADER = ("# Collective efficiency tables per link generation and vendor (see "
@@ -260,7 +260,7 @@ def fit(spec: EfficiencyFileSpec, groups: Sequence[CaseGroup], *,
         for softness in SOFTNESS_SCHEDULE:
             result = least_squares(residuals, x, args=(softness,), bounds=(lo, hi),
                                    method="trf", loss=LOSS, f_scale=LOSS_SCALE,
-                                   diff_step=1e-4, xtol=1e-10, ftol=1e-12, max_nfev=300)
+                                   diff_step=1e-4, xtol=1e-8, ftol=1e-9, max_nfev=200)
             x = result.x
         if best is None or result.cost < best.cost - 1e-12:
             best = result

@@ -89,8 +89,9 @@ class FabricTier:
 
 @dataclass(frozen=True)
 class Fabric:
-    """Tiers innermost first; group sizes strictly increase (a multiple of the previous
-    one, unless the tier carries explicit ``parts``, as group views of uneven groups do)."""
+    """Tiers innermost first; group sizes strictly increase, each a multiple of the
+    previous one except the outermost (a last leaf group may be partly filled) and tiers
+    with explicit ``parts`` (group views of uneven groups)."""
 
     tiers: tuple[FabricTier, ...]
 
@@ -100,7 +101,9 @@ class Fabric:
         object.__setattr__(self, "tiers", tuple(self.tiers))
         for j in range(1, len(self.tiers)):
             inner, outer = self.tiers[j - 1].group_size, self.tiers[j]
-            if outer.group_size <= inner or (outer.group_size % inner and not outer.parts):
+            last = j == len(self.tiers) - 1
+            if outer.group_size <= inner or (outer.group_size % inner and not outer.parts
+                                             and not last):
                 raise InputError(f"tiers[{j}].group_size",
                                  f"{outer.group_size} must exceed and be a multiple of tier "
                                  f"{j - 1}'s group size {inner}")

@@ -96,11 +96,20 @@ def _fastest_across(levels: list[Level], protocol: str) -> Schedule:
     return best
 
 
+def _require_equal_parts(name: str, levels: list[Level]) -> None:
+    """Both phases assume parts of one size (every rail has a member in every part)."""
+    crossed = outer(levels)
+    if not crossed or levels[0].members < 2:
+        raise NotApplicable(f"{name} needs several parts of 2 or more ranks")
+    if crossed[0].smallest != levels[0].members:
+        raise NotApplicable(f"{name} needs parts of equal size; this group splits "
+                            f"{levels[0].members} + ... + {crossed[0].smallest}")
+
+
 def hierarchical(op: str, levels: list[Level], protocol: str) -> Schedule:
     """Hierarchical all-reduce (see the module docstring)."""
     require_op("hierarchical", op, frozenset({"all_reduce"}))
-    if not outer(levels) or levels[0].members < 2:
-        raise NotApplicable("hierarchical needs several parts of 2 or more ranks")
+    _require_equal_parts("hierarchical", levels)
     g = levels[0].members
     across = _fastest_across(levels, protocol)
     phases = (_inner("reduce_scatter", levels, protocol),
@@ -112,8 +121,7 @@ def hierarchical(op: str, levels: list[Level], protocol: str) -> Schedule:
 def hierarchical_a2a(op: str, levels: list[Level], protocol: str) -> Schedule:
     """Two-phase all-to-all (see the module docstring)."""
     require_op("hierarchical_a2a", op, frozenset({"all_to_all"}))
-    if not outer(levels) or levels[0].members < 2:
-        raise NotApplicable("hierarchical_a2a needs several parts of 2 or more ranks")
+    _require_equal_parts("hierarchical_a2a", levels)
     inside = scoped(direct(op, part_levels(levels), protocol).phases[0], "parts", 0, 1.0)
     across = scoped(direct(op, rail_levels(levels), protocol).phases[0], "rails", 1, 1.0)
     return Schedule("hierarchical_a2a", op, protocol, "p2p", (inside, across), tuple(levels))

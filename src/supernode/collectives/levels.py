@@ -9,9 +9,9 @@ ranks:
   crossing of tier ``j`` (for tier 0: 1). Equal to ``members_{j-1}`` when the group is
   aligned; smaller when it straddles a boundary (72-GPU racks under 32-rank groups);
 * ``groups``: tier-``j`` groups the collective spans (``ceil(n / members)``);
+* ``blocks``: tier-``(j-1)`` parts the whole collective spans;
 * ``chain_hops``: hops of a chain through all ``n`` ranks whose slowest link is tier ``j``
-  (``(parts - 1) * groups`` on outer tiers; they sum to ``n - 1``: NCCL's
-  ``nInterSteps``).
+  (``blocks - groups``; they sum to ``n - 1``: NCCL's ``nInterSteps``).
 
 A level is *used* when it joins several parts (``parts > 1``). A tier 0 of kind ``nic``
 (a scale-out tier innermost: one-GPU hosts, or a rail's view,
@@ -41,6 +41,7 @@ class Level:
     smallest: int
     groups: int
     ranks: int
+    blocks: int = 0
 
     @property
     def rail(self) -> bool:
@@ -57,7 +58,7 @@ class Level:
         """Hops of a chain through the collective's ranks at this level's speed."""
         if self.index == 0:
             return self.ranks - self.groups
-        return (self.parts - 1) * self.groups
+        return max(self.blocks, self.parts) - self.groups
 
     @property
     def rate_bytes_per_s(self) -> float:
@@ -67,22 +68,24 @@ class Level:
 
 
 @lru_cache(maxsize=8192)
-def _shape(fabric: Fabric, n: int) -> tuple[tuple[int, int, int, int, int], ...]:
-    """(members, parts, smallest, groups, ranks) per tier for ``n`` ranks of ``fabric``."""
+def _shape(fabric: Fabric, n: int) -> tuple[tuple[int, ...], ...]:
+    """(members, parts, smallest, groups, ranks, blocks) per tier for ``n`` ranks."""
     out = []
     previous = 1
     for j, tier in enumerate(fabric.tiers):
         members = min(n, tier.group_size)
+        groups = -(-n // members)
         if j == 0:
-            parts, smallest = members, 1
+            parts, smallest, blocks = members, 1, n
         elif tier.parts:
             parts, smallest = min(tier.parts, -(-members // max(previous, 1))), tier.smallest
+            blocks = parts * groups
         else:
             parts = -(-members // previous)
             rest = members % previous
             smallest = rest if (rest and parts > 1) else previous
-        groups = -(-n // members)
-        out.append((members, parts, smallest, groups, n))
+            blocks = -(-n // previous)
+        out.append((members, parts, smallest, groups, n, blocks))
         previous = members
         if tier.group_size >= n:
             break

@@ -98,7 +98,7 @@ def scale_out_tiers(cluster, inner: int, tables: Tables) -> list[FabricTier]:
     previous, crossing = inner, 1.0
     level_names = ("scale_out_leaf", "scale_out_pod")
     for level, size in enumerate(sizes[: out.tiers - 1]):
-        if previous < size < total and size % previous == 0 and total % size == 0:
+        if previous < size < total and size % previous == 0:
             tiers.append(make_tier(level_names[level], size, per_rank, name, kind="nic",
                                    oversubscription=crossing, latency_s=_path_latency(
                                        level, nic_s, link, sw),
@@ -142,7 +142,9 @@ def fabric_from_validation_system(system: dict, ranks: int | None = None, *,
     """Build the fabric of a validation case's ``system`` block.
 
     Scale-up tier: ``scale_up_gpus`` ranks at ``scale_up_gigabytes_per_s`` per GPU per
-    direction, laid out as the part's link is (a full mesh for xGMI, else a switch);
+    direction (a job of ``gpus`` that does not fill whole domains spreads evenly over the
+    fewest that hold it: :func:`job_domain_size`), laid out as the part's link is (a full
+    mesh for xGMI, else a switch);
     NVLS when ``in_network_reduction`` is true, or null and the link generation has it
     (NVLink SHARP from NVLink 4 on). Scale-out tier (only when the system or ``ranks``
     exceed one domain): ``scale_out_gigabits_per_s`` NIC line rate per GPU, non-blocking,
@@ -150,7 +152,8 @@ def fabric_from_validation_system(system: dict, ranks: int | None = None, *,
     :mod:`.generations`).
     """
     tables = as_tables(tables)
-    up_gpus = _positive_int(system, "scale_up_gpus")
+    total = max(int(system.get("gpus") or 0), int(ranks or 1))
+    up_gpus = job_domain_size(_positive_int(system, "scale_up_gpus"), total)
     up_bw = _positive_float(system, "scale_up_gigabytes_per_s") * GBYTE_PER_S
     accelerator = system.get("accelerator")
     up_name, kind, _ = scale_up_link(str(accelerator) if accelerator else None, up_bw)
@@ -159,13 +162,25 @@ def fabric_from_validation_system(system: dict, ranks: int | None = None, *,
         and kind == "switch"
     tiers = [make_tier("scale_up", up_gpus, up_bw, up_name, kind=kind,
                        in_network_reduction=nvls, tables=tables)]
-    total = max(int(system.get("gpus") or up_gpus), int(ranks or 1))
+    total = max(total, up_gpus)
     if total > up_gpus:
         nic_bw = _positive_float(system, "scale_out_gigabits_per_s") * GBIT_PER_S
         size = math.ceil(total / up_gpus) * up_gpus
         name = scale_out_efficiency_name(nic_bw, vendor_uses_ethernet(accelerator))
         tiers.append(make_tier("scale_out", size, nic_bw, name, kind="nic", tables=tables))
     return Fabric(tuple(tiers))
+
+
+def job_domain_size(domain_gpus: int, job_gpus: int) -> int:
+    """GPUs of a job per NVLink domain when the job does not fill whole domains: it spreads
+    evenly over the fewest domains that hold it (256 GPUs on 72-GPU racks: 4 x 64, as a
+    scheduler placing whole trays does), so that no group straddles a half-used domain."""
+    if job_gpus <= domain_gpus or job_gpus % domain_gpus == 0:
+        return domain_gpus
+    domains = -(-job_gpus // domain_gpus)
+    while job_gpus % domains:
+        domains += 1
+    return job_gpus // domains
 
 
 def _positive_float(system: dict, key: str) -> float:

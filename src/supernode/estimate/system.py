@@ -76,12 +76,13 @@ def system_from_validation(system: dict) -> SystemModel:
                                                 path="system.accelerator"))
     peak = system.get("peak_dense_bf16_tflops")
     gpus = int(system["gpus"])
+    fabric = fabric_from_validation_system(system, ranks=gpus)
     return SystemModel(
         accelerator=chip.name,
         gpus=gpus,
-        scale_up_size=int(system["scale_up_gpus"]),
+        scale_up_size=fabric.tiers[0].group_size,  # the job's GPUs per domain
         peak_flops=float(peak) * TFLOPS if peak else chip.peak("bf16"),
         memory_bytes=chip.memory_bytes,
         memory_bandwidth_bytes_per_s=chip.memory_bandwidth_bytes_per_s,
-        fabric=fabric_from_validation_system(system, ranks=gpus),
+        fabric=fabric,
     )
