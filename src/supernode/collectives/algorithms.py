@@ -54,7 +54,10 @@ def outer(levels: list[Level]) -> list[Level]:
 
 
 def ring_channels(levels: list[Level]) -> int:
-    """NCCL-style ring channel count (see the module docstring)."""
+    """NCCL-style ring channel count (see the module docstring); a rail's ring is one
+    channel (the rail already is one of its group's channels)."""
+    if levels[0].rail:
+        return 1
     out = outer(levels)
     if out:
         return out[0].smallest
@@ -226,7 +229,8 @@ def pat(op: str, levels: list[Level], protocol: str) -> Schedule:
         phase = _exchange(levels, 2 ** k, share)
         phases.append(Phase(phase.pattern, phase.scope, phase.loads,
                             tuple((j, s / 3.5) for j, s in phase.steps), share,
-                            params=phase.params + (("efficiency", PAT_EFFICIENCY),)))
+                            params=phase.params + (("efficiency", PAT_EFFICIENCY),
+                                                   ("kind", "shift"))))
     if op == "reduce_scatter":
         phases = phases[::-1]
     first = phases[0]
