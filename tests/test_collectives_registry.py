@@ -14,6 +14,7 @@ from supernode.collectives import (
     collective_time_s,
     get_algorithm,
     register_algorithm,
+    unregister_algorithm,
 )
 from supernode.errors import InputError
 
@@ -43,11 +44,17 @@ def test_custom_algorithm_can_be_registered_and_named():
         return Schedule(name, op, protocol, "none", (phase,), tuple(levels))
 
     name = "toy_constant_test_only"
-    if name not in algorithm_names():
-        register_algorithm(name, latency_only, ops=("all_reduce",))
-    assert collective_time_s("all_reduce", 1e9, 8, FAB, name) == (1e-6, name)
-    assert collective_time_s("all_reduce", 1e9, 8, FAB)[1] != name  # not auto
-    assert get_algorithm(name).description.startswith("A toy algorithm")
+    register_algorithm(name, latency_only, ops=("all_reduce",), aliases=("toy_alias",))
+    try:
+        assert collective_time_s("all_reduce", 1e9, 8, FAB, name) == (1e-6, name)
+        assert collective_time_s("all_reduce", 1e9, 8, FAB, "toy_alias") == (1e-6, name)
+        assert collective_time_s("all_reduce", 1e9, 8, FAB)[1] != name  # not auto
+        assert get_algorithm(name).description.startswith("A toy algorithm")
+    finally:
+        unregister_algorithm(name)  # other tests iterate over every registered algorithm
+    assert name not in algorithm_names()
+    with pytest.raises(InputError):
+        get_algorithm("toy_alias")
 
 
 def test_bad_requests_are_input_errors():

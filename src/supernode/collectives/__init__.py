@@ -7,8 +7,8 @@ Public API::
         protocol, binding tier, tiers crossed)
     Fabric, FabricTier, make_tier; fabric_from_cluster, fabric_from_validation_system
     group_view(fabric, factors): the tiers a group of strided ranks crosses (alignment)
-    register_algorithm, get_algorithm, algorithm_names; build a Schedule with get_algorithm(
-        name).build(op, group_levels(fabric, n, tables), protocol)
+    register_algorithm, unregister_algorithm, get_algorithm, algorithm_names; build a
+        Schedule with get_algorithm(name).build(op, group_levels(fabric, n, tables), protocol)
     busbw_factor, algbw_bytes_per_s, busbw_bytes_per_s, time_from_busbw_s
     load_efficiency_tables, EfficiencyTable
 
@@ -39,6 +39,7 @@ from supernode.collectives.registry import (
     algorithm_names,
     get_algorithm,
     register_algorithm,
+    unregister_algorithm,
 )
 from supernode.collectives.schedule import Phase, Schedule, schedule_time_s
 from supernode.collectives.systems import fabric_from_cluster, fabric_from_validation_system
@@ -74,5 +75,6 @@ __all__ = [
     "register_algorithm",
     "schedule_time_s",
     "time_from_busbw_s",
+    "unregister_algorithm",
     "with_group_size",
 ]

@@ -59,6 +59,15 @@ def register_algorithm(name: str, build: Builder, *, ops=OPS, auto: bool = False
     return algorithm
 
 
+def unregister_algorithm(name: str) -> None:
+    """Remove ``name`` and its aliases (a plug-in's tests clean up after themselves)."""
+    get_algorithm(name)  # unknown names are input errors
+    key = _ALIASES.get(name, name)
+    del _ALGORITHMS[key]
+    for alias in [a for a, target in _ALIASES.items() if target == key]:
+        del _ALIASES[alias]
+
+
 def get_algorithm(name: str) -> Algorithm:
     """The algorithm registered as ``name`` or an alias of it."""
     key = _ALIASES.get(name, name)

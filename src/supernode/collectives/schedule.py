@@ -17,12 +17,13 @@ other; inside a phase every rank moves its share at once, pipelined. Each phase 
 
 ``latency + max_l (bytes_l · S) / rate_l + S_half / rate_bind``
 
-with ``latency = Σ_l steps_l · (table_l step latency under the protocol + tier_l one-way
-latency)``, ``rate_l`` the port's share of the level's per-rank line rate times the
-protocol's efficiency (NVLS/SHARP's in-network efficiency for ``in_network`` phases),
-divided by the oversubscription of the uplinks it crosses, and the Simple pipeline fill
-``S_half`` paid at the binding port. Both the α-β cost and the flows come from the same
-phase, so the two cannot drift apart (``tests/test_collectives_differential.py``).
+with ``latency = Σ_l steps_l · max(table_l step latency under the protocol, tier_l
+one-way latency)`` (the tables' step latencies are measured totals, wire included),
+``rate_l`` the port's share of the level's per-rank line rate times the protocol's
+efficiency (NVLS/SHARP's in-network efficiency for ``in_network`` phases), divided by the
+oversubscription of the uplinks it crosses, and the Simple pipeline fill ``S_half`` paid at
+the binding port. Both the α-β cost and the flows come from the same phase, so the two
+cannot drift apart (``tests/test_collectives_differential.py``).
 """
 
 from __future__ import annotations
@@ -106,14 +107,15 @@ def table_of(level: Level, tables: Tables | None):
 def load_efficiency(load: Load, levels, protocol: str, phase: Phase,
                     tables: Tables | None = None) -> float:
     """Fraction of the port's line rate a phase moves: the protocol's efficiency (or the
-    in-network one) times the algorithm's own factor (PAT's 0.75)."""
+    in-network one) times the algorithm's own factor (PAT's 0.75). The LL/LL128 caps are
+    per rank, against the rank's whole line rate at the level (every port of a torus or
+    full mesh), as NCCL caps a ring's bus bandwidth over all its channels."""
     level = levels[load.level]
-    line = level.tier.bandwidth_bytes_per_s * load.share
     table = table_of(level, tables)
     if phase.in_network:
         eta = table.in_network_efficiency or 0.0
     else:
-        eta = table.efficiency(protocol, line)
+        eta = table.efficiency(protocol, level.tier.bandwidth_bytes_per_s)
     return eta * float(phase.param("efficiency", 1.0))
 
 
@@ -128,11 +130,12 @@ def load_rate_bytes_per_s(load: Load, levels, protocol: str, phase: Phase,
 
 def step_latency_s(level: Level, protocol: str, in_network: bool,
                    tables: Tables | None = None) -> float:
-    """One step's latency at ``level``: the protocol's (or in-network) step latency plus
-    the tier's topology latency (seconds)."""
+    """One step's latency at ``level`` (seconds): the protocol's (or in-network) step
+    latency, measured on real systems and so including their wire, or the tier's
+    one-way topology latency where that is longer (a step cannot beat the wire)."""
     table = table_of(level, tables)
     proto = table.in_network_latency_s if in_network else table.step_latency_s(protocol)
-    return proto + level.tier.latency_s
+    return max(proto, level.tier.latency_s)
 
 
 def phase_time_s(phase: Phase, levels, protocol: str, sizes,

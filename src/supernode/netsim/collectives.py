@@ -6,8 +6,8 @@ the same collective at once, members in rank order), the algorithm's
 cluster's collective fabric (:func:`supernode.collectives.groups.view_from_members`:
 where they straddle domains, the worst group binds) and each of its phases becomes
 
-* one delay: the phase's latency (protocol steps at each tier plus the tiers' one-way
-  latencies, which equal the routed path latencies) and its pipeline fill, from
+* one delay: the phase's latency (protocol steps at each tier, each at least the tier's one-way
+  latency, which equals the routed path latency) and its pipeline fill, from
   :func:`~supernode.collectives.schedule.phase_time_s` (and the schedule's base latency
   once);
 * one transfer of flows, per pattern: ``ring`` (channels of :mod:`.channels`), ``chain``,
