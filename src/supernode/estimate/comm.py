@@ -5,8 +5,11 @@ Ranks are laid out in Megatron-LM order, tensor-parallel innermost: ``tp, cp, dp
 after ``tp``. A group of ``n`` ranks at stride ``s`` puts ``min(n, G_j / s)`` members
 inside each tier-``j`` group of ``G_j`` consecutive ranks, so a TP group of 8 on 8-GPU
 domains stays on NVLink while a DP group at stride 8 crosses the scale-out fabric with
-one member (and one NIC) per domain. The group's own :class:`Fabric` is built from
-those counts and handed to :func:`supernode.collectives.collective_time_s`.
+one member (and one NIC) per domain. Where the group size does not divide a tier's
+(32- or 64-rank groups on 72-GPU racks), some groups straddle the boundary and cross the
+next tier with uneven parts (8 + 24): every group of a dimension runs at once, so the
+worst one binds, and that is the group's view (:func:`supernode.collectives.group_view`).
+The view is handed to :func:`supernode.collectives.collective_time_s`.
 """
 
 from __future__ import annotations
