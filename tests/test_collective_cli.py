@@ -1,6 +1,8 @@
 """`supernode collective`: nccl-tests-style rows from the cluster's fabric."""
 
 import json
+import shlex
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -88,3 +90,39 @@ def test_forced_algorithm_that_cannot_run_is_an_input_error(cluster, algorithm, 
         assert "Traceback" not in out.output and "inf" not in out.stdout
         lines = [line for line in out.output.splitlines() if line.startswith("error:")]
         assert len(lines) == 1 and why in lines[0] and algorithm in lines[0], out.output
+
+
+DOC = Path(__file__).parent.parent / "docs" / "collectives.md"
+
+
+def _doc_examples() -> list[tuple[str, list[str]]]:
+    """(command, shown lines) of every `$ supernode collective` line in docs/collectives.md."""
+    out = []
+    for block in DOC.read_text(encoding="utf-8").split("```")[1::2]:
+        lines = block.splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith("$ supernode collective"):
+                shown = []
+                for after in lines[i + 1:]:
+                    if after.startswith("$ "):
+                        break
+                    shown.append(after)
+                out.append((line[2:], shown))
+    return out
+
+
+def test_docs_examples_are_the_commands_real_output():
+    """Every example in docs/collectives.md is the command's output (STYLE.md §11)."""
+    examples = _doc_examples()
+    assert len(examples) >= 5
+    for command, shown in examples:
+        register_all()
+        out = CliRunner().invoke(app, shlex.split(command)[1:], terminal_width=200)
+        produced = {" ".join(line.split()) for line in out.output.splitlines()}
+        for line in shown:
+            assert " ".join(line.split()) in produced, (command, line)
+
+
+def test_docs_python_example_runs():
+    code = DOC.read_text(encoding="utf-8").split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, str(DOC), "exec"), {})

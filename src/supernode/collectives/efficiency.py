@@ -16,8 +16,9 @@ per-rank, per-direction line rate ``B`` a collective moves under each NCCL proto
   such engine), Simple only, with the Simple fill.
 
 Each protocol has a per-step latency (NCCL's ``hwLat`` per hardware type); algorithms add
-NCCL's per-algorithm base latency (``base_latency_us`` of the file). A tier's own one-way
-topology latency (links, switches, NICs) comes on top (:attr:`FabricTier.latency_s`).
+NCCL's per-algorithm base latency (``base_latency_us`` of the file). The step latencies
+are measured totals, wire included, so a step costs the larger of the protocol's and the
+tier's own one-way topology latency (links, switches, NICs: :attr:`FabricTier.latency_s`).
 Values are fitted by :mod:`supernode.collectives.calibrate` from published measurements,
 or sourced (each table's ``source``).
 """
