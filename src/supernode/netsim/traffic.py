@@ -5,7 +5,7 @@ collectives:
   - name: moe-dispatch          # unique
     op: all_to_all              # all_reduce, all_gather, reduce_scatter, all_to_all,
                                 # broadcast, reduce, p2p
-    algorithm: direct           # optional; default ring / direct / p2p
+    algorithm: direct           # optional; default: the fastest, as the model picks
     message_bytes: 268435456    # nccl-tests size (bytes)
     accelerators: 0-63          # list or ranges
     group_size: 8               # optional: consecutive groups of 8 run at once
@@ -39,7 +39,9 @@ class CollectiveEntry(StrictModel):
 
     name: str = Field(min_length=1, description="Unique name (used by 'after').")
     op: Op = Field(description="Collective operation.")
-    algorithm: str | None = Field(None, description="Flow decomposition; null = default.")
+    algorithm: str | None = Field(
+        None, description="Algorithm (its schedule's flows); null = the fastest, as the model "
+        "picks.")
     message_bytes: float = Field(gt=0, description="nccl-tests message size (bytes).")
     accelerators: list[int] | str = Field(description="Members: a list or '0-63' ranges.")
     group_size: int | None = Field(None, ge=2, description="Split into consecutive groups.")
