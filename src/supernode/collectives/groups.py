@@ -146,13 +146,15 @@ def _aligned_view(fabric: Fabric, stride: int, size: int) -> Fabric | None:
     """The view of one strided factor when it splits evenly at every tier; else None.
 
     Tier ``j`` blocks of ``G`` ranks hold ``G/stride`` members of a group (or one when the
-    stride is a multiple of ``G``); the split is even when ``G`` divides the stride, or the
-    stride divides ``G`` and the group fits a block an exact number of times either way.
+    stride is at least ``G``: members that far apart never share a block); the split is
+    even then, or when the stride divides ``G`` and the group fits a block an exact number
+    of times either way. (A pipeline hop of a one-stage pipeline, stride the whole job,
+    is viewed here too: its second member lies beyond the fabric and it carries nothing.)
     """
     tiers: list[FabricTier] = []
     for tier in fabric.tiers[:-1]:
         g = tier.group_size
-        if stride % g == 0:
+        if stride >= g:
             per = 1
         elif g % stride == 0:
             per = g // stride
