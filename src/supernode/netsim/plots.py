@@ -61,15 +61,14 @@ def plot_timeline(rows: list[tuple[str, str, str, float, float]], directory: Pat
     cats = sorted({r[2] for r in rows})
     fig, ax = plt.subplots(figsize=(11, 1.6 + 0.35 * len(lanes)))
     offsets = {c: (k % 3) * 0.25 for k, c in enumerate(cats)}
-    bars: dict[tuple[int, str], list[tuple[float, float]]] = {}
-    for job, lane, cat, start, end in rows:  # one broken_barh per lane and category:
-        key = (job, lane)                    # tens of thousands of calls autoscale each
-        if key in index:
-            bars.setdefault((index[key], cat), []).append((start * 1e3, (end - start) * 1e3))
-    for (i, cat), spans in bars.items():
-        y = i + (0.0 if cat in ("compute", "optimizer") else offsets[cat])
+    for job, lane, cat, start, end in rows:
+        key = (job, lane)
+        if key not in index:
+            continue
+        y = index[key] + (0.0 if cat in ("compute", "optimizer") else offsets[cat])
         height = 0.8 if cat in ("compute", "optimizer") else 0.25
-        ax.broken_barh(spans, (y, height), facecolors=COLOURS.get(cat, "#999999"), alpha=0.85)
+        ax.broken_barh([(start * 1e3, (end - start) * 1e3)], (y, height),
+                       facecolors=COLOURS.get(cat, "#999999"), alpha=0.85)
     ax.set_yticks([i + 0.4 for i in range(len(lanes))])
     ax.set_yticklabels([f"{job}: {lane}" if job else lane for job, lane in lanes])
     ax.invert_yaxis()
