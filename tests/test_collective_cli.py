@@ -1,6 +1,8 @@
 """`supernode collective`: nccl-tests-style rows from the cluster's fabric."""
 
 import json
+import shlex
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -55,3 +57,72 @@ def test_parse_size_binary_units():
 def test_degenerate_input_exits_2(args):
     out = _run("--cluster", "hgx-h100", *args)
     assert out.exit_code == 2 and "Traceback" not in out.output
+
+
+def test_each_size_says_its_protocol_tiers_and_binding_tier():
+    data = json.loads(_run("--cluster", "gb200-nvl72-superpod", "--ranks", "100", "--op",
+                           "all_to_all", "--sizes", "1M,1G", "--json").stdout)
+    assert data["tiers"] == ["scale_up", "scale_out"]  # 100 ranks straddle two racks
+    for row in data["results"]:
+        assert row["algorithm"] == "direct" and row["protocol"] in ("ll", "simple")
+        assert row["tiers_crossed"] == ["scale_up", "scale_out"]
+        assert row["binding_tier"] == "scale_out"  # the NICs bound an a2a across racks
+        assert row["busbw_gigabytes_per_s"] < 50.0  # 400 Gb/s NIC per GPU
+    small = json.loads(_run("--cluster", "hgx-h100", "--sizes", "64K,8G", "--json").stdout)
+    protocols = [row["protocol"] for row in small["results"]]
+    assert protocols[0] in ("ll", "ll128") and protocols[1] == "simple"
+    text = _run("--cluster", "gb200-nvl72-superpod", "--ranks", "144", "--sizes", "1G").stdout
+    assert "tiers crossed" in text and "binds" in text and "scale_up + scale_out" in text
+
+
+@pytest.mark.parametrize(("cluster", "algorithm", "why"), [
+    ("hgx-h100", "hierarchical", "several parts"),
+    ("mi300x-8", "nvls", "in-switch reduction"),
+    ("hgx-h100", "nvls_tree", "several NVLink domains"),
+    ("mi300x-8", "collnet", "SHARP"),
+    ("dgx-a100-selene-like", "nvls", "(nvlink3) has none"),
+    ("hgx-h100", "dimension_ordered", "torus")])
+def test_forced_algorithm_that_cannot_run_is_an_input_error(cluster, algorithm, why):
+    """Never ``inf`` or a crash: exit 2 with one ``error:`` line saying why (also --json)."""
+    for extra in ((), ("--json",)):
+        out = _run("--cluster", cluster, "--algorithm", algorithm, "--sizes", "1M", *extra)
+        assert out.exit_code == 2, out.output
+        assert "Traceback" not in out.output and "inf" not in out.stdout
+        lines = [line for line in out.output.splitlines() if line.startswith("error:")]
+        assert len(lines) == 1 and why in lines[0] and algorithm in lines[0], out.output
+
+
+DOC = Path(__file__).parent.parent / "docs" / "collectives.md"
+
+
+def _doc_examples() -> list[tuple[str, list[str]]]:
+    """(command, shown lines) of every `$ supernode collective` line in docs/collectives.md."""
+    out = []
+    for block in DOC.read_text(encoding="utf-8").split("```")[1::2]:
+        lines = block.splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith("$ supernode collective"):
+                shown = []
+                for after in lines[i + 1:]:
+                    if after.startswith("$ "):
+                        break
+                    shown.append(after)
+                out.append((line[2:], shown))
+    return out
+
+
+def test_docs_examples_are_the_commands_real_output():
+    """Every example in docs/collectives.md is the command's output (STYLE.md §11)."""
+    examples = _doc_examples()
+    assert len(examples) >= 5
+    for command, shown in examples:
+        register_all()
+        out = CliRunner().invoke(app, shlex.split(command)[1:], terminal_width=200)
+        produced = {" ".join(line.split()) for line in out.output.splitlines()}
+        for line in shown:
+            assert " ".join(line.split()) in produced, (command, line)
+
+
+def test_docs_python_example_runs():
+    code = DOC.read_text(encoding="utf-8").split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, str(DOC), "exec"), {})

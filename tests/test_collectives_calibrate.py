@@ -14,23 +14,21 @@ from supernode.collectives.efficiency import (
 from supernode.errors import InputError
 
 
+def _groups():
+    return calibrate.collective_groups(calibrate.read_cases())
+
+
 def test_calibration_check_passes(capsys):
     status = calibrate.main(["--check"])
     out, err = capsys.readouterr()
     assert status == 0, out + err
-    assert "rms log error" in out
+    assert "rms log error" in out and "95%" in out
+    assert "ON BOUND" not in err  # no fitted constant sits on its bound
 
 
 def _committed(spec) -> dict:
-    groups = calibrate.collective_groups(_cases())
-    return {(name, p): getattr(spec.tables[name], p)
-            for free, _ in calibrate.fit_blocks(spec, groups) for name, p in free}
-
-
-def _cases() -> list[dict]:
-    import json
-
-    return json.loads(calibrate.default_cases_path().read_text(encoding="utf-8"))["cases"]
+    return {k: getattr(spec.tables[k[0]], k[1])
+            for k in calibrate.free_parameters(spec, _groups())}
 
 
 def test_write_round_trips(tmp_path):
@@ -52,24 +50,44 @@ def test_drift_is_detected():
         f"{committed[('nvlink3', 'simple_efficiency')]}"]
 
 
+def test_priors_never_come_from_the_committed_fit():
+    spec = read_efficiency_file()
+    moved = calibrate.with_values(spec, {("nvlink4", "in_network_efficiency"): 0.3})
+    # nvlink5 derives its NVLS prior from nvlink4's *prior* (NCCL 0.85 x 0.74/0.85)
+    assert calibrate.prior_value(moved, "nvlink5", "in_network_efficiency") == pytest.approx(
+        0.74, rel=1e-4)
+    assert calibrate.prior_value(moved, "nvlink3", "simple_efficiency") == pytest.approx(0.822)
+
+
 def test_committed_tables_fit_the_cases():
-    errors = calibrate.log_errors(calibrate.collective_groups(_cases()), load_efficiency_tables())
-    assert len(errors) >= 10
-    assert np.max(np.abs(errors)) < 0.05
+    errors = calibrate.log_errors(_groups(), load_efficiency_tables())
+    assert len(errors) >= 30
+    assert np.median(np.abs(errors)) < 0.05
+
+
+def test_source_key_is_the_benchmark_page():
+    key = calibrate.source_key("oracle-quickstart/oci-gpu-quickstarts nvidia/GB200/"
+                               "README-GB200.md @2a52, '#### NCCL All Reduce'")
+    assert key == "oracle-quickstart/oci-gpu-quickstarts nvidia/GB200/README-GB200.md"
+    assert calibrate.source_key("Azure/AI-benchmarking-guide Azure_Results/ND_A100_v4_"
+                                "results.md ('NCCL Bandwidth')").endswith("ND_A100_v4_results.md")
 
 
 def test_tables_are_physical():
     tables = load_efficiency_tables()
     for name, table in tables.items():
         assert 0 < table.simple_efficiency <= 1, name
-        assert table.ll128_efficiency is None or table.ll128_efficiency <= table.simple_efficiency
-        assert table.step_latency_s < 20e-6
-    assert tables["nvlink5"].in_network_efficiency == pytest.approx(
-        tables["nvlink4"].in_network_efficiency * 0.74 / 0.85, rel=1e-4)
-    assert tables["infiniband_ndr"] == tables["infiniband_hdr"].__class__(
-        "infiniband_ndr", *[getattr(tables["infiniband_hdr"], f) for f in (
-            "step_latency_s", "simple_efficiency", "simple_half_bandwidth_bytes",
-            "ll128_efficiency", "in_network_efficiency")])
+        for protocol in ("ll", "ll128"):
+            if table.has(protocol):
+                assert table.efficiency(protocol, 1e9) <= table.simple_efficiency, name
+        assert table.simple_latency_s < 30e-6 and table.ll_latency_s <= table.simple_latency_s
+    # NCCL's scalings hold between generations
+    assert tables["nvlink3"].ll128_max_bytes_per_s == pytest.approx(
+        tables["nvlink4"].ll128_max_bytes_per_s * 20 / 36.7, rel=1e-4)
+    assert tables["nvlink3"].ll_latency_s == pytest.approx(
+        tables["nvlink4"].ll_latency_s * 1980 / 1410, rel=1e-4)
+    ndr, xdr = tables["infiniband_ndr"], tables["infiniband_xdr"]
+    assert ndr.simple_latency_s == xdr.simple_latency_s
 
 
 def test_efficiency_curve_rises_to_eta_max():
@@ -90,7 +108,7 @@ def test_bad_tables_are_input_errors(tmp_path):
     bad.write_text("tables:\n  x:\n    description: d\n    derived_from: y\n")
     with pytest.raises(InputError, match="derived_from"):
         tables_from_file_spec(read_efficiency_file(bad))
-    bad.write_text("tables:\n  x:\n    description: d\n    step_latency_us: 1\n"
+    bad.write_text("tables:\n  x:\n    description: d\n    simple_latency_us: 1\n"
                    "    simple_efficiency: 0.5\n    simple_half_bandwidth_bytes: 0\n"
                    "    fitted: [colour]\n")
     with pytest.raises(InputError, match="colour"):

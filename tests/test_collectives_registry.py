@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from supernode.collectives import (
     DuplicateAlgorithmError,
     Fabric,
     FabricTier,
+    Phase,
+    Schedule,
     algorithm_names,
     collective_time_s,
     get_algorithm,
     register_algorithm,
+    unregister_algorithm,
 )
 from supernode.errors import InputError
 
@@ -21,9 +23,10 @@ FAB = Fabric((FabricTier("up", 8, 1e11, 1e-6, efficiency="ideal"),))
 
 def test_builtin_names():
     expected = {"ring", "tree", "halving_doubling", "hierarchical", "nvls", "nvls_tree",
-                "direct", "hierarchical_a2a", "p2p"}
+                "collnet", "pat", "dimension_ordered", "direct", "hierarchical_a2a", "p2p"}
     assert expected <= set(algorithm_names())
     assert get_algorithm("in_switch").name == "nvls"
+    assert get_algorithm("sharp").name == "collnet"
 
 
 def test_duplicates_are_refused():
@@ -35,16 +38,23 @@ def test_duplicates_are_refused():
 
 
 def test_custom_algorithm_can_be_registered_and_named():
-    def constant_time_s(op, message_bytes, ranks, fabric, tables):
-        """A toy algorithm: one microsecond whatever the size."""
-        return np.full(np.broadcast(message_bytes, ranks).shape, 1e-6)
+    def latency_only(op, levels, protocol):
+        """A toy algorithm: one step of latency and no bytes, whatever the size."""
+        phase = Phase("p2p", "group", (), ((0, 1.0),), 0.0)
+        return Schedule(name, op, protocol, "none", (phase,), tuple(levels))
 
     name = "toy_constant_test_only"
-    if name not in algorithm_names():
-        register_algorithm(name, constant_time_s, ops=("all_reduce",))
-    assert collective_time_s("all_reduce", 1e9, 8, FAB, name) == (1e-6, name)
-    assert collective_time_s("all_reduce", 1e9, 8, FAB)[1] != name  # not auto
-    assert get_algorithm(name).description.startswith("A toy algorithm")
+    register_algorithm(name, latency_only, ops=("all_reduce",), aliases=("toy_alias",))
+    try:
+        assert collective_time_s("all_reduce", 1e9, 8, FAB, name) == (1e-6, name)
+        assert collective_time_s("all_reduce", 1e9, 8, FAB, "toy_alias") == (1e-6, name)
+        assert collective_time_s("all_reduce", 1e9, 8, FAB)[1] != name  # not auto
+        assert get_algorithm(name).description.startswith("A toy algorithm")
+    finally:
+        unregister_algorithm(name)  # other tests iterate over every registered algorithm
+    assert name not in algorithm_names()
+    with pytest.raises(InputError):
+        get_algorithm("toy_alias")
 
 
 def test_bad_requests_are_input_errors():

@@ -138,10 +138,13 @@ def test_estimate_json_keys():
 
 
 def test_borrowed_scale_up_efficiency_is_noted():
-    """Parts without a measured scale-up efficiency table say which table was borrowed."""
-    amd = system_from_cluster(load_cluster("mi300x-8"))
-    assert amd.notes and "mi300x" in amd.notes[0]
+    """Parts without a measured scale-up efficiency table say which table was borrowed
+    (xGMI has its own table since OCI's MI300X/MI355X runs calibrate it; TPU ICI has none)."""
+    tpu = system_from_cluster(load_cluster("tpu-v4-pod"))
+    assert tpu.notes and "tpu-v4" in tpu.notes[0] and "ici" in tpu.notes[0]
     assert system_from_cluster(load_cluster(CLUSTER)).notes == ()
+    assert system_from_cluster(load_cluster("mi300x-8")).notes == ()
     result = estimate_plan(load_workload("llama3-8b"),
-                           ParallelPlan(tp=1, dp=8, global_batch_sequences=64), amd)
-    assert any("mi300x" in n for n in result.notes)
+                           ParallelPlan(tp=1, dp=64, global_batch_sequences=64),
+                           system_from_cluster(load_cluster("trn2-ultraserver")))
+    assert any("trainium2" in n for n in result.notes)

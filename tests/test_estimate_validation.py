@@ -43,9 +43,17 @@ def test_training_step_mape_and_worst_case(results):
 
 
 def test_collective_mape(results):
-    _, summary = results
-    assert summary["collective"]["n"] >= 10
-    assert summary["collective"]["mape"] <= 0.10
+    """Issue 8's bound: at most two cases off by more than 25 %, each explained in
+    docs/collectives.md (tests/test_collectives_validation.py checks the explanation),
+    the others within 10 % MAPE; all cases within 15 % (the one outlier, an all-to-all
+    across two GB300 racks at a quarter of its NICs' rate, is 10 points of it alone)."""
+    cases, summary = results
+    errors = [abs(c.error_frac) for c in cases if c.kind == "collective"]
+    assert summary["collective"]["n"] == len(errors) >= 30
+    kept = [e for e in errors if e <= 0.25]
+    assert len(errors) - len(kept) <= 2
+    assert sum(kept) / len(kept) <= 0.10
+    assert summary["collective"]["mape"] <= 0.15
 
 
 @pytest.mark.parametrize("kind", ["model_state_memory", "activation_memory"])

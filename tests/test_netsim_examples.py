@@ -53,8 +53,9 @@ def test_readme_numbers_for_the_training_step(tmp_path: Path) -> None:
     two_to_one = readme_commands()[5]
     assert "2to1" in two_to_one and "llama3-70b" in two_to_one
     data = simulate(two_to_one, tmp_path)
-    # the README says the simulation is about 0.75x the pessimistic estimate on 2:1
-    assert 0.65 < data["step_time_s"] / data["estimate_step_time_s"] < 0.85
+    # the README says the estimate, which charges the per-leaf port ratio only to the
+    # traffic that crosses the uplinks, agrees with the simulation on 2:1 within a few %
+    assert 0.9 < data["step_time_s"] / data["estimate_step_time_s"] < 1.12
 
 
 def test_run_examples_reproduces_the_seed_findings(tmp_path: Path, capsys) -> None:

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from supernode.collectives import fabric_from_cluster, load_efficiency_tables
+from supernode.collectives.efficiency import ideal_tables
 from supernode.netsim.collectives import Ctx
 from supernode.netsim.dag import add_collective
 from supernode.netsim.engine import Environment
@@ -67,18 +69,32 @@ def domain_cluster(hosts: int, gpus: int = 4, *, chips: int = 4, links: int = 4,
 
 def run_collective(net: Network, op: str, algorithm: str | None, groups, message_bytes: float,
                    *, mode: str = "pipelined", coupled: bool = True, routing: str = "spray",
-                   seed: int = 0, check: bool = False) -> tuple[float, Environment]:
-    """Simulate one collective alone on ``net``; return its duration (s) and the env."""
+                   seed: int = 0, check: bool = False, fabric=None, tables=None
+                   ) -> tuple[float, Environment]:
+    """Simulate one collective alone on ``net``; return its duration (s) and the env.
+
+    ``fabric``: the cluster's collective fabric (default: the one :func:`network` built
+    ``net`` from); ``tables``: efficiency tables (default: line rate, no latencies).
+    """
     env = Environment(net, Router(net, RoutingConfig(fabric=routing, seed=seed)), check=check)
+    fabric = fabric if fabric is not None else FABRICS[net.name]
+    tables = tables if tables is not None else ideal_tables(load_efficiency_tables())
     add_collective(env, "c", op, algorithm, np.atleast_2d(groups), message_bytes,
-                   Ctx(mode=mode, coupled=coupled, net=net))
+                   Ctx(mode=mode, coupled=coupled, net=net, fabric=fabric, tables=tables))
     env.run()
     return env.records[0].duration_s, env
 
 
+#: The collective fabric of every cluster :func:`network` built a network of (by name).
+FABRICS: dict[str, object] = {}
+
+
 def network(cluster: Cluster) -> Network:
-    """The cluster's network at line rate (no protocol efficiency)."""
-    return network_from_cluster(cluster)
+    """The cluster's network at line rate (no protocol efficiency); its collective fabric
+    is remembered for :func:`run_collective`."""
+    net = network_from_cluster(cluster)
+    FABRICS[net.name] = fabric_from_cluster(cluster)[0]
+    return net
 
 
 def test_support_builds_small_fabrics() -> None:

@@ -86,7 +86,9 @@ def test_oversubscribed_leaf():
     layout = fat_tree_layout(64, 1, 64, 2, (3.0,), rail_optimized=False)
     metrics = fabric_metrics(layout, 50e9, 50e9)
     assert layout.sizing.down_ports[0] == 48 and layout.sizing.up_ports[0] == 16
-    assert metrics.oversubscription["leaf"] == pytest.approx(64 / 32)  # 2 leaves x 16 up
+    # the full leaf carries 48 NICs on 16 uplinks: 3:1, whatever the tier average (64 / 32)
+    assert metrics.oversubscription["leaf"] == pytest.approx(48 / 16)
+    assert metrics.oversubscription_average["leaf"] == pytest.approx(64 / 32)
 
 
 fabrics = st.tuples(
@@ -162,3 +164,28 @@ def test_more_pods_than_core_ports_is_refused():
     # to 9 for 8 hosts, 5 pods of 2, but a 4-port core cannot reach 5 pods.
     with pytest.raises(RadixError, match="5 pods"):
         fat_tree_layout(8, 3, 4, 3, (3.0, 2.0), True)
+
+
+def test_nic_faster_than_its_switch_port_runs_at_the_port_rate():
+    """An 800G NIC on a 400G-port switch: injection, bisection and oversubscription are
+    the 400G port's (the old report doubled injection and bisection and called it
+    non-blocking)."""
+    from supernode.spec.cluster import ClusterSpec
+    from supernode.spec.loader import validate_document
+    from supernode.spec.resolve import resolve_cluster
+    from supernode.topology.metrics import topology_report
+
+    def report(nic: int):
+        doc = {"name": "c", "supernodes": 32,
+               "host": {"accelerator": "h100-sxm-80gb", "accelerators_per_host": 8,
+                        "nics": {"count": 8, "speed_gbit_per_s": nic}},
+               "scale_up": {"kind": "nvswitch", "size": 8, "switch": "nvswitch-gen3",
+                            "switch_chips": 4},
+               "scale_out": {"tiers": 2, "switch": "quantum2-qm9700"}}
+        return topology_report(resolve_cluster(validate_document(doc, ClusterSpec)))
+
+    fast, matched = report(800), report(400)
+    assert fast.injection_bandwidth_bytes_per_s["scale_out"] == pytest.approx(50e9)
+    assert (fast.bisection_bandwidth_bytes_per_s["scale_out"]
+            == pytest.approx(matched.bisection_bandwidth_bytes_per_s["scale_out"]))
+    assert fast.oversubscription["leaf"] == pytest.approx(1.0)

@@ -50,13 +50,16 @@ EXPECTED = {
         transceivers=2432, bis_up=32400 * GB, bis_out=14400 * GB, hops=(2, 4), ratio=0.225),
     # CloudMatrix384: 48 x 7 = 336 L1; each L1 has 8 NPU ports down and 8 up; plane of
     # 48 x 8 = 384 uplinks over 24-port L2 -> 16 per plane, 112 L2. L1 links 384 x 7 =
-    # 2,688 on board; L1-L2: 8 uplinks < 16 L2 chips, so one half-width link to each:
-    # 336 x 16 = 5,376 optical (10,752 transceivers). Bisection 192 x 392 GB/s.
-    # Ratio 2 x 392 / 3,200 = 0.245.
+    # 2,688 on board; L1-L2: 336 x 8 = 2,688 uplink cables (each split over 16 L2 chips),
+    # 5,376 transceivers. RDMA plane: 384 NIC + 384 leaf-spine cables, 1,536 transceivers:
+    # 6,912 in all, SemiAnalysis's count. Bisection 192 x 392 GB/s. Ratio 0.245.
     "cloudmatrix384": dict(
-        accelerators=384, switches={"scale_up_l1": 336, "scale_up_l2": 112},
-        links={"host": 768, "scale_up_l1": 2688, "scale_up_l2": 5376},
-        transceivers=10752, bis_up=192 * 392 * GB, bis_out=None, hops=(4, None), ratio=0.245),
+        accelerators=384, switches={"scale_up_l1": 336, "scale_up_l2": 112, "leaf": 6,
+                                    "spine": 4},
+        links={"host": 768, "scale_up_l1": 2688, "scale_up_l2": 2688, "leaf": 384,
+               "spine": 384},
+        transceivers=6912, bis_up=192 * 392 * GB, bis_out=192 * 50 * GB, hops=(4, 4),
+        ratio=0.245),
     # TPU v4 16^3 torus: 3 x 4,096 = 12,288 links; hosts of 4 chips along x hold 3 links
     # each (1,024 x 3 = 3,072 PCB). Bisection 2 x 4,096 / 16 = 512 links x 45 GB/s =
     # 23.04 TB/s (Google: "24 TB/s"). Diameter 3 x 8 = 24. Ratio 2 x 270 / 1,200 = 0.45.

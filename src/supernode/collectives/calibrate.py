@@ -6,16 +6,21 @@ Usage::
     python -m supernode.collectives.calibrate --check    # refit, compare, exit 1 on drift
 
 Procedure. Every ``collective`` case of the validation file (default: the packaged
-``data/validation/public.json``) is predicted with trial tables; the parameters each
-table lists under ``fitted`` (only tables some case uses) minimise the sum of squared
-log errors of bus bandwidth, ``Σ ln(busbw_pred / busbw_meas)²``, by
-:func:`scipy.optimize.least_squares` over the parameters' logarithms, within physical
-bounds (:data:`BOUNDS`). Tables that share no case are fitted separately. Each fit
-starts from a neutral point and a seeded Sobol sample of the box, never from the
-committed values (so ``--check`` is a genuine refit), and follows a continuation from a
-soft to the hard choice of the fastest algorithm (:data:`SOFTNESS_SCHEDULE`); the best
-end point wins. Case ids and message sizes are never looked at. Fitted values are
-rounded to four significant figures; ``--check`` accepts a 3 % difference.
+``data/validation/public.json``) is predicted with trial tables. The free parameters are
+those listed under ``fitted`` in tables some case uses (following ``derived_from``). They
+minimise, by :func:`scipy.optimize.least_squares` over their logarithms within physical
+bounds (:data:`BOUNDS`), the robust (``soft_l1``, scale 0.3) sum of the cases' log
+errors of bus bandwidth ``ln(busbw_pred / busbw_meas)``, plus a weak pull
+(:data:`PRIOR_WEIGHT` per log unit) towards each parameter's prior: the sourced value a
+root table states under ``prior``, or for a derived table the value of the table it
+derives from. A parameter the cases do not constrain therefore stays at its prior
+instead of wandering, and one anomalous case cannot drag a shared constant far. Each fit
+starts from the priors and a seeded Sobol sample of the box, never from the committed
+values (so ``--check`` is a genuine refit), and follows a continuation from a soft to the
+hard choice of the fastest algorithm (:data:`SOFTNESS_SCHEDULE`); the best end point
+wins. Case ids and message sizes are never looked at. Values are rounded to four
+significant figures; ``--check`` accepts a 3 % difference. 95 % confidence intervals come
+from the Jacobian at the optimum and a robust residual scale.
 """
 
 from __future__ import annotations
@@ -33,49 +38,59 @@ from typing import Any
 import numpy as np
 import yaml
 from scipy.optimize import least_squares
-from scipy.special import logsumexp
 from scipy.stats import qmc
 
 from supernode.collectives.busbw import busbw_bytes_per_s
 from supernode.collectives.efficiency import (
     EfficiencyFileSpec,
-    EfficiencyTable,
+    Tables,
     default_efficiency_path,
     read_efficiency_file,
+    resolve_values,
     tables_from_file_spec,
 )
-from supernode.collectives.fabric import fabric_from_validation_system
-from supernode.collectives.model import collective_time_s
-from supernode.collectives.registry import candidates_for
+from supernode.collectives.fabric import Fabric
+from supernode.collectives.model import Option, _names, options
+from supernode.collectives.schedule import schedule_time_s
+from supernode.collectives.systems import fabric_from_validation_system
 from supernode.collectives.validate import UnsupportedCase, collective_case_inputs
 from supernode.units import GBYTE_PER_S
 
-#: name -> (lower bound, upper bound, neutral start), in file units.
-BOUNDS: dict[str, tuple[float, float, float]] = {
-    "step_latency_us": (0.3, 30.0, 3.0),
-    "simple_efficiency": (0.4, 1.0, 0.8),
-    "simple_half_bandwidth_bytes": (1e5, 3e8, 8e6),
-    "ll128_efficiency": (0.1, 1.0, 0.5),
-    "in_network_efficiency": (0.3, 1.0, 0.6),
+#: name -> (lower bound, upper bound), in file units.
+BOUNDS: dict[str, tuple[float, float]] = {
+    "simple_efficiency": (0.2, 1.0),
+    "simple_half_bandwidth_bytes": (1e5, 3e8),
+    "ll128_ratio": (0.3, 1.0),
+    "ll_ratio": (0.1, 1.0),
+    "ll_max_gbyte_per_s": (5.0, 2000.0),
+    "ll128_max_gbyte_per_s": (10.0, 4000.0),
+    "ll_latency_us": (0.05, 30.0),
+    "ll128_latency_us": (0.05, 30.0),
+    "simple_latency_us": (0.1, 60.0),
+    "in_network_efficiency": (0.2, 1.0),
+    "in_network_latency_us": (0.1, 200.0),
+    "in_network_half_bandwidth_bytes": (1e5, 3e8),
 }
-#: Local least-squares runs start from the neutral point and from a scrambled Sobol
-#: sample of the log-box. Choosing the fastest algorithm makes the objective piecewise
-#: smooth with several basins, so each run follows a continuation: a soft minimum over
-#: algorithms first (softness in log-time units), then the hard minimum the model uses.
-STARTS = 8
+PRIOR_WEIGHT = 0.02
+LOSS, LOSS_SCALE = "soft_l1", 0.3
+STARTS = 2
 SEED = 20240601
-SOFTNESS_SCHEDULE: tuple[float, ...] = (1.0, 0.1, 0.0)
+SOFTNESS_SCHEDULE: tuple[float, ...] = (0.1, 0.0)
 REL_TOLERANCE = 0.03
-HEADER = ("# Collective message-size efficiency tables (see docs/collectives.md).\n"
+SIGNIFICANT = 4
+HEADER = ("# Collective efficiency tables per link generation and vendor (see "
+          "docs/collectives.md).\n"
           "# Fitted values are rewritten by `python -m supernode.collectives.calibrate`.\n")
 PROCEDURE = (
-    "Parameters listed under `fitted` minimise sum(ln(busbw_pred/busbw_meas)^2) over the "
-    "`collective` cases of data/validation/public.json (nccl-tests all-reduce on Azure ND "
-    "H200 v5 with NVLS and ND A100 v4, 8 ranks, 1 MiB-8 GiB), by scipy least_squares over "
-    "log-parameters within physical bounds, from a neutral start and a seeded Sobol sample, "
+    f"Parameters listed under `fitted` minimise a robust ({LOSS}, scale {LOSS_SCALE}) sum of "
+    "ln(busbw_pred/busbw_meas) over the `collective` cases of data/validation/public.json, "
+    f"plus a pull of weight {PRIOR_WEIGHT} per log unit towards each parameter's prior (a root "
+    "table's `prior`, a derived table's base value), by scipy least_squares over "
+    "log-parameters within physical bounds, from the priors and a seeded Sobol sample, "
     "each run continued from a soft to the hard minimum over algorithms; rounded to 4 "
-    "significant figures. Other values are documented defaults (see each table's source).")
-SIGNIFICANT = 4
+    "significant figures. Other values are sourced (each table's source).")
+
+Key = tuple[str, str]
 
 
 @dataclass(frozen=True)
@@ -87,6 +102,9 @@ class CaseGroup:
     ranks: int
     message_bytes: np.ndarray
     measured_gbyte_per_s: np.ndarray
+    sources: tuple[str, ...]
+    fabric: Fabric
+    runnable: tuple[Option, ...]
 
 
 def default_cases_path() -> Path:
@@ -94,9 +112,19 @@ def default_cases_path() -> Path:
     return Path(str(resources.files("supernode") / "data" / "validation" / "public.json"))
 
 
-def collective_groups(cases: Sequence[Mapping[str, Any]]) -> list[CaseGroup]:
+def source_key(source: str) -> str:
+    """One benchmark page: the citation up to its section (commit, quote, parenthesis)."""
+    text = str(source or "")
+    for mark in (" @", " (", ",", " '"):
+        text = text.split(mark)[0]
+    return text.strip()
+
+
+def collective_groups(cases: Sequence[Mapping[str, Any]], tables: Tables | None = None
+                      ) -> list[CaseGroup]:
     """Group the supported ``collective`` cases that carry a measured bus bandwidth."""
-    buckets: dict[tuple[str, str, int], list[tuple[float, float, dict]]] = {}
+    tables = tables or tables_from_file_spec(read_efficiency_file())
+    buckets: dict[tuple[str, str, int], list[tuple[float, float, dict, str]]] = {}
     for case in cases:
         measured = (case.get("measured") or {}).get("busbw_gigabytes_per_s")
         if case.get("kind") != "collective" or not isinstance(measured, int | float):
@@ -106,30 +134,34 @@ def collective_groups(cases: Sequence[Mapping[str, Any]]) -> list[CaseGroup]:
         except UnsupportedCase:
             continue
         key = (json.dumps(system, sort_keys=True), op, ranks)
-        buckets.setdefault(key, []).append((size, float(measured), system))
-    return [CaseGroup(rows[0][2], op, ranks, np.array([r[0] for r in rows]),
-                      np.array([r[1] for r in rows]))
-            for (_, op, ranks), rows in buckets.items()]
+        buckets.setdefault(key, []).append((size, float(measured), system,
+                                            source_key(case.get("source", ""))))
+    out = []
+    for (_, op, ranks), rows in buckets.items():
+        system = rows[0][2]
+        fabric = fabric_from_validation_system(system, ranks, tables=tables)
+        runnable, _ = options(op, fabric, ranks, tables, _names(op, None, None))
+        out.append(CaseGroup(system, op, ranks, np.array([r[0] for r in rows]),
+                             np.array([r[1] for r in rows]), tuple(r[3] for r in rows),
+                             fabric, runnable))
+    return out
 
 
-def _times_s(group: CaseGroup, tables: Mapping[str, EfficiencyTable],
-             softness: float) -> np.ndarray:
-    fabric = fabric_from_validation_system(group.system, group.ranks, tables=tables)
+def _times_s(group: CaseGroup, tables: Tables, softness: float) -> np.ndarray:
+    times = np.stack([schedule_time_s(o.schedule, tables, group.message_bytes)
+                      for o in group.runnable])
     if softness <= 0:
-        return np.asarray(collective_time_s(group.op, group.message_bytes, group.ranks, fabric,
-                                            tables=tables)[0])
-    ranks = np.full(group.message_bytes.shape, group.ranks)
-    times = np.stack([a.fn(group.op, group.message_bytes, ranks, fabric, tables)
-                      for a in candidates_for(group.op)])
-    with np.errstate(divide="ignore"):
-        return np.exp(-softness * logsumexp(-np.log(times) / softness, axis=0))
+        return times.min(axis=0)
+    z = -np.log(times) / softness
+    top = z.max(axis=0)
+    return np.exp(-softness * (top + np.log(np.exp(z - top).sum(axis=0))))
 
 
-def log_errors(groups: Sequence[CaseGroup], tables: Mapping[str, EfficiencyTable],
-               softness: float = 0.0) -> np.ndarray:
+def log_errors(groups: Sequence[CaseGroup], tables: Tables, softness: float = 0.0
+               ) -> np.ndarray:
     """ln(predicted / measured bus bandwidth) of every case, group after group.
 
-    ``softness`` > 0 replaces the choice of the fastest algorithm by a soft minimum
+    ``softness`` > 0 replaces the choice of the fastest option by a soft minimum
     ``exp(-s·logsumexp(-ln t / s))`` (used only on the way to the hard fit).
     """
     out = []
@@ -139,86 +171,134 @@ def log_errors(groups: Sequence[CaseGroup], tables: Mapping[str, EfficiencyTable
     return np.concatenate(out) if out else np.zeros(0)
 
 
-def _tables_used(spec: EfficiencyFileSpec, group: CaseGroup) -> set[str]:
-    tables = tables_from_file_spec(spec)
+def tables_used(spec: EfficiencyFileSpec, groups: Sequence[CaseGroup]) -> set[str]:
+    """Tables some case's fabric uses, with every table they derive from."""
     used: set[str] = set()
-    for tier in fabric_from_validation_system(group.system, group.ranks, tables=tables).tiers:
-        name: str | None = tier.efficiency
-        while name is not None and name not in used:
-            used.add(name)
-            name = spec.tables[name].derived_from
+    for group in groups:
+        for tier in group.fabric.tiers:
+            name: str | None = tier.efficiency
+            while name is not None and name not in used:
+                used.add(name)
+                name = spec.tables[name].derived_from
     return used
 
 
-def fit_blocks(spec: EfficiencyFileSpec, groups: Sequence[CaseGroup]
-               ) -> list[tuple[list[tuple[str, str]], list[CaseGroup]]]:
-    """Independent sub-problems: fitted parameters and the case groups that depend on them.
-
-    Tables that share no case are fitted separately (fewer dimensions, same optimum).
-    """
-    blocks: list[tuple[set[str], list[CaseGroup]]] = []
-    for group in groups:
-        names = {n for n in _tables_used(spec, group) if spec.tables[n].fitted}
-        if not names:
-            continue
-        joined = [b for b in blocks if b[0] & names]
-        blocks = [b for b in blocks if not b[0] & names]
-        for b in joined:
-            names |= b[0]
-        blocks.append((names, [g for b in joined for g in b[1]] + [group]))
-    return [([(n, p) for n in spec.tables if n in names for p in spec.tables[n].fitted], gs)
-            for names, gs in blocks]
+def free_parameters(spec: EfficiencyFileSpec, groups: Sequence[CaseGroup]) -> list[Key]:
+    """(table, parameter) pairs the cases constrain, in file order."""
+    used = tables_used(spec, groups)
+    return [(n, p) for n, t in spec.tables.items() if n in used for p in t.fitted]
 
 
-def with_values(spec: EfficiencyFileSpec, values: Mapping[tuple[str, str], float]
-                ) -> EfficiencyFileSpec:
+def prior_value(spec: EfficiencyFileSpec, name: str, param: str) -> float:
+    """A fitted parameter's prior (file units): the table's own ``prior``, else the value
+    it would take from its base without its own override (the base's prior when the base
+    fits it too), times the table's ``scale``; never the committed fit."""
+    table = spec.tables[name]
+    if param in table.prior:
+        return float(table.prior[param])
+    if table.derived_from is None:
+        raise ValueError(f"tables.{name}: fitted {param} needs a prior")
+    base = table.derived_from
+    while base is not None and param not in spec.tables[base].model_fields_set:
+        base = spec.tables[base].derived_from
+    if base is not None and param in spec.tables[base].fitted:
+        value: float | None = prior_value(spec, base, param)
+    else:
+        value = resolve_values(table.derived_from, spec.tables)[param]
+    if value is None:
+        raise ValueError(f"tables.{name}.{param}: its base gives no value to start from")
+    return float(value) * table.scale.get(param, 1.0)
+
+
+def with_values(spec: EfficiencyFileSpec, values: Mapping[Key, float]) -> EfficiencyFileSpec:
     """A copy of ``spec`` with the given (table, parameter) values replaced."""
     tables = dict(spec.tables)
     for (name, param), value in values.items():
-        tables[name] = tables[name].model_copy(update={param: float(value)})
+        table = tables[name]
+        tables[name] = table.model_copy(update={param: float(value)})
+        tables[name].model_fields_set.add(param)
     return spec.model_copy(update={"tables": tables})
 
 
-def fit_block(spec: EfficiencyFileSpec, free: list[tuple[str, str]],
-              groups: Sequence[CaseGroup]) -> dict[tuple[str, str], float]:
-    """Multi-start least squares of one block (file units, unrounded)."""
+def at_priors(spec: EfficiencyFileSpec, keys: Sequence[Key]) -> EfficiencyFileSpec:
+    """``spec`` with the given fitted parameters set to their priors."""
+    return with_values(spec, {k: prior_value(spec, *k) for k in keys})
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """Refit values (rounded, file units), their 95 % intervals and the residuals."""
+
+    values: dict[Key, float]
+    intervals: dict[Key, tuple[float, float]]
+    rms_log_error: float
+    on_bound: tuple[Key, ...]
+
+
+def fit(spec: EfficiencyFileSpec, groups: Sequence[CaseGroup], *,
+        starts: int = STARTS) -> FitResult:
+    """Robust, prior-regularised least squares of every free parameter (module doc)."""
+    free = free_parameters(spec, groups)
+    if not free:
+        return FitResult({}, {}, 0.0, ())
+    priors = np.log([prior_value(spec, *k) for k in free])
     lo = np.log([BOUNDS[p][0] for _, p in free])
     hi = np.log([BOUNDS[p][1] for _, p in free])
+    base = at_priors(spec, free)
 
     def residuals(x: np.ndarray, softness: float) -> np.ndarray:
-        trial = with_values(spec, dict(zip(free, np.exp(x), strict=True)))
-        return log_errors(groups, tables_from_file_spec(trial), softness)
+        trial = tables_from_file_spec(with_values(base, dict(zip(free, np.exp(x),
+                                                                 strict=True))))
+        return np.concatenate([log_errors(groups, trial, softness),
+                               PRIOR_WEIGHT * (x - priors)])
 
-    unit = qmc.Sobol(d=len(free), scramble=True, seed=SEED).random(STARTS)
+    unit = qmc.Sobol(d=len(free), scramble=True, seed=SEED).random_base2(
+        max(0, math.ceil(math.log2(max(starts - 1, 1)))))
     best = None
-    for x0 in [np.log([BOUNDS[p][2] for _, p in free]), *(lo + (hi - lo) * unit)]:
+    for x0 in [priors, *(lo + (hi - lo) * unit[: max(starts - 1, 0)])]:
         x = np.clip(x0, lo + 1e-6, hi - 1e-6)
         for softness in SOFTNESS_SCHEDULE:
             result = least_squares(residuals, x, args=(softness,), bounds=(lo, hi),
-                                   method="trf", diff_step=1e-4, xtol=1e-10, ftol=1e-12,
-                                   max_nfev=200)
+                                   method="trf", loss=LOSS, f_scale=LOSS_SCALE,
+                                   diff_step=1e-4, xtol=1e-8, ftol=1e-9, max_nfev=200)
             x = result.x
         if best is None or result.cost < best.cost - 1e-12:
             best = result
-    return dict(zip(free, np.exp(best.x), strict=True))
+    assert best is not None
+    values = {k: _round(v) for k, v in zip(free, np.exp(best.x), strict=True)}
+    return FitResult(values, _intervals(best, free), _rms(best.fun[: -len(free)]),
+                     tuple(k for k, x, a, b in zip(free, best.x, lo, hi, strict=True)
+                           if min(x - a, b - x) < 1e-3))
 
 
-def fit(spec: EfficiencyFileSpec, groups: Sequence[CaseGroup]) -> dict[tuple[str, str], float]:
-    """Least-squares refit of every fitted parameter the cases depend on (rounded)."""
-    values: dict[tuple[str, str], float] = {}
-    for free, block_groups in fit_blocks(spec, groups):
-        values.update(fit_block(spec, free, block_groups))
-    return {key: _round(v) for key, v in values.items()}
+def _rms(errors: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(errors ** 2))) if errors.size else 0.0
+
+
+def _intervals(result, free: Sequence[Key]) -> dict[Key, tuple[float, float]]:
+    """95 % intervals from the Jacobian at the optimum, with the residual scale taken
+    robustly (1.4826 x the median absolute case error: an outlier the loss discounts
+    does not widen every interval)."""
+    jac = result.jac
+    cases = result.fun[: -len(free)] if len(free) else result.fun
+    sigma = max(1.4826 * float(np.median(np.abs(cases))), 1e-6)
+    try:
+        cov = np.linalg.pinv(jac.T @ jac) * sigma ** 2
+    except np.linalg.LinAlgError:
+        cov = np.full((len(free), len(free)), np.inf)
+    half = 1.96 * np.sqrt(np.maximum(np.diag(cov), 0.0))
+    return {k: (_round(math.exp(x - h)), _round(math.exp(x + h)))
+            for k, x, h in zip(free, result.x, half, strict=True)}
 
 
 def _round(value: float) -> float:
-    if value == 0:
-        return 0.0
+    if value == 0 or not math.isfinite(value):
+        return float(value)
     digits = SIGNIFICANT - 1 - math.floor(math.log10(abs(value)))
     return float(round(value, digits))
 
 
-def drift(spec: EfficiencyFileSpec, refit: Mapping[tuple[str, str], float]) -> list[str]:
+def drift(spec: EfficiencyFileSpec, refit: Mapping[Key, float]) -> list[str]:
     """Parameters whose committed value differs from the refit by more than the tolerance."""
     problems = []
     for (name, param), value in refit.items():
@@ -228,26 +308,30 @@ def drift(spec: EfficiencyFileSpec, refit: Mapping[tuple[str, str], float]) -> l
     return problems
 
 
-def _clean(table: dict[str, Any]) -> dict[str, Any]:
-    derived = table.get("derived_from") is not None
-    optional = ("ll128_efficiency", "in_network_efficiency")
+def _clean(table: dict[str, Any], given: set[str]) -> dict[str, Any]:
     out = {}
     for key, value in table.items():
         empty = value is None or value == {} or value == []
-        if empty and (derived or key in ("derived_from", "scale", "fitted")
-                      or key not in optional):
+        if empty and key not in given:
             continue
         out[key] = value
     return out
 
 
-def write(spec: EfficiencyFileSpec, refit: Mapping[tuple[str, str], float], path: Path) -> None:
+def write(spec: EfficiencyFileSpec, refit: Mapping[Key, float], path: Path) -> None:
     """Write ``spec`` with the refitted values (and the procedure note) to ``path`` as YAML."""
     updated = with_values(spec, refit).model_copy(update={"procedure": PROCEDURE})
     data = updated.model_dump(by_alias=True)
-    data["tables"] = {name: _clean(t) for name, t in data["tables"].items()}
+    data["tables"] = {name: _clean(t, set(updated.tables[name].model_fields_set))
+                      for name, t in data["tables"].items()}
     text = yaml.safe_dump(data, sort_keys=False, width=92, allow_unicode=True)
     path.write_text(HEADER + text, encoding="utf-8")
+
+
+def read_cases(path: Path | None = None) -> list[dict]:
+    """The cases of a validation file (default: the packaged public set)."""
+    where = path or default_cases_path()
+    return json.loads(where.read_text(encoding="utf-8"))["cases"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -261,21 +345,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     path = args.tables or default_efficiency_path()
     spec = read_efficiency_file(path)
-    cases_path = args.cases or default_cases_path()
-    cases = json.loads(cases_path.read_text(encoding="utf-8"))["cases"]
-    groups = collective_groups(cases)
-    refit = fit(spec, groups)
-    rms = float(np.sqrt(np.mean(log_errors(groups, tables_from_file_spec(
-        with_values(spec, refit))) ** 2))) if groups else 0.0
-    for (name, param), value in refit.items():
-        print(f"{name}.{param} = {value:g}")
-    print(f"rms log error {rms:.4f} over {sum(len(g.message_bytes) for g in groups)} cases")
+    groups = collective_groups(read_cases(args.cases), tables_from_file_spec(spec))
+    result = fit(spec, groups)
+    for key, value in result.values.items():
+        low, high = result.intervals[key]
+        print(f"{key[0]}.{key[1]} = {value:g}  (95% {low:g} .. {high:g})")
+    for key in result.on_bound:
+        print(f"ON BOUND {key[0]}.{key[1]}: a missing effect, not a result", file=sys.stderr)
+    print(f"rms log error {result.rms_log_error:.4f} over "
+          f"{sum(len(g.message_bytes) for g in groups)} cases")
     if args.check:
-        problems = drift(spec, refit)
+        problems = drift(spec, result.values)
         for line in problems:
             print(f"DRIFT {line}", file=sys.stderr)
         return 1 if problems else 0
-    write(spec, refit, path)
+    write(spec, result.values, path)
     print(f"wrote {path}")
     return 0
 

@@ -1,28 +1,32 @@
-"""Message-size efficiency tables for collective communication, held as data.
+"""Per-link-generation efficiency tables and NCCL's protocol constants, held as data.
 
-A fabric tier names an efficiency table (``nvlink4``, ``infiniband_ndr`` ...). The table
-says how much of the tier's per-rank, per-direction line rate ``B`` a collective achieves
-for a transfer of ``W`` wire bytes per rank, under each NCCL protocol (NCCL
-``src/graph/tuning.cc``: LL128 and Simple):
+A fabric tier names an efficiency table (``nvlink4``, ``xgmi``, ``infiniband_ndr`` ...,
+see ``data/collectives/efficiency.yaml``). The table says what fraction of the tier's
+per-rank, per-direction line rate ``B`` a collective moves under each NCCL protocol
+(NCCL ``src/graph/tuning.cc``; docs: NCCL_PROTO):
 
-* ``simple`` (bandwidth protocol): ``B_eff(W) = B · η_max · W / (W + S_half)``, the
-  Hockney half-performance form: ``η_max`` is the large-message efficiency and ``S_half``
-  the per-rank wire size at which half of it is reached (pipeline fill, channel ramp-up).
-* ``ll128`` (latency protocol): ``B_eff = B · η_ll``, no ramp; lower bandwidth, used by
-  small messages. ``None`` disables it on that fabric.
-* ``in_network``: NVLS / SHARP in-switch reduction efficiency (``None``: no such engine).
+* ``simple`` (bandwidth protocol): ``η`` of the line rate, plus a pipeline fill of
+  ``S_half`` bytes at that rate (Hockney's half-performance length): a transfer of ``W``
+  wire bytes takes ``(W + S_half) / (B·η)``;
+* ``ll128`` (128-byte lines, 8 bytes of flags each): ``η · ll128_ratio`` (NCCL models
+  120/128 of Simple as 0.92), optionally capped at ``ll128_max`` per rank; no fill;
+* ``ll`` (8-byte lines, 4 bytes of flag each): ``η · ll_ratio`` (NCCL: half of Simple),
+  capped at ``ll_max`` per rank (NCCL's ``llMaxBws``); no fill;
+* ``in_network``: NVLS / SHARP in-switch reduction efficiency (``None``: the part has no
+  such engine), Simple only, with the Simple fill.
 
-Each table also gives ``step_latency_s``, the per-step (per-hop) latency α that fabric
-builders copy into :attr:`FabricTier.latency_s`. Achieved time is the minimum over
-protocols, as NCCL's tuner picks the fastest protocol for each size; that minimum is the
-message-size efficiency curve. Values are fitted by :mod:`supernode.collectives.calibrate`
-from published measurements, or documented defaults where none are public.
+Each protocol has a per-step latency (NCCL's ``hwLat`` per hardware type); algorithms add
+NCCL's per-algorithm base latency (``base_latency_us`` of the file). The step latencies
+are measured totals, wire included, so a step costs the larger of the protocol's and the
+tier's own one-way topology latency (links, switches, NICs: :attr:`FabricTier.latency_s`).
+Values are fitted by :mod:`supernode.collectives.calibrate` from published measurements,
+or sourced (each table's ``source``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -34,43 +38,72 @@ from pydantic import Field
 from supernode.errors import InputError
 from supernode.spec.base import StrictModel
 from supernode.spec.loader import read_document, validate_document
-from supernode.units import US
+from supernode.units import GBYTE_PER_S, US
 
-SCHEMA = "supernode-collective-efficiency/1"
-PROTOCOLS: tuple[str, ...] = ("ll128", "simple")
-#: The parameters a table may declare as fitted (file names, in file units).
+SCHEMA = "supernode-collective-efficiency/2"
+#: NCCL's protocols, lowest latency first.
+PROTOCOLS: tuple[str, ...] = ("ll", "ll128", "simple")
+#: The parameters a table may declare (file names, file units); any may be fitted.
 FITTABLE: tuple[str, ...] = (
-    "step_latency_us",
     "simple_efficiency",
     "simple_half_bandwidth_bytes",
-    "ll128_efficiency",
+    "ll128_ratio",
+    "ll_ratio",
+    "ll_max_gbyte_per_s",
+    "ll128_max_gbyte_per_s",
+    "ll_latency_us",
+    "ll128_latency_us",
+    "simple_latency_us",
     "in_network_efficiency",
+    "in_network_half_bandwidth_bytes",
+    "in_network_latency_us",
 )
+#: Parameters every root table (no ``derived_from``) must give.
+REQUIRED: tuple[str, ...] = ("simple_efficiency", "simple_half_bandwidth_bytes",
+                             "simple_latency_us")
 
 
 class EfficiencyTableSpec(StrictModel):
     """One efficiency table as written in ``efficiency.yaml`` (file units).
 
-    A table either gives every value or names ``derived_from`` another table, whose
-    values it takes, multiplied by ``scale`` entries and replaced by any value given here.
+    A table either gives every required value or names ``derived_from`` another table,
+    whose values it takes, multiplied by ``scale`` entries and replaced by any value
+    given here. ``null`` for an optional protocol disables it.
     """
 
-    description: str = Field(..., description="What fabric the table describes.")
-    derived_from: str | None = Field(None, description="Table whose values this one scales.")
+    description: str = Field(..., description="What link generation the table describes.")
+    derived_from: str | None = Field(None, description="Table whose values this one takes.")
     scale: dict[str, float] = Field(default_factory=dict,
                                     description="Multipliers applied to derived values.")
-    step_latency_us: float | None = Field(None, ge=0,
-                                          description="Per-step latency α, microseconds.")
     simple_efficiency: float | None = Field(
-        None, gt=0, le=1, description="η_max: large-message fraction of line rate (Simple).")
+        None, gt=0, le=1, description="η: large-message fraction of line rate (Simple).")
     simple_half_bandwidth_bytes: float | None = Field(
-        None, ge=0, description="S_half: per-rank wire bytes reaching half of η_max.")
-    ll128_efficiency: float | None = Field(
-        None, gt=0, le=1, description="LL128 fraction of line rate; null disables LL128.")
+        None, ge=0, description="S_half: Simple pipeline fill, wire bytes per rank.")
+    ll128_ratio: float | None = Field(None, gt=0, le=1,
+                                      description="LL128 rate / Simple rate; null: no LL128.")
+    ll_ratio: float | None = Field(None, gt=0, le=1,
+                                   description="LL rate / Simple rate; null: no LL.")
+    ll_max_gbyte_per_s: float | None = Field(None, gt=0,
+                                             description="Cap on the LL rate per rank, GB/s.")
+    ll128_max_gbyte_per_s: float | None = Field(
+        None, gt=0, description="Cap on the LL128 rate per rank, GB/s.")
+    ll_latency_us: float | None = Field(None, ge=0, description="LL per-step latency, µs.")
+    ll128_latency_us: float | None = Field(None, ge=0,
+                                           description="LL128 per-step latency, µs.")
+    simple_latency_us: float | None = Field(None, ge=0,
+                                            description="Simple per-step latency, µs.")
     in_network_efficiency: float | None = Field(
         None, gt=0, le=1, description="NVLS/SHARP fraction of line rate; null: none.")
+    in_network_latency_us: float | None = Field(
+        None, ge=0, description="Latency of one in-network reduction step, µs.")
+    in_network_half_bandwidth_bytes: float | None = Field(
+        None, ge=0, description="In-network pipeline fill, wire bytes per rank (default: "
+        "the Simple fill).")
     fitted: list[str] = Field(default_factory=list,
                               description="Parameters refitted by the calibration.")
+    prior: dict[str, float] = Field(
+        default_factory=dict, description="Sourced starting values of fitted parameters of "
+        "a root table (a derived table's prior is its base's value).")
     source: str = Field("", description="Where the values come from.")
 
 
@@ -79,53 +112,122 @@ class EfficiencyFileSpec(StrictModel):
 
     schema_: str = Field(SCHEMA, alias="schema", description="Format tag.")
     procedure: str = Field("", description="How the fitted values were obtained.")
+    base_latency_us: dict[str, dict[str, float]] = Field(
+        default_factory=dict, description="NCCL base latency per algorithm and protocol, µs.")
+    base_latency_source: str = Field("", description="Where the base latencies come from.")
     tables: dict[str, EfficiencyTableSpec] = Field(..., description="Tables by name.")
 
 
 @dataclass(frozen=True)
 class EfficiencyTable:
-    """An efficiency table in SI units (see the module docstring for the curve)."""
+    """An efficiency table in SI units (see the module docstring)."""
 
     name: str
-    step_latency_s: float
     simple_efficiency: float
     simple_half_bandwidth_bytes: float
-    ll128_efficiency: float | None = None
+    simple_latency_s: float
+    ll128_ratio: float | None = None
+    ll_ratio: float | None = None
+    ll_max_bytes_per_s: float | None = None
+    ll128_max_bytes_per_s: float | None = None
+    ll_latency_s: float = 0.0
+    ll128_latency_s: float = 0.0
     in_network_efficiency: float | None = None
+    in_network_latency_s: float = 0.0
+    in_network_half_bandwidth_bytes: float | None = None
 
     def __post_init__(self) -> None:
-        for field in ("simple_efficiency", "ll128_efficiency", "in_network_efficiency"):
-            value = getattr(self, field)
+        for name in ("simple_efficiency", "ll128_ratio", "ll_ratio", "in_network_efficiency"):
+            value = getattr(self, name)
             if value is not None and not 0 < value <= 1:
-                raise InputError(f"tables.{self.name}.{field}", f"got {value}; must be in (0, 1]")
-        if self.simple_efficiency is None:
-            raise InputError(f"tables.{self.name}.simple_efficiency", "is required")
-        if self.step_latency_s < 0 or self.simple_half_bandwidth_bytes < 0:
-            raise InputError(f"tables.{self.name}", "latency and S_half must be ≥ 0")
+                raise InputError(f"tables.{self.name}.{name}", f"got {value}; must be in (0, 1]")
+        if self.simple_half_bandwidth_bytes < 0 or min(
+                self.simple_latency_s, self.ll_latency_s, self.ll128_latency_s,
+                self.in_network_latency_s) < 0:
+            raise InputError(f"tables.{self.name}", "latencies and S_half must be ≥ 0")
 
-    def efficiency(self, protocol: str) -> float | None:
-        """Large-message fraction of line rate under ``protocol`` (None: unavailable)."""
+    def has(self, protocol: str) -> bool:
+        """True when ``protocol`` runs on this link generation."""
         if protocol == "simple":
-            return self.simple_efficiency
+            return True
         if protocol == "ll128":
-            return self.ll128_efficiency
+            return self.ll128_ratio is not None
+        if protocol == "ll":
+            return self.ll_ratio is not None
         raise ValueError(f"unknown protocol {protocol!r}; known: {PROTOCOLS}")
 
-    def half_bandwidth_bytes(self, protocol: str) -> float:
-        """Half-bandwidth wire size S_half in bytes (0 for the LL128 protocol)."""
+    def efficiency(self, protocol: str, line_rate_bytes_per_s: float) -> float:
+        """Fraction of ``line_rate_bytes_per_s`` (per rank) moved under ``protocol``.
+
+        0 where the protocol does not run. LL and LL128 caps are per rank, so their
+        fraction falls as the line rate grows.
+        """
+        if not self.has(protocol):
+            return 0.0
+        eta = self.simple_efficiency
+        if protocol == "simple":
+            return eta
+        ratio, cap = ((self.ll128_ratio, self.ll128_max_bytes_per_s) if protocol == "ll128"
+                      else (self.ll_ratio, self.ll_max_bytes_per_s))
+        eff = eta * float(ratio)
+        if cap is not None and line_rate_bytes_per_s > 0:
+            eff = min(eff, cap / line_rate_bytes_per_s)
+        return eff
+
+    def step_latency_s(self, protocol: str) -> float:
+        """Per-step latency of ``protocol`` (seconds)."""
+        return {"ll": self.ll_latency_s, "ll128": self.ll128_latency_s,
+                "simple": self.simple_latency_s}[protocol]
+
+    def half_bandwidth_bytes(self, protocol: str, in_network: bool = False) -> float:
+        """Pipeline fill S_half in bytes: Simple's, or the in-network one for NVLS/SHARP
+        phases (its own when given); 0 for LL and LL128."""
+        if in_network:
+            own = self.in_network_half_bandwidth_bytes
+            return self.simple_half_bandwidth_bytes if own is None else own
         return self.simple_half_bandwidth_bytes if protocol == "simple" else 0.0
 
 
-def efficiency_curve(table: EfficiencyTable, wire_bytes, protocol: str = "simple"):
+@dataclass(frozen=True)
+class Tables:
+    """All efficiency tables plus NCCL's base latencies (SI), read-only."""
+
+    tables: Mapping[str, EfficiencyTable]
+    base_latency_s: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> EfficiencyTable:
+        return self.tables[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.tables
+
+    def __iter__(self):
+        return iter(self.tables)
+
+    def __len__(self) -> int:
+        return len(self.tables)
+
+    def items(self):
+        """(name, table) pairs."""
+        return self.tables.items()
+
+    def base_latency(self, family: str, protocol: str) -> float:
+        """NCCL's base latency of an algorithm family under a protocol (seconds; 0 if none)."""
+        return float(self.base_latency_s.get(family, {}).get(protocol, 0.0))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+def efficiency_curve(table: EfficiencyTable, wire_bytes, protocol: str = "simple",
+                     line_rate_bytes_per_s: float = 1.0):
     """Fraction of line rate achieved for ``wire_bytes`` per rank: η·W/(W + S_half).
 
-    Dimensionless, vectorised over ``wire_bytes`` (bytes). Returns 0 where the protocol
-    is unavailable on this table.
+    Dimensionless, vectorised over ``wire_bytes`` (bytes); 0 where the protocol does not
+    run. Latencies are not included (they depend on the algorithm's steps).
     """
-    eta = table.efficiency(protocol)
+    eta = table.efficiency(protocol, line_rate_bytes_per_s)
     w = np.asarray(wire_bytes, dtype=float)
-    if eta is None:
-        return np.zeros_like(w)
     half = table.half_bandwidth_bytes(protocol)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(w > 0, eta * w / (w + half), eta if half == 0 else 0.0)
@@ -135,10 +237,10 @@ def resolve_values(name: str, tables: Mapping[str, EfficiencyTableSpec],
                    _seen: tuple[str, ...] = ()) -> dict[str, float | None]:
     """File-unit values of table ``name``, following ``derived_from`` and ``scale``."""
     spec = tables[name]
+    given = spec.model_fields_set
     own = {key: getattr(spec, key) for key in FITTABLE}
     if spec.derived_from is None:
-        required = ("step_latency_us", "simple_efficiency", "simple_half_bandwidth_bytes")
-        missing = [key for key in required if own[key] is None]
+        missing = [key for key in REQUIRED if own[key] is None]
         if missing:
             raise InputError(f"tables.{name}", f"missing {', '.join(missing)} (or give "
                              "derived_from)")
@@ -153,19 +255,36 @@ def resolve_values(name: str, tables: Mapping[str, EfficiencyTableSpec],
             raise InputError(f"tables.{name}.scale.{key}", f"allowed: {', '.join(FITTABLE)}")
         if values[key] is not None:
             values[key] = values[key] * factor
-    values.update({key: v for key, v in own.items() if v is not None})
+    # a value written in the file (even null, which disables a protocol) replaces the base's
+    values.update({key: own[key] for key in FITTABLE if key in given})
     return values
 
 
 def table_from_values(name: str, values: Mapping[str, float | None]) -> EfficiencyTable:
     """Convert one table's file-unit values to SI."""
+    def us(key: str) -> float:
+        return float(values.get(key) or 0.0) * US
+
+    def rate(key: str) -> float | None:
+        v = values.get(key)
+        return None if v is None else float(v) * GBYTE_PER_S
+
     return EfficiencyTable(
         name=name,
-        step_latency_s=float(values["step_latency_us"]) * US,
         simple_efficiency=_fraction(values["simple_efficiency"]),
         simple_half_bandwidth_bytes=float(values["simple_half_bandwidth_bytes"]),
-        ll128_efficiency=_fraction(values["ll128_efficiency"]),
-        in_network_efficiency=_fraction(values["in_network_efficiency"]),
+        simple_latency_s=us("simple_latency_us"),
+        ll128_ratio=_fraction(values.get("ll128_ratio")),
+        ll_ratio=_fraction(values.get("ll_ratio")),
+        ll_max_bytes_per_s=rate("ll_max_gbyte_per_s"),
+        ll128_max_bytes_per_s=rate("ll128_max_gbyte_per_s"),
+        ll_latency_s=us("ll_latency_us"),
+        ll128_latency_s=us("ll128_latency_us"),
+        in_network_efficiency=_fraction(values.get("in_network_efficiency")),
+        in_network_latency_s=us("in_network_latency_us"),
+        in_network_half_bandwidth_bytes=(None if values.get("in_network_half_bandwidth_bytes")
+                                         is None else float(
+                                             values["in_network_half_bandwidth_bytes"])),
     )
 
 
@@ -184,33 +303,58 @@ def read_efficiency_file(path: str | Path | None = None) -> EfficiencyFileSpec:
     where = Path(path) if path is not None else default_efficiency_path()
     spec = validate_document(read_document(where), EfficiencyFileSpec, source=str(where))
     for name, table in spec.tables.items():
-        unknown = sorted(set(table.fitted) - set(FITTABLE))
+        unknown = sorted((set(table.fitted) | set(table.prior)) - set(FITTABLE))
         if unknown:
             raise InputError(f"tables.{name}.fitted", f"unknown parameters {unknown}; "
                              f"allowed: {', '.join(FITTABLE)}", source=str(where))
     return spec
 
 
-def tables_from_file_spec(spec: EfficiencyFileSpec) -> Mapping[str, EfficiencyTable]:
-    """All tables of a file spec, in SI, as a read-only mapping."""
-    return MappingProxyType({n: table_from_values(n, resolve_values(n, spec.tables))
-                             for n in spec.tables})
+def tables_from_file_spec(spec: EfficiencyFileSpec) -> Tables:
+    """All tables of a file spec, in SI, with the base latencies."""
+    tables = MappingProxyType({n: table_from_values(n, resolve_values(n, spec.tables))
+                               for n in spec.tables})
+    base = MappingProxyType({family: MappingProxyType({p: v * US for p, v in row.items()})
+                             for family, row in spec.base_latency_us.items()})
+    return Tables(tables, base)
 
 
 @lru_cache(maxsize=8)
-def _load_cached(path: str | None) -> Mapping[str, EfficiencyTable]:
+def _load_cached(path: str | None) -> Tables:
     return tables_from_file_spec(read_efficiency_file(path))
 
 
-def load_efficiency_tables(path: str | Path | None = None) -> Mapping[str, EfficiencyTable]:
+def load_efficiency_tables(path: str | Path | None = None) -> Tables:
     """Efficiency tables by name, in SI (read-only; parsed once per path)."""
     return _load_cached(str(path) if path is not None else None)
 
 
-def get_table(tables: Mapping[str, EfficiencyTable], name: str) -> EfficiencyTable:
+def as_tables(tables: Tables | Mapping[str, EfficiencyTable] | None) -> Tables:
+    """``tables`` as :class:`Tables` (a plain mapping gets no base latencies)."""
+    if tables is None:
+        return load_efficiency_tables()
+    if isinstance(tables, Tables):
+        return tables
+    return Tables(MappingProxyType(dict(tables)))
+
+
+def get_table(tables: Tables | Mapping[str, EfficiencyTable], name: str) -> EfficiencyTable:
     """Look ``name`` up in ``tables``; unknown names are an :class:`InputError`."""
     try:
         return tables[name]
     except KeyError:
         raise InputError("efficiency", f"unknown efficiency table {name!r}; known: "
                          f"{', '.join(sorted(tables))}") from None
+
+
+def ideal_tables(tables: Tables) -> Tables:
+    """Line-rate copies of ``tables``: efficiency 1, no fill, no per-step or base latency,
+    the same protocols and in-network engines available (the simulator's line-rate mode)."""
+    out = {}
+    for name, t in tables.items():
+        out[name] = EfficiencyTable(
+            name, 1.0, 0.0, 0.0, ll128_ratio=None if t.ll128_ratio is None else 1.0,
+            ll_ratio=None if t.ll_ratio is None else 1.0,
+            in_network_efficiency=None if t.in_network_efficiency is None else 1.0,
+            in_network_half_bandwidth_bytes=0.0)
+    return Tables(MappingProxyType(out))

@@ -1,97 +1,110 @@
-"""Per-tier view of a job of ``n`` consecutive ranks, vectorised over ``n``.
+"""The tiers one collective of ``n`` ranks uses, as :class:`Level` s.
 
-For tier ``j`` with group size ``g_j`` (``g_-1 = 1``) and a job of ``n`` aligned ranks:
+For tier ``j`` of a fabric (or of a group view, :mod:`.groups`) and a collective of ``n``
+ranks:
 
-* ``inner = min(n, g_{j-1})``: job ranks in one tier-``(j-1)`` group, i.e. how many
-  ranks (and NICs) sit behind one crossing of tier ``j``;
-* ``size = min(n, g_j)``: job ranks in one tier-``j`` group;
-* ``chain_hops = ceil(n / g_{j-1}) - ceil(n / g_j)``: hops of a chain through all ``n``
-  ranks whose slowest link is tier ``j`` (summing to ``n - 1``; NCCL's ``nInterSteps``);
-* ``used``: the job has ranks in more than one tier-``(j-1)`` group.
+* ``members``: ranks inside one tier-``j`` group (``min(n, G_j)``);
+* ``parts``: tier-``(j-1)`` parts inside it (for tier 0: the members themselves);
+* ``smallest``: ranks in the smallest part, i.e. the fewest ports (NICs) behind one
+  crossing of tier ``j`` (for tier 0: 1). Equal to ``members_{j-1}`` when the group is
+  aligned; smaller when it straddles a boundary (72-GPU racks under 32-rank groups);
+* ``groups``: tier-``j`` groups the collective spans (``ceil(n / members)``);
+* ``blocks``: tier-``(j-1)`` parts the whole collective spans;
+* ``chain_hops``: hops of a chain through all ``n`` ranks whose slowest link is tier ``j``
+  (``blocks - groups``; they sum to ``n - 1``: NCCL's ``nInterSteps``).
 
-:meth:`Level.transfer_s` is the time to push ``W`` wire bytes per stream through the
-tier under a protocol: ``(W + S_half) / (B · η / oversubscription)``.
+A level is *used* when it joins several parts (``parts > 1``). A tier 0 of kind ``nic``
+(a scale-out tier innermost: one-GPU hosts, or a rail's view,
+:func:`supernode.collectives.hierarchy.rail_levels`) has NICs for ports, which every hop
+uses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
 from dataclasses import dataclass
+from functools import lru_cache
 
-import numpy as np
-
-from supernode.collectives.efficiency import EfficiencyTable, get_table
+from supernode.collectives.efficiency import EfficiencyTable, Tables, get_table
 from supernode.collectives.fabric import Fabric, FabricTier
 
 
 @dataclass(frozen=True)
 class Level:
-    """One tier as used by a job (arrays broadcast with the job's rank count)."""
+    """One tier as used by a collective of ``n`` ranks (see the module docstring)."""
 
     index: int
     tier: FabricTier
     table: EfficiencyTable
-    inner: np.ndarray
-    size: np.ndarray
-    chain_hops: np.ndarray
-    used: np.ndarray
+    members: int
+    parts: int
+    smallest: int
+    groups: int
+    ranks: int
+    blocks: int = 0
 
     @property
-    def alpha_s(self) -> float:
-        """Per-step latency of this tier, seconds."""
-        return self.tier.latency_s
+    def rail(self) -> bool:
+        """Tier 0 whose ports are NICs (every hop leaves through one)."""
+        return self.index == 0 and self.tier.kind == "nic"
 
-    def rate_bytes_per_s(self, protocol: str) -> float:
-        """Large-message per-rank rate B·η/oversubscription (0 if protocol unavailable)."""
-        eta = self.table.efficiency(protocol)
-        if eta is None:
-            return 0.0
-        return self.tier.bandwidth_bytes_per_s * eta / self.tier.oversubscription
+    @property
+    def used(self) -> bool:
+        """The level joins several parts (its links carry traffic)."""
+        return self.parts > 1
 
-    def transfer_s(self, wire_bytes, protocol: str) -> np.ndarray:
-        """Seconds to move ``wire_bytes`` per rank-stream: (W + S_half)/rate; inf if n/a."""
-        rate = self.rate_bytes_per_s(protocol)
-        w = np.asarray(wire_bytes, dtype=float)
-        if rate <= 0:
-            return np.full(w.shape, np.inf)
-        half = self.table.half_bandwidth_bytes(protocol)
-        return np.where(w > 0, (w + half) / rate, 0.0)
+    @property
+    def chain_hops(self) -> int:
+        """Hops of a chain through the collective's ranks at this level's speed."""
+        if self.index == 0:
+            return self.ranks - self.groups
+        return max(self.blocks, self.parts) - self.groups
 
-    def in_network_transfer_s(self, wire_bytes) -> np.ndarray:
-        """Seconds for in-switch reduction traffic (NVLS/SHARP); inf if unavailable."""
-        eta = self.table.in_network_efficiency
-        w = np.asarray(wire_bytes, dtype=float)
-        if not self.tier.in_network_reduction or eta is None:
-            return np.full(w.shape, np.inf)
-        rate = self.tier.bandwidth_bytes_per_s * eta / self.tier.oversubscription
-        return np.where(w > 0, (w + self.table.simple_half_bandwidth_bytes) / rate, 0.0)
+    @property
+    def rate_bytes_per_s(self) -> float:
+        """Per-rank line rate, divided by the oversubscription of crossing traffic."""
+        return self.tier.bandwidth_bytes_per_s / (
+            self.tier.oversubscription if self.index > 0 else 1.0)
 
 
-def job_levels(fabric: Fabric, ranks, tables: Mapping[str, EfficiencyTable]) -> list[Level]:
-    """The :class:`Level` of every tier of ``fabric`` for jobs of ``ranks`` ranks."""
-    n = np.asarray(ranks, dtype=np.int64)
-    out: list[Level] = []
+@lru_cache(maxsize=8192)
+def _shape(fabric: Fabric, n: int) -> tuple[tuple[int, ...], ...]:
+    """(members, parts, smallest, groups, ranks, blocks) per tier for ``n`` ranks."""
+    out = []
     previous = 1
     for j, tier in enumerate(fabric.tiers):
-        g = tier.group_size
-        hops = -(-n // previous) - (-(-n // g))
-        out.append(Level(
-            index=j,
-            tier=tier,
-            table=get_table(tables, tier.efficiency),
-            inner=np.minimum(n, previous),
-            size=np.minimum(n, g),
-            chain_hops=hops,
-            used=n > previous,
-        ))
-        previous = g
-    return out
+        members = min(n, tier.group_size)
+        groups = -(-n // members)
+        if j == 0:
+            parts, smallest, blocks = members, 1, n
+        elif tier.parts:
+            parts, smallest = min(tier.parts, -(-members // max(previous, 1))), tier.smallest
+            blocks = parts * groups
+        else:
+            parts = -(-members // previous)
+            rest = members % previous
+            smallest = rest if (rest and parts > 1) else previous
+            blocks = -(-n // previous)
+        out.append((members, parts, smallest, groups, n, blocks))
+        previous = members
+        if tier.group_size >= n:
+            break
+    return tuple(out)
 
 
-def bottleneck_s(levels: list[Level], per_level) -> np.ndarray:
-    """Max over used levels of ``per_level(level)`` (0 where no level is used)."""
-    result = None
-    for level in levels:
-        t = np.where(level.used, per_level(level), 0.0)
-        result = t if result is None else np.maximum(result, t)
-    return result
+def group_levels(fabric: Fabric, n: int, tables: Tables) -> list[Level]:
+    """The :class:`Level` of every tier of ``fabric`` that ``n`` ranks reach (innermost
+    first, up to the innermost tier holding them all)."""
+    n = int(n)
+    return [Level(j, fabric.tiers[j], get_table(tables, fabric.tiers[j].efficiency), *row)
+            for j, row in enumerate(_shape(fabric, n))]
+
+
+def used_levels(levels: list[Level]) -> list[Level]:
+    """The levels that carry traffic."""
+    return [lv for lv in levels if lv.used]
+
+
+def log2_ceil(m: int) -> int:
+    """``ceil(log2 m)`` for ``m >= 1`` (tree depth)."""
+    return int(math.ceil(math.log2(max(m, 1))))

@@ -1,26 +1,23 @@
 """Registry of collective algorithms (STYLE.md §7: duplicate names are refused).
 
-An algorithm is a pure function ``fn(op, message_bytes, ranks, fabric, tables) -> time_s``
-over numpy arrays (``message_bytes`` in bytes, ``ranks`` integers, broadcast together),
-returning seconds, ``inf`` where it does not apply (wrong op, no in-switch reduction,
-too few tiers). ``auto`` algorithms are those NCCL itself runs; automatic selection
-considers only them unless told otherwise.
+An algorithm is a schedule builder ``build(op, levels, protocol) -> Schedule`` (see
+:mod:`.schedule`) that raises :class:`~.algorithms.NotApplicable` where it cannot run,
+the ops it serves, the NCCL protocols it may use, and whether NCCL (RCCL, XLA on a torus)
+picks it by itself (``auto``); automatic selection considers only those.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
 from supernode.collectives.busbw import OPS, check_op
-from supernode.collectives.efficiency import EfficiencyTable
-from supernode.collectives.fabric import Fabric
+from supernode.collectives.efficiency import PROTOCOLS
+from supernode.collectives.levels import Level
+from supernode.collectives.schedule import Schedule
 from supernode.errors import InputError
 
-AlgorithmFn = Callable[[str, np.ndarray, np.ndarray, Fabric, Mapping[str, EfficiencyTable]],
-                       np.ndarray]
+Builder = Callable[[str, list[Level], str], Schedule]
 
 
 class DuplicateAlgorithmError(ValueError):
@@ -29,12 +26,13 @@ class DuplicateAlgorithmError(ValueError):
 
 @dataclass(frozen=True)
 class Algorithm:
-    """A registered algorithm: its cost function, the ops it serves, and whether NCCL runs it."""
+    """A registered algorithm: its builder, ops, protocols and whether NCCL picks it."""
 
     name: str
-    fn: AlgorithmFn
+    build: Builder
     ops: frozenset[str]
     auto: bool
+    protocols: tuple[str, ...]
     description: str
 
 
@@ -42,18 +40,32 @@ _ALGORITHMS: dict[str, Algorithm] = {}
 _ALIASES: dict[str, str] = {}
 
 
-def register_algorithm(name: str, fn: AlgorithmFn, *, ops=OPS, auto: bool = False,
-                       aliases: tuple[str, ...] = (), description: str = "") -> Algorithm:
-    """Register ``fn`` under ``name`` (and ``aliases``); taken names raise an error."""
+def register_algorithm(name: str, build: Builder, *, ops=OPS, auto: bool = False,
+                       protocols: tuple[str, ...] = ("simple",), aliases: tuple[str, ...] = (),
+                       description: str = "") -> Algorithm:
+    """Register ``build`` under ``name`` (and ``aliases``); taken names raise an error."""
     for key in (name, *aliases):
         if key in _ALGORITHMS or key in _ALIASES:
             raise DuplicateAlgorithmError(f"collective algorithm {key!r} is already registered")
-    algorithm = Algorithm(name, fn, frozenset(check_op(op) for op in ops), auto,
-                          description or (fn.__doc__ or "").strip().splitlines()[0])
+    unknown = set(protocols) - set(PROTOCOLS)
+    if unknown:
+        raise ValueError(f"unknown protocols {sorted(unknown)}; known: {PROTOCOLS}")
+    algorithm = Algorithm(name, build, frozenset(check_op(op) for op in ops), auto,
+                          tuple(protocols),
+                          description or (build.__doc__ or "").strip().splitlines()[0])
     _ALGORITHMS[name] = algorithm
     for alias in aliases:
         _ALIASES[alias] = name
     return algorithm
+
+
+def unregister_algorithm(name: str) -> None:
+    """Remove ``name`` and its aliases (a plug-in's tests clean up after themselves)."""
+    get_algorithm(name)  # unknown names are input errors
+    key = _ALIASES.get(name, name)
+    del _ALGORITHMS[key]
+    for alias in [a for a, target in _ALIASES.items() if target == key]:
+        del _ALIASES[alias]
 
 
 def get_algorithm(name: str) -> Algorithm:

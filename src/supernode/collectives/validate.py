@@ -3,7 +3,7 @@
 A case gives ``system`` {accelerator, peak_dense_bf16_tflops, scale_up_gpus,
 scale_up_gigabytes_per_s, scale_out_gigabits_per_s, gpus, in_network_reduction},
 ``collective``, ``ranks`` and ``message_bytes``; the score is nccl-tests' bus bandwidth.
-The fabric is built by :func:`~supernode.collectives.fabric.fabric_from_validation_system`
+The fabric is built by :func:`~supernode.collectives.systems.fabric_from_validation_system`
 and the algorithm chosen as NCCL would (fastest of the algorithms NCCL runs).
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 
 from supernode.collectives.busbw import busbw_bytes_per_s
 from supernode.collectives.efficiency import EfficiencyTable
-from supernode.collectives.fabric import fabric_from_validation_system
-from supernode.collectives.model import collective_time_s
+from supernode.collectives.model import choose
+from supernode.collectives.systems import fabric_from_validation_system
 from supernode.errors import InputError
 from supernode.units import GBYTE_PER_S
 
@@ -75,12 +75,13 @@ def predict_collective_case(case: Mapping[str, Any], *,
     """
     op, ranks, size, system = collective_case_inputs(case)
     fabric = fabric_from_validation_system(system, ranks, tables=tables)
-    time_s, algorithm = collective_time_s(op, size, ranks, fabric, tables=tables)
+    choice = choose(op, size, ranks, fabric, tables=tables)
+    time_s, algorithm = float(choice.time_s), str(choice.algorithm)
     busbw = busbw_bytes_per_s(op, size, ranks, time_s) / GBYTE_PER_S
     crossed = fabric.tiers_crossed(ranks)
     tiers = " + ".join(f"{t.name}[{t.efficiency}{', in-network' if t.in_network_reduction else ''}]"
                        for t in crossed)
-    detail = (f"{algorithm} over {tiers}; {ranks} ranks, {size:.4g} B -> "
-              f"{time_s * 1e6:.4g} us, busbw {busbw:.4g} GB/s")
+    detail = (f"{algorithm}/{choice.protocol} over {tiers}, {choice.binding} binds; "
+              f"{ranks} ranks, {size:.4g} B -> {time_s * 1e6:.4g} us, busbw {busbw:.4g} GB/s")
     return {"busbw_gigabytes_per_s": float(busbw), "time_s": float(time_s),
             "algorithm": algorithm, "detail": detail}

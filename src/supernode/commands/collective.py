@@ -1,9 +1,12 @@
 """``supernode collective``: time, algorithm and bus bandwidth of one collective on a cluster.
 
 Like one row of nccl-tests: for ``--ranks`` consecutive ranks of the cluster (tensor
-order, so 8 ranks on an 8-GPU domain stay on NVLink) and each message size, the cost model
-picks the algorithm and protocol NCCL would run and reports time, algorithm bandwidth and
-bus bandwidth (nccl-tests' definitions, docs/collectives.md).
+order, so 8 ranks on an 8-GPU domain stay on NVLink; ranks that do not fill whole domains
+straddle them, and the smallest part binds) and each message size, the cost model picks
+the algorithm and protocol NCCL would run and reports time, algorithm bandwidth, bus
+bandwidth (nccl-tests' definitions, docs/collectives.md), the tiers the group crosses and
+the one that binds. A forced ``--algorithm`` that cannot run on the group is refused with
+the reason (exit 2).
 """
 
 from __future__ import annotations
@@ -11,12 +14,11 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from supernode.collectives import busbw_bytes_per_s, collective_time_s
+from supernode.collectives import busbw_bytes_per_s, choose, consecutive_view
 from supernode.collectives.busbw import MAX_MESSAGE_BYTES, OPS
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.errors import InputError
-from supernode.estimate.comm import group_fabric
 from supernode.estimate.system import system_from_cluster
 from supernode.spec.clusterfile import load_cluster
 from supernode.textsafe import rich_safe
@@ -58,30 +60,43 @@ def collective_command(
         raise InputError("--ranks", f"must be 2..{loaded.accelerators} (the cluster's GPUs)")
     if op not in OPS:
         raise InputError("--op", f"unknown collective {op!r}; one of {', '.join(OPS)}")
-    fabric = group_fabric(system_from_cluster(loaded).fabric, 1, n)
+    fabric = consecutive_view(system_from_cluster(loaded).fabric, n)
     parts = [s for s in sizes.split(",") if s.strip()]
     if len(parts) > MAX_SIZES:
         raise InputError("--sizes", f"{len(parts):,} sizes; at most {MAX_SIZES:,}")
     message_sizes = [parse_size(s) for s in parts]
     if not message_sizes:
         raise InputError("--sizes", "give at least one size, e.g. 1M,1G")
-    rows = []
-    for size in message_sizes:
-        time_s, chosen = collective_time_s(op, size, n, fabric, algorithm)
-        rows.append({"message_bytes": size, "time_s": float(time_s), "algorithm": str(chosen),
-                     "algbw_gigabytes_per_s": size / float(time_s) / 1e9,
-                     "busbw_gigabytes_per_s": float(busbw_bytes_per_s(op, size, n, time_s))
-                     / 1e9})
+    rows = _rows(op, message_sizes, n, fabric, algorithm)
     if json_output:
         print_json({"cluster": loaded.name, "op": op, "ranks": n,
                     "tiers": [t.name for t in fabric.tiers], "results": rows})
         return
     table = Table(title=f"{op} over {n} ranks of {rich_safe(loaded.name)} "
                         f"({' + '.join(t.name for t in fabric.tiers)})")
-    for col in ("size", "time", "algorithm", "algbw GB/s", "busbw GB/s"):
-        table.add_column(col, justify="left" if col == "algorithm" else "right")
+    for col in ("size", "time", "algorithm", "protocol", "algbw GB/s", "busbw GB/s",
+                "tiers crossed", "binds"):
+        table.add_column(col, justify="left" if col in ("algorithm", "protocol",
+                                                        "tiers crossed", "binds") else "right")
     for r in rows:
         table.add_row(f"{r['message_bytes']:,}", f"{r['time_s'] * 1e6:,.1f} us",
-                      rich_safe(r["algorithm"]), f"{r['algbw_gigabytes_per_s']:.1f}",
-                      f"{r['busbw_gigabytes_per_s']:.1f}")
+                      rich_safe(r["algorithm"]), r["protocol"],
+                      f"{r['algbw_gigabytes_per_s']:.1f}", f"{r['busbw_gigabytes_per_s']:.1f}",
+                      " + ".join(rich_safe(t) for t in r["tiers_crossed"]),
+                      rich_safe(r["binding_tier"]))
     stdout.print(table)
+
+
+def _rows(op: str, sizes: list[int], n: int, fabric, algorithm: str | None) -> list[dict]:
+    """One result row per message size (JSON keys of the command)."""
+    choice = choose(op, [float(s) for s in sizes], n, fabric, algorithm)
+    rows = []
+    for k, size in enumerate(sizes):
+        t = float(choice.time_s[k])
+        rows.append({"message_bytes": size, "time_s": t, "algorithm": str(choice.algorithm[k]),
+                     "protocol": str(choice.protocol[k]),
+                     "algbw_gigabytes_per_s": size / t / 1e9,
+                     "busbw_gigabytes_per_s": float(busbw_bytes_per_s(op, size, n, t)) / 1e9,
+                     "tiers_crossed": str(choice.crossed[k]).split("+"),
+                     "binding_tier": str(choice.binding[k])})
+    return rows

@@ -99,7 +99,10 @@ def checks_table(report: TopologyReport) -> Table:
     ratio = report.scale_up_to_scale_out_ratio
     table.add_row("scale-up / scale-out", _num(ratio), "", "", "per accelerator")
     for tier, value in report.oversubscription.items():
-        table.add_row(f"oversubscription {tier}", _num(value), "", "", "down:up bandwidth")
+        average = report.oversubscription_average.get(tier)
+        note = "down:up, fullest switch" + (f" (tier average {average:.2f})"
+                                            if average is not None else "")
+        table.add_row(f"oversubscription {tier}", _num(value), "", "", note)
     return table
 
 

@@ -8,19 +8,21 @@ group of ``ep`` ranks at stride ``etp`` stays inside the scale-up domain wheneve
 ``etp * ep`` fits in it, even across TP groups. A group of ``n`` ranks at stride ``s``
 puts ``min(n, G_j / s)`` members inside each tier-``j`` group of ``G_j`` consecutive
 ranks, so a TP group of 8 on 8-GPU domains stays on NVLink while a DP group at stride 8
-crosses the scale-out fabric with one member (and one NIC) per domain. The group's own
-:class:`Fabric` is built from those counts and handed to
+crosses the scale-out fabric with one member (and one NIC) per domain. Where the group
+size does not divide a tier's (32- or 64-rank groups on 72-GPU racks), some groups
+straddle the boundary and cross the next tier with uneven parts (8 + 24): every group of
+a dimension runs at once, so the worst one binds, and that is the group's view
+(:func:`supernode.collectives.group_view`). The view is handed to
 :func:`supernode.collectives.collective_time_s`.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from supernode.collectives import Fabric, collective_time_s
+from supernode.collectives import Fabric, collective_time_s, group_view
 from supernode.collectives.fabric import with_group_size as _with_group
 from supernode.spec.plan import PlanArrays
 from supernode.workload.traffic import CollectiveCall
@@ -45,44 +47,20 @@ def group_stride(dim: str, a: PlanArrays) -> np.ndarray:
     return strides[dim]
 
 
-@lru_cache(maxsize=4096)
 def group_fabric(fabric: Fabric, stride: int, size: int) -> Fabric:
     """The fabric seen by ``size`` ranks spaced ``stride`` apart (members per tier)."""
     return factored_group_fabric(fabric, ((int(stride), int(size)),))
 
 
-@lru_cache(maxsize=4096)
 def factored_group_fabric(fabric: Fabric, factors: tuple[tuple[int, int], ...]) -> Fabric:
     """The fabric seen by a group of nested strided factors ``((stride, size), ...)``.
 
-    A group made of ``n_f`` ranks at stride ``s_f`` for each factor (mixed radix, e.g.
-    the ``dp x cp`` gradient group when ``cp`` and ``dp`` are not adjacent in the rank
-    order) has ``prod_f min(n_f, G_j / s_f)`` members inside each tier-``j`` group of
-    ``G_j`` consecutive ranks. One factor is :func:`group_fabric`.
+    Alignment decides the tiers: where the groups of a dimension do not split evenly at a
+    tier boundary (32-rank groups on 72-GPU racks), some straddle it, and since every group
+    runs the same collective at once the slowest binds: the view's tiers are those the
+    worst group crosses, with its uneven parts (:func:`supernode.collectives.group_view`).
     """
-    size = 1
-    for _, n in factors:
-        size *= int(n)
-    tiers = []
-    previous = 1
-    for tier in fabric.tiers:
-        members = 1
-        for stride, n in factors:
-            if stride < tier.group_size:
-                members *= min(int(n), max(1, tier.group_size // int(stride)))
-        members = min(members, size)
-        if tier is fabric.tiers[-1]:
-            members = size
-        if members > previous:
-            if members % previous:  # uneven split: keep only the slower tier (conservative)
-                tiers = []
-            tiers.append(_with_group(tier, members))
-            previous = members
-        if previous >= size:
-            break
-    if not tiers:  # a single rank: any tier, zero cost
-        tiers.append(_with_group(fabric.tiers[0], 1))
-    return Fabric(tuple(tiers))
+    return group_view(fabric, tuple((int(s), int(n)) for s, n in factors))
 
 
 def _group_keys(stride: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -14,18 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from supernode.collectives.fabric import (
-    Fabric,
-    fabric_from_validation_system,
-    make_tier,
-    scale_out_efficiency_name,
-    scale_up_efficiency_name,
-    scale_up_table_is_borrowed,
-)
+from supernode.collectives.fabric import Fabric
+from supernode.collectives.systems import fabric_from_cluster, fabric_from_validation_system
 from supernode.errors import InputError
 from supernode.spec.cluster import ClusterSpec
 from supernode.spec.resolve import Accelerator, Cluster
-from supernode.topology.sizing import size_fat_tree
 from supernode.units import TFLOPS
 
 #: Share of device memory a training job cannot use for its own tensors: CUDA context,
@@ -139,64 +132,31 @@ def peak_at(peaks: dict[str, float], precision: str, name: str) -> float:
 
 
 def system_from_cluster(cluster: Cluster, precision: str = "bf16") -> SystemModel:
-    """Build the step-time model's view of a resolved cluster."""
-    up = cluster.scale_up
-    up_bw = up.bandwidth_per_accelerator_bytes_per_s
-    size = max(up.size, 1)
-    nvls = bool(up.switch and up.switch.in_network_reduction)
-    tiers = []
-    if size > 1 and up_bw > 0:
-        tiers.append(make_tier("scale_up", size, up_bw,
-                               scale_up_efficiency_name(cluster.accelerator.name, up_bw),
-                               in_network_reduction=nvls))
-    if cluster.supernodes > 1 or not tiers:
-        tiers += _scale_out_tiers(cluster, size)
+    """Build the step-time model's view of a resolved cluster.
+
+    The fabric comes from the topology (:func:`supernode.collectives.fabric_from_cluster`):
+    per-tier bandwidth, latency, per-leaf oversubscription and in-network reduction.
+    """
+    fabric, borrowed = fabric_from_cluster(cluster)
     notes = ()
-    if tiers and scale_up_table_is_borrowed(cluster.accelerator.name):
+    if borrowed:
         notes = (f"no measured collective efficiency for {cluster.accelerator.name}'s scale-up "
-                 f"bus: costed with the {tiers[0].efficiency} table (nearest in bandwidth)",)
+                 f"bus: costed with the {fabric.tiers[0].efficiency} table (NVLink values "
+                 "borrowed)",)
     rates = compute_rates(cluster.accelerator)
     return SystemModel(
         accelerator=cluster.accelerator.name,
         gpus=cluster.accelerators,
-        scale_up_size=size,
+        scale_up_size=max(cluster.scale_up.size, 1),
         peak_flops=peak_at(rates["peak_flops_by_precision"], precision,
                            cluster.accelerator.name),
         memory_bytes=cluster.accelerator.memory_bytes,
         memory_bandwidth_bytes_per_s=cluster.accelerator.memory_bandwidth_bytes_per_s,
-        fabric=Fabric(tuple(tiers)),
+        fabric=fabric,
         notes=notes,
         precision=precision,
         **rates,
     )
-
-
-def _scale_out_tiers(cluster: Cluster, inner: int) -> list:
-    """Scale-out tiers: ranks under one leaf (no uplink crossed), then the whole tree.
-
-    Traffic that stays under a leaf is not oversubscribed; traffic that crosses tier t
-    is slowed by that tier's down:up ratio (the worst ratio on its way up).
-    """
-    out = cluster.scale_out
-    nic_bw = cluster.scale_out_bandwidth_per_accelerator_bytes_per_s
-    if out is None or nic_bw <= 0:
-        raise InputError("host.nics", "the cluster has no fabric between its accelerators")
-    name = scale_out_efficiency_name(nic_bw)
-    sizing = size_fat_tree(cluster.hosts, cluster.host.nic_count, out.switch.radix, out.tiers,
-                           out.oversubscription, out.rail_optimized)
-    per_host = cluster.host.accelerators_per_host
-    hosts_per_leaf = sizing.down_ports[0] // (1 if out.rail_optimized else
-                                              max(cluster.host.nic_count, 1))
-    leaf_ranks = max(hosts_per_leaf, 1) * per_host
-    tiers = []
-    total = cluster.accelerators
-    if out.tiers > 1 and inner < leaf_ranks < total and leaf_ranks % inner == 0 \
-            and total % leaf_ranks == 0:
-        tiers.append(make_tier("scale_out_leaf", leaf_ranks, nic_bw, name))
-    worst = max(out.oversubscription, default=1.0)
-    # SHARP on the scale-out tree is not costed (no public calibration case): conservative.
-    tiers.append(make_tier("scale_out", total, nic_bw, name, oversubscription=worst))
-    return tiers
 
 
 def system_from_validation(system: dict, precision: str = "bf16") -> SystemModel:
@@ -217,14 +177,15 @@ def system_from_validation(system: dict, precision: str = "bf16") -> SystemModel
     scale = float(peak) * TFLOPS / catalog_bf16 if peak else 1.0
     gpus = int(system["gpus"])
     rates = compute_rates(chip, scale)
+    fabric = fabric_from_validation_system(system, ranks=gpus)
     return SystemModel(
         accelerator=chip.name,
         gpus=gpus,
-        scale_up_size=int(system["scale_up_gpus"]),
+        scale_up_size=fabric.tiers[0].group_size,  # the job's GPUs per domain
         peak_flops=peak_at(rates["peak_flops_by_precision"], precision, chip.name),
         memory_bytes=chip.memory_bytes,
         memory_bandwidth_bytes_per_s=chip.memory_bandwidth_bytes_per_s,
-        fabric=fabric_from_validation_system(system, ranks=gpus),
+        fabric=fabric,
         precision=precision,
         **rates,
     )

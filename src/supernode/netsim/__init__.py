@@ -3,8 +3,8 @@
 Flows run over the real topology graph (:mod:`supernode.topology`): shortest paths with
 ECMP, spraying or adaptive routing, rail-aligned on rail-optimised fabrics; rates are
 max-min fair (progressive filling), recomputed at every flow arrival and completion in
-one event-driven :class:`Environment`. Collectives become flows with the algorithm names of
-:mod:`supernode.collectives`; one training iteration of a plan becomes a DAG of compute
+one event-driven :class:`Environment`. Collectives become flows from the same schedules
+:mod:`supernode.collectives` costs; one training iteration of a plan becomes a DAG of compute
 delays (from :mod:`supernode.estimate`) and collectives per rank group. Links and switches
 can fail or slow down; several jobs can share the fabric.
 
@@ -21,7 +21,7 @@ Public API::
 See ``docs/netsim.md``.
 """
 
-from supernode.netsim.collectives import COLLECTIVE_ALGORITHMS, Ctx, collective_phases
+from supernode.netsim.collectives import PATTERNS, Ctx, collective_phases
 from supernode.netsim.dag import add_collective
 from supernode.netsim.engine import Environment, FlowSpec, Task
 from supernode.netsim.failures import apply_failures, parse_failure
@@ -40,9 +40,9 @@ from supernode.netsim.scenario import (
 from supernode.netsim.traffic import TrafficFile
 
 __all__ = [
-    "COLLECTIVE_ALGORITHMS",
     "ROUTING_POLICIES",
     "Ctx",
+    "PATTERNS",
     "Environment",
     "FlowSpec",
     "JobInput",

@@ -1,67 +1,109 @@
-"""Ring channels: how many rings a collective runs at once, and which hops they take.
+"""Ring and chain channels: the orders in which each channel visits a group's ranks.
 
-NCCL and RCCL split a collective over several *channels*, each a ring carrying a share of
-the data over different links. :func:`ring_hops` returns the ``(src, dst)`` hops of every
-channel (``C x G x n`` arrays) and the simulator sends ``1/C`` of the data on each:
+The orders follow the channel rule of the shared schedules
+(:func:`supernode.collectives.algorithms.ring_channels`), so the flows load the links the
+α-β model says they load:
 
-* a group with ``g0 > 1`` members in every scale-up domain it spans (contiguous blocks):
-  ``g0`` channels, channel ``k`` rotating each domain's block by ``k`` so every channel
-  leaves a domain from a different GPU and NIC (NCCL: one channel per NIC);
-* a group inside one domain of direct links: a full mesh runs ``n - 1`` rotations
-  ``i -> i + k`` that together use every link once (RCCL's rings over xGMI); a torus or
-  mesh runs two rings, one each way (``i -> i +- 1``), so a ring along one dimension
-  uses 2 of its ports: dimension-ordered multi-ring algorithms are not modelled;
-* otherwise one ring ``i -> i + 1``.
+* a group over several parts (domains): ``C`` = its smallest part's size channels;
+  channel ``c`` enters and leaves every part once, leaving through a different rank (and
+  NIC) each, and entering the next part at the rank of the same local index (the same
+  rail: no PXN hop): inside a switched part the members from ``c`` round to ``c - 1``,
+  in the next part backwards from ``c - 1`` to ``c``, and so on; inside an even full mesh
+  Walecki's Hamiltonian paths (``i, i+1, i-1, i+2, ...``, ending at ``i + g/2``), forward
+  and backward in turn (the ``g/2`` paths and their reverses use every directed link
+  once, each rank ending one path);
+* one part: a switch runs one ring; a full mesh ``g - 1`` rotations ``i -> i + k``
+  (RCCL's rings over xGMI, one link each); a torus one ring each way (2 ports).
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
-from supernode.netsim.network import TIER_CODES, Network
+
+@lru_cache(maxsize=64)
+def walecki_paths(g: int) -> np.ndarray | None:
+    """``g x g`` local orders: row ``c`` is a Hamiltonian path of the complete graph on
+    ``g`` (even) vertices; together the rows use every directed edge once (None if odd)."""
+    if g < 2 or g % 2:
+        return None
+    half = g // 2
+    rows = []
+    for i in range(half):
+        path = [i]
+        for k in range(1, g):
+            step = (k + 1) // 2
+            path.append((i + step) % g if k % 2 else (i - step) % g)
+        rows.append(path)
+    out = np.array(rows + [p[::-1] for p in rows], dtype=np.int64)
+    out.flags.writeable = False
+    return out
 
 
-def _blocks(groups: np.ndarray, net: Network) -> int:
-    """Members per domain when every group is split in equal contiguous domain blocks
-    spanning several domains; 0 otherwise."""
-    dom = net.acc_domain[groups]
-    n = groups.shape[1]
-    starts = np.flatnonzero(np.concatenate([[True], dom[0, 1:] != dom[0, :-1]]))
-    g0 = n // starts.size
-    if starts.size < 2 or g0 < 2 or n % g0 or not np.all(np.diff(starts) == g0):
-        return 0
-    blocks = dom.reshape(groups.shape[0], -1, g0)
-    return g0 if np.all(blocks == blocks[:, :, :1]) else 0
+def _segment(g: int, c: int, block: int, kind: str) -> np.ndarray:
+    """Local order of channel ``c`` through part number ``block`` of ``g`` members: ends
+    where the next part's segment starts (same local index), alternating direction."""
+    paths = walecki_paths(g) if kind == "full_mesh" else None
+    if paths is not None:
+        half = g // 2
+        row = paths[c % half] if (c < half) == (block % 2 == 0) else paths[c % half + half]
+        return row
+    forward = (np.arange(g) + c) % g            # c, c+1, ..., c-1
+    return forward if block % 2 == 0 else forward[::-1]
 
 
-def _direct(groups: np.ndarray, net: Network) -> str:
-    """``mesh`` (every pair linked), ``grid`` (direct links, not all pairs) or ``""``."""
-    dom = net.acc_domain[groups[0]]
-    if not np.all(dom == dom[0]) or dom[0] < 0:
-        return ""
-    direct = net.tail[net.tier == TIER_CODES["scale_up"]]
-    nodes = net.acc_node[groups[0]]
-    if direct.size == 0 or not np.all(np.isin(nodes, direct)):
-        return ""
-    a, b = np.meshgrid(nodes, nodes, indexing="ij")
-    off = a != b
-    keys = a[off] * len(net.nodes) + b[off]
-    pos = np.minimum(np.searchsorted(net.link_keys, keys), net.link_keys.size - 1)
-    return "mesh" if np.all(net.link_keys[pos] == keys) else "grid"
+def block_bounds(domains: np.ndarray) -> np.ndarray:
+    """Start offsets of the runs of equal domain ids in a row, plus its length."""
+    starts = np.flatnonzero(np.concatenate([[True], domains[1:] != domains[:-1]]))
+    return np.append(starts, domains.size)
 
 
-def ring_hops(groups: np.ndarray, net: Network | None) -> tuple[np.ndarray, np.ndarray]:
-    """``(src, dst)`` hops of every ring channel, each ``C x G x n`` (see module doc)."""
-    n = groups.shape[1]
-    if net is None:
-        return groups[None], np.roll(groups, -1, axis=1)[None]
-    g0 = _blocks(groups, net)
-    if g0:
-        members = groups.reshape(groups.shape[0], -1, g0)
-        rings = np.stack([np.roll(members, -k, axis=2).reshape(groups.shape)
-                          for k in range(g0)])
-        return rings, np.roll(rings, -1, axis=2)
-    kind = _direct(groups, net) if n > 2 else ""
-    shifts = range(1, n) if kind == "mesh" else (1, n - 1) if kind == "grid" else (1,)
-    src = np.stack([groups] * len(shifts))
-    return src, np.stack([np.roll(groups, -k, axis=1) for k in shifts])
+def channel_orders(rows: np.ndarray, bounds: np.ndarray, kind: str) -> np.ndarray:
+    """``C x R x n`` visiting orders of every channel for rows sharing one block layout
+    (``bounds`` from :func:`block_bounds`); ``kind`` is the parts' scale-up layout."""
+    sizes = np.diff(bounds)
+    if sizes.size > 1:
+        channels = int(sizes.min())
+        orders = []
+        for c in range(channels):
+            parts = [rows[:, bounds[b] + _segment(int(sizes[b]), c, b, kind)]
+                     for b in range(sizes.size)]
+            orders.append(np.concatenate(parts, axis=1))
+        return np.stack(orders)
+    if kind == "torus":
+        return np.stack([rows, rows[:, ::-1]])
+    return rows[None]
+
+
+def ring_hops(rows: np.ndarray, bounds: np.ndarray, kind: str
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """``(src, dst)`` of every ring hop of every channel (flattened)."""
+    if np.diff(bounds).size == 1 and kind == "full_mesh" and rows.shape[1] > 2:
+        n = rows.shape[1]
+        src = np.concatenate([rows for _ in range(1, n)], axis=1)
+        dst = np.concatenate([np.roll(rows, -k, axis=1) for k in range(1, n)], axis=1)
+        return src.ravel(), dst.ravel()
+    orders = channel_orders(rows, bounds, kind)
+    return orders.ravel(), np.roll(orders, -1, axis=2).ravel()
+
+
+def chain_hops(rows: np.ndarray, bounds: np.ndarray, kind: str, reverse: bool = False
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """``(src, dst)`` of every hop of pipelined chains (no wrap), one per channel."""
+    orders = channel_orders(rows, bounds, "switch" if kind == "full_mesh" and np.diff(
+        bounds).size == 1 else kind)
+    if reverse:
+        orders = orders[:, :, ::-1]
+    return orders[:, :, :-1].ravel(), orders[:, :, 1:].ravel()
+
+
+def channel_count(bounds: np.ndarray, kind: str) -> int:
+    """Channels the ring realises (the schedule's ``channels``)."""
+    sizes = np.diff(bounds)
+    if sizes.size > 1:
+        return int(sizes.min())
+    if kind == "full_mesh":
+        return max(1, int(sizes[0]) - 1)
+    return 2 if kind == "torus" else 1

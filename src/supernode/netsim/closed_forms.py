@@ -1,19 +1,17 @@
-"""Closed-form times of the flow decompositions on an idle, non-blocking fabric.
+"""Closed-form times of the flow realisations on an idle, non-blocking fabric.
 
 ``bandwidth_bytes_per_s`` is one rank's injection rate on the tier used (per direction),
-``latency_s`` the one-way path latency α between two ranks (links plus switches). These
-are the α-β forms the simulator must reproduce when nothing else loads the fabric
-(the differential tests); they equal :mod:`supernode.collectives` with ``ideal``
-efficiency tables where the two describe the same algorithm.
+``latency_s`` the one-way latency α of one step. These are the textbook α-β forms the
+simulator reproduces at line rate (``tests/test_netsim_collectives.py``); the general
+check, on every algorithm and tier, is the differential test against
+:mod:`supernode.collectives` (``tests/test_collectives_differential.py``).
 """
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
-
-from supernode.netsim.collectives import tree_edges
+from supernode.collectives.trees import tree_sends
 
 
 def ring_time_s(op: str, n: int, message_bytes: float, bandwidth_bytes_per_s: float,
@@ -30,13 +28,12 @@ def ring_time_s(op: str, n: int, message_bytes: float, bandwidth_bytes_per_s: fl
 
 def tree_time_s(n: int, message_bytes: float, bandwidth_bytes_per_s: float,
                 latency_s: float) -> float:
-    """Double binary tree all-reduce: ``2 floor(log2 n) α + (S/2) d / B`` with ``d`` the
-    most tree edges leaving one rank (4 for ``n > 3``: up and two children in one tree, up
-    in the other; 2 for ``n = 2``) (seconds)."""
+    """NCCL's double binary tree all-reduce over ``n`` one-rank nodes:
+    ``2 floor(log2 n) α + (S/2) d / B`` with ``d`` the most sends of one node over both
+    trees (to its parent and to each child: 4 for most ``n > 3``, 2 for ``n = 2``)."""
     if n < 2:
         return 0.0
-    child, parent = tree_edges(n)
-    out = np.bincount(np.concatenate([child, parent]), minlength=n).max()
+    out = float(tree_sends(n).max())
     depth = math.floor(math.log2(n))
     return 2 * depth * latency_s + message_bytes / 2 * out / bandwidth_bytes_per_s
 
@@ -60,17 +57,22 @@ def hierarchical_time_s(n: int, g0: int, message_bytes: float, inner_bytes_per_s
                         inner_latency_s: float, outer_bytes_per_s: float,
                         outer_latency_s: float) -> float:
     """Two-level all-reduce: ring RS and AG of ``S`` over ``g0`` ranks inside a domain,
-    ring all-reduce of ``S/g0`` over ``n/g0`` domains along each rail (seconds)."""
+    the faster of ring and halving-doubling all-reduce of ``S/g0`` over ``n/g0`` domains
+    along each rail (seconds)."""
     inside = 2 * ring_time_s("reduce_scatter", g0, message_bytes, inner_bytes_per_s,
                              inner_latency_s)
-    across = ring_time_s("all_reduce", n // g0, message_bytes / g0, outer_bytes_per_s,
-                         outer_latency_s)
+    m = n // g0
+    across = min(ring_time_s("all_reduce", m, message_bytes / g0, outer_bytes_per_s,
+                             outer_latency_s),
+                 halving_doubling_time_s("all_reduce", m, message_bytes / g0,
+                                         outer_bytes_per_s, outer_latency_s))
     return inside + across
 
 
 def direct_all_to_all_time_s(n: int, message_bytes: float, bandwidth_bytes_per_s: float,
                              latency_s: float) -> float:
-    """Direct all-to-all on a non-blocking fabric: ``α + (n-1)/n · S/B`` (seconds)."""
+    """Direct all-to-all on a non-blocking fabric: ``α + (n-1)/n · S/B`` (seconds): every
+    send is posted at once, one step of latency."""
     if n < 2:
         return 0.0
     return latency_s + (n - 1) / n * message_bytes / bandwidth_bytes_per_s
@@ -87,7 +89,8 @@ def oversubscribed_all_to_all_time_s(n: int, per_leaf: int, message_bytes: float
     return latency_s + max(nic, uplink) * message_bytes / bandwidth_bytes_per_s
 
 
-def in_switch_time_s(message_bytes: float, bandwidth_bytes_per_s: float,
+def in_switch_time_s(n: int, message_bytes: float, bandwidth_bytes_per_s: float,
                      latency_s: float) -> float:
-    """In-network all-reduce: ``α + S/B`` (each link carries ``S`` once each way)."""
-    return latency_s + message_bytes / bandwidth_bytes_per_s
+    """In-network all-reduce (NVLS): ``α + S(n+1)/n / B``: each rank sends its buffer to the
+    switch plus its reduced shard back for multicast, and receives as much."""
+    return latency_s + message_bytes * (n + 1) / n / bandwidth_bytes_per_s

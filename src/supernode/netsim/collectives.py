@@ -1,253 +1,328 @@
-"""Collectives as flows: each algorithm becomes a sequence of phases of flows.
+"""Collectives as flows, realised from the same schedules the α-β model costs.
 
-The algorithm names are those of :mod:`supernode.collectives` (``ring``, ``tree``,
-``halving_doubling``, ``hierarchical``, ``nvls`` alias ``in_switch``, ``direct``,
-``hierarchical_a2a``, ``p2p``); ``message_bytes`` follows nccl-tests (the whole buffer
-for all-reduce / all-gather / reduce-scatter, the per-rank send buffer for all-to-all,
-the sent tensor for p2p). ``groups`` is a ``G x n`` array of accelerator indices: ``G``
-groups run the same collective at once, in rank order along each row.
+For ``op`` over ``groups`` (a ``G x n`` array of accelerator indices, ``G`` groups running
+the same collective at once, members in rank order), the algorithm's
+:class:`~supernode.collectives.schedule.Schedule` is built on the groups' view of the
+cluster's collective fabric (:func:`supernode.collectives.groups.view_from_members`:
+where they straddle domains, the worst group binds) and each of its phases becomes
 
-* ``ring``: rank ``i`` sends to ``i + 1``. Step mode: ``2(n-1)`` phases of ``S/n``
-  (all-reduce; ``n-1`` for all-gather / reduce-scatter), one path latency each.
-  Pipelined mode (NCCL's chunked rings): one coupled class carrying ``2(n-1)/n * S`` per
-  link at the pace of the slowest, paying the ``2(n-1)`` latencies. Several rings run at
-  once over different links (channels, :mod:`.channels`), each with its share.
-  Broadcast/reduce: a pipelined chain, ``S`` per hop, ``n-1`` latencies.
-* ``tree``: double binary tree (Sanders, Speck & Träff 2009): two heap-shaped trees over
-  the ranks, the second mirrored so that inner nodes of one are leaves of the other; each
-  carries ``S/2`` up (reduce) and down (broadcast), pipelined: ``2 floor(log2 n)``
-  latencies.
-* ``halving_doubling``: ``log2 n`` exchanges with the partner ``i xor 2^k`` of
-  ``S/2^(k+1)`` (reduce-scatter), then the same in reverse (all-gather); ranks beyond the
-  largest power of two first hand their whole buffer to a partner and get it back last.
-* ``hierarchical``: ring reduce-scatter inside each scale-up domain, ring all-reduce of
-  ``S/g0`` along each rail across domains, ring all-gather inside.
-* ``nvls`` / ``in_switch``: in-network reduction: every rank's buffer goes up to the
-  switches and the result comes back down; switches merge the flows, so each link carries
-  ``S`` once per direction (``FlowSpec.reduce``).
-* ``direct``: every rank sends ``S/n`` to every other at once. ``hierarchical_a2a``:
-  ``S/g0`` to each peer of the domain (regrouped by destination rail), then ``S/m`` to
-  each domain along the rail.
-* ``p2p``: ``groups[:, 0] -> groups[:, 1]``, ``S`` each.
+* one delay: the phase's latency (protocol steps at each tier, each at least the tier's one-way
+  latency, which equals the routed path latency) and its pipeline fill, from
+  :func:`~supernode.collectives.schedule.phase_time_s` (and the schedule's base latency
+  once);
+* one transfer of flows, per pattern: ``ring`` (channels of :mod:`.channels`), ``chain``,
+  ``tree`` (chains inside parts, NCCL's double binary tree across them, one channel per
+  NIC and tree), ``multicast`` (in-switch reduction: the switches merge the flows,
+  ``FlowSpec.reduce``), ``pairs`` (all-to-all), ``partner`` (halving-doubling, PAT),
+  ``p2p`` and ``dimension_rings`` (torus); each flow carries the phase's ``flow_bytes``
+  times the message, and takes ``1/η`` of each link (η per link tier: the protocol's
+  efficiency, or the in-network one), so only congestion separates the simulator from
+  the α-β model.
 
-``repeat`` fuses that many back-to-back identical collectives into one (bytes and
-latencies times ``repeat``): exact on links nobody else uses. ``coupled=False`` gives every
-flow its own class (the unaggregated reference).
+Scopes: ``group`` (each group), ``parts`` (each group's members in one domain),
+``rails`` (member ``i`` of every part). ``repeat`` fuses that many back-to-back identical
+collectives (bytes and latencies times ``repeat``); ``mode="step"`` splits ring phases
+into their steps; ``coupled=False`` gives every flow its own class.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from supernode.collectives import Fabric, Tables, choose, get_algorithm
+from supernode.collectives.algorithms import NotApplicable
+from supernode.collectives.efficiency import load_efficiency_tables
+from supernode.collectives.groups import view_from_members
+from supernode.collectives.levels import Level
+from supernode.collectives.schedule import (
+    Phase,
+    Schedule,
+    load_efficiency,
+    phase_time_s,
+)
 from supernode.errors import InputError
-from supernode.netsim.channels import ring_hops
+from supernode.netsim.channels import block_bounds, chain_hops, ring_hops, walecki_paths
 from supernode.netsim.engine import FlowSpec
 from supernode.netsim.network import Network
-from supernode.topology.registry import Registry
+from supernode.topology.graph import FABRIC_TIERS, LINK_TIERS, SCALE_UP_TIERS
 
-Phases = list[list[FlowSpec]]
 MODES = ("pipelined", "step")
+ALIASES = {"in_switch": "nvls", "sharp": "collnet"}
+
+
+@dataclass(frozen=True)
+class PhaseFlows:
+    """One realised phase: a delay (seconds), then flows."""
+
+    delay_s: float
+    flows: tuple[FlowSpec, ...]
+
+
+Phases = list[PhaseFlows]
 
 
 @dataclass(frozen=True)
 class Ctx:
-    """How to build the flows: fusion, step or pipelined, coupling, the network, label."""
+    """How to build the flows: fusion, step or pipelined, coupling, the network, label, and
+    the cluster's collective fabric with the efficiency tables to cost it."""
 
     repeat: float = 1.0
     mode: str = "pipelined"
     coupled: bool = True
     net: Network | None = None
     label: str = ""
-
-    def flows(self, src, dst, nbytes: float, hops: float, reduce: bool = False) -> list:
-        """One phase moving ``nbytes`` per flow, paying ``hops`` path latencies."""
-        return [FlowSpec(np.asarray(src, dtype=np.int64).ravel(),
-                         np.asarray(dst, dtype=np.int64).ravel(), float(nbytes),
-                         float(hops), self.coupled, self.label, reduce)]
-
-    def steps(self, src, dst, chunk: float, count: int) -> Phases:
-        """``count`` identical steps: fused into one phase, or one phase each."""
-        if count <= 0:
-            return []
-        if self.mode == "step":
-            return [self.flows(src, dst, chunk, 1.0)] * int(round(count * self.repeat))
-        return [self.flows(src, dst, chunk * count * self.repeat, count * self.repeat)]
+    fabric: Fabric | None = None
+    tables: Tables | None = None
 
 
-Decomposer = Callable[[str, np.ndarray, float, Ctx], Phases]
-COLLECTIVE_ALGORITHMS: Registry[tuple[Decomposer, frozenset[str]]] = Registry(
-    "collective algorithm")
-ALIASES = {"in_switch": "nvls"}
+def default_algorithm(op: str) -> str | None:
+    """The algorithm used when none is named: the fastest, chosen as NCCL would (None)."""
+    return None
 
 
-def register(name: str, ops: tuple[str, ...]) -> Callable[[Decomposer], Decomposer]:
-    """Decorator: register a decomposition for ``ops`` under ``name`` (unique)."""
-    def wrap(fn: Decomposer) -> Decomposer:
-        COLLECTIVE_ALGORITHMS.register(name, (fn, frozenset(ops)))
-        return fn
-    return wrap
+def _schedule(op: str, algorithm: str | None, view: Fabric, n: int, message_bytes: float,
+              tables: Tables) -> Schedule:
+    """The schedule that runs: the named algorithm under its fastest protocol, or the
+    fastest algorithm and protocol (InputError when the named one cannot run)."""
+    from supernode.collectives.model import options
 
-
-def default_algorithm(op: str) -> str:
-    """The algorithm used when none is named: ring, direct (all-to-all) or p2p."""
-    return {"all_to_all": "direct", "p2p": "p2p"}.get(op, "ring")
+    name = None if algorithm is None else get_algorithm(ALIASES.get(algorithm, algorithm)).name
+    choice = choose(op, message_bytes, n, view, name, tables=tables)
+    runnable, _ = options(op, view, n, tables, (str(choice.algorithm),))
+    for option in runnable:
+        if option.protocol == str(choice.protocol):
+            return option.schedule
+    raise InputError("algorithm", f"{choice.algorithm!r} has no schedule here")
 
 
 def collective_phases(op: str, algorithm: str | None, groups: np.ndarray,
                       message_bytes: float, ctx: Ctx = Ctx()) -> Phases:
     """Phases of flows of ``op`` by ``algorithm`` over ``groups`` (``G x n`` indices)."""
-    name = ALIASES.get(algorithm or default_algorithm(op), algorithm or default_algorithm(op))
-    fn, ops = COLLECTIVE_ALGORITHMS.get(name, "algorithm")
-    if op not in ops:
-        raise InputError("algorithm", f"{name!r} does not perform {op}; it serves "
-                         f"{', '.join(sorted(ops))}")
     if ctx.mode not in MODES:
         raise InputError("mode", f"unknown mode {ctx.mode!r}; known: {', '.join(MODES)}")
+    if ctx.net is None or ctx.fabric is None:
+        raise InputError("algorithm", "collectives need the network and its fabric")
+    if algorithm is not None:
+        found = get_algorithm(ALIASES.get(algorithm, algorithm))
+        if op not in found.ops:
+            raise InputError("algorithm", f"{found.name!r} does not perform {op}; it serves "
+                             f"{', '.join(sorted(found.ops))}")
     groups = np.atleast_2d(np.asarray(groups, dtype=np.int64))
     if groups.shape[1] < 2 or message_bytes <= 0:
         return []
-    return fn(op, groups, float(message_bytes), ctx)
-
-
-@register("ring", ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"))
-def ring(op: str, groups: np.ndarray, s: float, ctx: Ctx) -> Phases:
-    """Ring (see the module docstring), over channels (:mod:`.channels`)."""
+    tables = ctx.tables or load_efficiency_tables()
     n = groups.shape[1]
-    if op in ("broadcast", "reduce"):
-        chain = groups if op == "broadcast" else groups[:, ::-1]
-        return [ctx.flows(chain[:, :-1], chain[:, 1:], s * ctx.repeat, (n - 1) * ctx.repeat)]
-    steps = 2 * (n - 1) if op == "all_reduce" else n - 1
-    src, dst = ring_hops(groups, ctx.net)
-    return ctx.steps(src, dst, s / n / src.shape[0], steps)
+    view = view_from_members(ctx.fabric, groups)
+    try:
+        schedule = _schedule(op, algorithm, view, n, float(message_bytes), tables)
+    except NotApplicable as exc:
+        raise InputError("algorithm", str(exc)) from None
+    s = float(message_bytes)
+    out: Phases = []
+    base = tables.base_latency(schedule.family, schedule.protocol) * ctx.repeat
+    for k, phase in enumerate(schedule.phases):
+        cost = phase_time_s(phase, schedule.levels, schedule.protocol, np.array([s]), tables)
+        delay = float(cost.latency_s[0] + cost.fill_s[0]) * ctx.repeat + (base if k == 0 else 0)
+        specs = realise(phase, schedule, groups, s, ctx, tables)
+        steps = _split_steps(phase, ctx)
+        if steps > 1:
+            out += [PhaseFlows(delay / steps, tuple(_scaled(f, 1.0 / steps) for f in specs))
+                    ] * steps
+        else:
+            out.append(PhaseFlows(delay, tuple(specs)))
+    return out
 
 
-def tree_edges(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(child, parent) positions of both trees of a double binary tree over ``n`` ranks."""
-    child = np.arange(1, n)
-    parent = (child - 1) // 2
-    mirror = n - 1 - np.arange(n)
-    return (np.concatenate([child, mirror[child]]),
-            np.concatenate([parent, mirror[parent]]))
+def _split_steps(phase: Phase, ctx: Ctx) -> int:
+    """Step mode splits a ring phase into its steps (whole numbers of them)."""
+    if ctx.mode != "step" or phase.pattern != "ring":
+        return 1
+    return max(1, int(round(sum(s for _, s in phase.steps) * ctx.repeat)))
 
 
-@register("tree", ("all_reduce",))
-def tree(op: str, groups: np.ndarray, s: float, ctx: Ctx) -> Phases:
-    """Double binary tree all-reduce, pipelined (see the module docstring)."""
-    n = groups.shape[1]
-    child, parent = tree_edges(n)
-    src = np.concatenate([groups[:, child], groups[:, parent]], axis=1)
-    dst = np.concatenate([groups[:, parent], groups[:, child]], axis=1)
-    depth = int(np.floor(np.log2(n)))
-    return [ctx.flows(src, dst, s / 2 * ctx.repeat, 2 * depth * ctx.repeat)]
+def _scaled(spec: FlowSpec, factor: float) -> FlowSpec:
+    return FlowSpec(spec.src, spec.dst, spec.bytes * factor, spec.hops, spec.coupled,
+                    spec.label, spec.reduce, spec.efficiency)
 
 
-@register("halving_doubling", ("all_reduce", "all_gather", "reduce_scatter"))
-def halving_doubling(op: str, groups: np.ndarray, s: float, ctx: Ctx) -> Phases:
-    """Recursive halving / doubling (see the module docstring)."""
-    n = groups.shape[1]
-    levels = int(np.floor(np.log2(n)))
-    p = 2**levels
-    pos = np.arange(p)
-    fold = [ctx.flows(groups[:, p:], groups[:, : n - p], s * ctx.repeat, ctx.repeat)] \
-        if n > p else []
-    rs = [ctx.flows(groups[:, pos], groups[:, pos ^ (1 << k)], s / 2 ** (k + 1) * ctx.repeat,
-                    ctx.repeat) for k in range(levels)]
-    ag = rs[::-1]
-    unfold = [ctx.flows(groups[:, : n - p], groups[:, p:], s * ctx.repeat, ctx.repeat)] \
-        if n > p else []
-    body = {"all_reduce": fold + rs + ag + unfold, "reduce_scatter": fold + rs,
-            "all_gather": ag + unfold}[op]
-    if ctx.mode == "step" and ctx.repeat != 1:
-        one = Ctx(1.0, ctx.mode, ctx.coupled, ctx.net, ctx.label)
-        return halving_doubling(op, groups, s, one) * int(round(ctx.repeat))
-    return body
+def link_efficiency(phase: Phase, schedule: Schedule, tables: Tables) -> tuple[float, ...]:
+    """η per link tier for the phase's flows: the innermost level's on scale-up links, the
+    first outer level's on NIC, leaf, spine and core links (PCIe to the NIC included)."""
+    levels = schedule.levels
+    eff = [1.0] * len(LINK_TIERS)
+
+    def of(level: Level) -> float:
+        from supernode.collectives.schedule import Load
+
+        probe = Load(level.index, 1.0, 1.0)
+        return max(load_efficiency(probe, levels, schedule.protocol, phase, tables), 1e-9)
+
+    inner = of(levels[0])
+    for tier in SCALE_UP_TIERS:
+        eff[LINK_TIERS.index(tier)] = inner
+    outer = [lv for lv in levels if lv.index > 0 and lv.used]
+    out_eff = of(outer[0]) if outer else inner
+    for tier in ("host", *FABRIC_TIERS):
+        eff[LINK_TIERS.index(tier)] = out_eff
+    return tuple(eff)
 
 
-def split_by_domain(groups: np.ndarray, net: Network | None) -> tuple[np.ndarray, np.ndarray]:
-    """Inner groups (members in one scale-up domain) and rails (j-th member of each).
-
-    Raises :class:`InputError` unless every group spans several domains with the same
-    number of members in each.
-    """
-    if net is None:
-        raise InputError("algorithm", "hierarchical algorithms need the network")
-    dom = net.acc_domain[groups]
-    order = np.argsort(dom, axis=1, kind="stable")
-    members = np.take_along_axis(groups, order, axis=1)
-    sorted_dom = np.take_along_axis(dom, order, axis=1)
-    n = groups.shape[1]
-    g0 = int(np.sum(sorted_dom[0] == sorted_dom[0, 0]))
-    ok = g0 > 1 and n % g0 == 0 and n > g0
-    if ok:
-        blocks = sorted_dom.reshape(groups.shape[0], n // g0, g0)
-        ok = bool(np.all(blocks == blocks[:, :, :1])) and bool(
-            np.all(np.diff(blocks[:, :, 0], axis=1) != 0))
-    if not ok:
-        raise InputError("algorithm", "hierarchical needs groups spanning several scale-up "
-                         "domains with the same number (> 1) of members in each")
-    inner = members.reshape(-1, g0)
-    rails = members.reshape(groups.shape[0], n // g0, g0).transpose(0, 2, 1).reshape(
-        -1, n // g0)
-    return inner, rails
+def _rows(groups: np.ndarray, net: Network, scope: str) -> list[np.ndarray]:
+    """Rows of accelerators a phase's pattern runs over, grouped by equal block layout."""
+    if scope == "group":
+        return [groups]
+    dom = net.acc_domain[groups[0]]
+    bounds = block_bounds(dom)
+    sizes = np.diff(bounds)
+    if scope == "parts":
+        out = []
+        for b in range(sizes.size):
+            out.append(groups[:, bounds[b]:bounds[b + 1]])
+        return out
+    width = int(sizes.min())
+    rails = [np.stack([groups[:, bounds[b] + i] for b in range(sizes.size)], axis=1)
+             for i in range(width)]
+    return [np.concatenate(rails, axis=0)]
 
 
-@register("hierarchical", ("all_reduce",))
-def hierarchical(op: str, groups: np.ndarray, s: float, ctx: Ctx) -> Phases:
-    """Two-level all-reduce: RS inside domains, AR of S/g0 along rails, AG inside."""
-    inner, rails = split_by_domain(groups, ctx.net)
-    g0 = inner.shape[1]
-    return (ring("reduce_scatter", inner, s, ctx) + ring("all_reduce", rails, s / g0, ctx)
-            + ring("all_gather", inner, s, ctx))
-
-
-@register("nvls", ("all_reduce",))
-def in_switch(op: str, groups: np.ndarray, s: float, ctx: Ctx) -> Phases:
-    """In-network reduction: up to the switches and back, merged (see the docstring)."""
+def realise(phase: Phase, schedule: Schedule, groups: np.ndarray, s: float, ctx: Ctx,
+            tables: Tables) -> list[FlowSpec]:
+    """The flows of one phase (see the module docstring)."""
     net = ctx.net
-    if net is not None:
-        dom = net.acc_domain[groups]
-        inside = bool(np.all(dom == dom[:, :1]))
-        tier = "scale_up_l1" if inside else "leaf"
-        if tier not in net.reducing_tiers:
-            where = "scale-up switches" if inside else "fabric switches"
-            raise InputError("algorithm", f"in-switch reduction needs {where} that reduce "
-                                          "(NVLS / SHARP); this cluster's do not")
-    root = np.repeat(groups[:, :1], groups.shape[1] - 1, axis=1)
-    rest = groups[:, 1:]
-    src = np.concatenate([rest, root], axis=1)
-    dst = np.concatenate([root, rest], axis=1)
-    return [ctx.flows(src, dst, s * ctx.repeat, ctx.repeat, reduce=True)]
+    assert net is not None
+    eff = link_efficiency(phase, schedule, tables)
+    nbytes = phase.flow_bytes * s * ctx.repeat
+    out = []
+    for rows in _rows(groups, net, phase.scope):
+        if rows.shape[1] < 2:
+            continue
+        src, dst, reduce, per_flow = PATTERNS[phase.pattern](rows, net, phase, schedule)
+        for a, b, scale in zip(src, dst, per_flow, strict=True):
+            # flows the switches merge move as one (coupled) class whatever ctx.coupled says
+            out.append(FlowSpec(np.asarray(a, dtype=np.int64).ravel(),
+                                np.asarray(b, dtype=np.int64).ravel(), nbytes * scale, 0.0,
+                                ctx.coupled or reduce, ctx.label, reduce, eff))
+    return out
 
 
-def pairs(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every ordered pair of distinct members within each group."""
-    n = groups.shape[1]
+def _kind(schedule: Schedule, scope: str) -> str:
+    """Layout of the parts a pattern's rows visit (rails cross parts: switch-like)."""
+    return "switch" if scope == "rails" else schedule.levels[0].tier.kind
+
+
+def _bounds(rows: np.ndarray, net: Network, phase: Phase) -> np.ndarray:
+    """Block layout of the rows: their domains (a rail's members: one block each)."""
+    if phase.scope == "rails":
+        return np.arange(rows.shape[1] + 1)
+    return block_bounds(net.acc_domain[rows[0]])
+
+
+def _ring(rows, net, phase, schedule):
+    bounds = _bounds(rows, net, phase)
+    src, dst = ring_hops(rows, bounds, _kind(schedule, phase.scope))
+    return [src], [dst], False, [1.0]
+
+
+def _chain(rows, net, phase, schedule):
+    bounds = _bounds(rows, net, phase)
+    src, dst = chain_hops(rows, bounds, _kind(schedule, phase.scope),
+                          bool(phase.param("reverse", False)))
+    return [src], [dst], False, [1.0]
+
+
+def _tree(rows, net, phase, schedule):
+    """Chains inside parts and NCCL's two trees across them, one channel per NIC and tree."""
+    from supernode.collectives.trees import double_tree
+
+    kind = _kind(schedule, phase.scope)
+    bounds = _bounds(rows, net, phase)
+    sizes = np.diff(bounds)
+    m, b = sizes.size, int(sizes.min())
+    src, dst = [], []
+    trees = double_tree(m) if m > 1 else ()
+    for c in range(2 * b):
+        heads = rows[:, bounds[:-1] + (c % b)]  # R x m
+        for parent in (trees[c // b],) if trees else ():
+            child = np.flatnonzero(parent >= 0)
+            src += [heads[:, child], heads[:, parent[child]]]
+            dst += [heads[:, parent[child]], heads[:, child]]
+        if phase.param("chain", True):
+            for k in range(m):
+                g = int(sizes[k])
+                if g < 2:
+                    continue
+                paths = walecki_paths(g) if kind == "full_mesh" else None
+                local = paths[c % g] if paths is not None else (np.arange(g) + c % b) % g
+                chain = rows[:, bounds[k] + local]
+                src += [chain[:, 1:], chain[:, :-1]]
+                dst += [chain[:, :-1], chain[:, 1:]]
+    return [np.concatenate([x.ravel() for x in src])], [np.concatenate(
+        [x.ravel() for x in dst])], False, [1.0]
+
+
+def _multicast(rows, net, phase, schedule):
+    root = np.repeat(rows[:, :1], rows.shape[1] - 1, axis=1)
+    rest = rows[:, 1:]
+    return ([np.concatenate([rest, root], axis=1)], [np.concatenate([root, rest], axis=1)],
+            True, [1.0])
+
+
+def _pairs(rows, net, phase, schedule):
+    n = rows.shape[1]
     i, j = np.nonzero(~np.eye(n, dtype=bool))
-    return groups[:, i], groups[:, j]
+    return [rows[:, i]], [rows[:, j]], False, [1.0]
 
 
-@register("direct", ("all_to_all",))
-def direct(op: str, groups: np.ndarray, s: float, ctx: Ctx) -> Phases:
-    """Direct all-to-all: ``S/n`` to every peer at once."""
-    src, dst = pairs(groups)
-    return [ctx.flows(src, dst, s / groups.shape[1] * ctx.repeat, ctx.repeat)]
+def _partner(rows, net, phase, schedule):
+    n = rows.shape[1]
+    d = int(phase.param("distance", 1))
+    if phase.param("kind") == "shift":  # PAT: rank i sends to i + d
+        pos = np.arange(n)
+        return [rows[:, pos]], [rows[:, (pos + d) % n]], False, [1.0]
+    if d >= n or (n & (n - 1) and d >= 2 ** int(np.floor(np.log2(n)))):
+        p = 2 ** int(np.floor(np.log2(n)))  # fold: the extra ranks hand over to partners
+        return [rows[:, p:]], [rows[:, : n - p]], False, [1.0]
+    p = 2 ** int(np.floor(np.log2(n)))
+    pos = np.arange(p)
+    return [rows[:, pos]], [rows[:, pos ^ d]], False, [1.0]
 
 
-@register("hierarchical_a2a", ("all_to_all",))
-def hierarchical_a2a(op: str, groups: np.ndarray, s: float, ctx: Ctx) -> Phases:
-    """Two-phase all-to-all: inside domains (``S/g0`` per peer), then along rails."""
-    inner, rails = split_by_domain(groups, ctx.net)
-    g0, m = inner.shape[1], rails.shape[1]
-    a, b = pairs(inner)
-    c, d = pairs(rails)
-    return [ctx.flows(a, b, s / g0 * ctx.repeat, ctx.repeat),
-            ctx.flows(c, d, s / m * ctx.repeat, ctx.repeat)]
+def _p2p(rows, net, phase, schedule):
+    return [rows[:, 0]], [rows[:, -1]], False, [1.0]
 
 
-@register("p2p", ("p2p",))
-def p2p(op: str, groups: np.ndarray, s: float, ctx: Ctx) -> Phases:
-    """Point to point: the first member of each row sends ``S`` to the second."""
-    return [ctx.flows(groups[:, 0], groups[:, 1], s * ctx.repeat, ctx.repeat)]
+def _dimension_rings(rows, net, phase, schedule):
+    """Rings both ways along each dimension of the group's torus box, one size each."""
+    dims = np.array(schedule.levels[0].tier.dims, dtype=np.int64)
+    size = int(np.prod(dims))
+    base, local = (rows // size) * size, rows % size
+    coords = np.stack(np.unravel_index(local, tuple(dims), order="F"), axis=-1)
+    low = coords.min(axis=1, keepdims=True)
+    extent = coords.max(axis=1, keepdims=True) - low + 1
+    rings = phase.param("rings", ())
+    top = max(b for _, b in rings)
+    src, dst, scale = [], [], []
+    for dim, nbytes in rings:
+        for step in (1, -1):
+            moved = coords - low
+            moved[..., dim] = (moved[..., dim] + step) % extent[..., dim]
+            target = np.ravel_multi_index(tuple(np.moveaxis(moved + low, -1, 0)), tuple(dims),
+                                          order="F")
+            src.append(rows.ravel())
+            dst.append((base + target).ravel())
+            scale.append(nbytes / top)
+    return src, dst, False, scale
+
+
+PATTERNS = {
+    "ring": _ring,
+    "chain": _chain,
+    "tree": _tree,
+    "multicast": _multicast,
+    "pairs": _pairs,
+    "partner": _partner,
+    "p2p": _p2p,
+    "dimension_rings": _dimension_rings,
+}

@@ -31,7 +31,8 @@ class CollectiveRecord:
 def add_collective(env: Environment, name: str, op: str, algorithm: str | None,
                    groups: np.ndarray, message_bytes: float, ctx: Ctx, *, lane: str = "",
                    job: str = "", cache: dict | None = None) -> tuple[Task, Task]:
-    """Add a collective's phases as a chain of transfer tasks; return (first, last).
+    """Add a collective's phases as a chain of latency delays and transfer tasks; return
+    (first, last).
 
     ``first`` and ``last`` are joins: wire dependencies to them. The instance is recorded
     in ``env.records`` for per-collective completion-time reports. ``cache`` (keyed by the
@@ -39,7 +40,7 @@ def add_collective(env: Environment, name: str, op: str, algorithm: str | None,
     """
     label = ctx.label or f"{op}"
     key = (op, algorithm, id(groups), message_bytes, ctx.repeat, ctx.mode, ctx.coupled,
-           ctx.label, id(ctx.net))
+           ctx.label, id(ctx.net), id(ctx.fabric), id(ctx.tables))
     phases = cache.get(key) if cache is not None else None
     if phases is None:
         reserve_flows(env, op, np.shape(groups), name, ctx.mode, ctx.repeat)  # before building
@@ -48,8 +49,13 @@ def add_collective(env: Environment, name: str, op: str, algorithm: str | None,
             cache[key] = phases
     first = env.task(name, "join", label=label, lane=lane, job=job)
     prev = first
-    for i, flows in enumerate(phases):
-        t = env.task(f"{name}/{i}", "transfer", flows=tuple(flows), label=label, lane=lane,
+    for i, phase in enumerate(phases):
+        if phase.delay_s > 0:
+            wait = env.task(f"{name}/{i}/latency", "delay", duration_s=phase.delay_s,
+                            label=label, lane=lane, job=job)
+            env.after(prev, wait)
+            prev = wait
+        t = env.task(f"{name}/{i}", "transfer", flows=phase.flows, label=label, lane=lane,
                      job=job)
         env.after(prev, t)
         prev = t

@@ -35,7 +35,10 @@ class FlowSpec:
     a collective, identical replicas); else each flow is its own class. ``hops``: path
     latencies paid in sequence (the steps a fused class stands for). ``reduce``: switches
     merge the flows (in-network reduction or multicast), so a link carries the largest
-    share of any one flow instead of their sum.
+    share of any one flow instead of their sum. ``efficiency``: per link tier (indexed as
+    :data:`~supernode.topology.graph.LINK_TIERS`), the fraction of a link's capacity the
+    protocol turns into data (a collective's schedule gives it); a flow moving ``b`` bytes
+    takes ``b / efficiency`` of the link. Empty: line rate.
     """
 
     src: np.ndarray
@@ -45,6 +48,7 @@ class FlowSpec:
     coupled: bool = True
     label: str = ""
     reduce: bool = False
+    efficiency: tuple[float, ...] = ()
 
 
 @dataclass(eq=False)
@@ -109,8 +113,8 @@ class Environment:
         self._eid = itertools.count()
         self._dirty: set[int] = set()
         self._routes: dict[bytes, tuple[np.ndarray, ...]] = {}
-        self._vectors: dict[tuple[bytes, bytes, bool], tuple[int, float]] = {}
-        self._by_identity: dict[tuple[int, int, bool], tuple[np.ndarray, np.ndarray, Any]] = {}
+        self._vectors: dict[tuple, tuple[int, float]] = {}
+        self._by_identity: dict[tuple, tuple[np.ndarray, np.ndarray, Any]] = {}
         self._adaptive = adaptive
         self._progress = progress
         self._done = 0
@@ -221,10 +225,11 @@ class Environment:
         if src.size == 0:
             return
         if spec.coupled:
-            vid, lat = self._coupled_vector(src, dst, spec.reduce)
+            vid, lat = self._coupled_vector(src, dst, spec.reduce, spec.efficiency)
             self._add_class(task, spec, vid, src.size, lat * spec.hops)
             return
         flow, link, share, lat = self._routes_for(src, dst)
+        share = self._inflate(link, share, spec.efficiency)
         order = np.argsort(flow, kind="stable")
         cuts = np.searchsorted(flow[order], np.arange(src.size + 1))
         for i in range(src.size):
@@ -234,22 +239,35 @@ class Environment:
             self._add_class(task, spec, self.fluid.vectors.add(links, mult), 1,
                             float(lat[i]) * spec.hops)
 
-    def _coupled_vector(self, src: np.ndarray, dst: np.ndarray, reduce: bool
-                        ) -> tuple[int, float]:
+    def _inflate(self, link: np.ndarray, share: np.ndarray, efficiency: tuple[float, ...]
+                 ) -> np.ndarray:
+        """Shares divided by the protocol efficiency of each link's tier."""
+        if not efficiency:
+            return share
+        eff = np.asarray(efficiency, dtype=float)
+        return share / eff[self.net.tier[link]]
+
+    def _coupled_vector(self, src: np.ndarray, dst: np.ndarray, reduce: bool,
+                        efficiency: tuple[float, ...] = ()) -> tuple[int, float]:
         """Path vector id and slowest path latency of flows moving as one class."""
-        same = (id(src), id(dst), reduce)  # the same arrays again (cached phases)
+        same = (id(src), id(dst), reduce, efficiency)  # the same arrays again (cached phases)
         seen = self._by_identity.get(same)
         if seen is not None and seen[0] is src and seen[1] is dst:
             return seen[2]
-        key = (src.tobytes(), dst.tobytes(), reduce)
+        key = (src.tobytes(), dst.tobytes(), reduce, efficiency)
         hit = self._vectors.get(key)
         if hit is not None:
             if not self._adaptive:
                 self._by_identity[same] = (src, dst, hit)
             return hit
-        load = self.fluid.flows / self.fluid.capacity if self._adaptive else None
-        r = self.router.route(src, dst, load)
-        link, share, lat = r.link, r.share, r.latency_s
+        # identical (src, dst) pairs (ring channels sharing hops) are routed once
+        pair = src * (int(max(src.max(), dst.max())) + 1) + dst
+        _, first, counts = np.unique(pair, return_index=True, return_counts=True)
+        usrc, udst = src[first], dst[first]
+        flow, link, share, lat = self._routes_for(usrc, udst)  # shared by every efficiency
+        share = self._inflate(link, share, efficiency)
+        if not reduce:
+            share = share * counts[flow]
         links, inv = np.unique(link, return_inverse=True)
         if reduce:
             mult = np.zeros(links.size)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from supernode.collectives import Fabric, collective_time_s
+from supernode.collectives import Fabric, Tables, collective_time_s, load_efficiency_tables
 from supernode.collectives.fabric import with_group_size
 from supernode.errors import InputError
 from supernode.estimate.calibration import Calibration, default_calibration
@@ -29,9 +29,6 @@ from supernode.spec.plan import ParallelPlan, PlanArrays
 from supernode.spec.resolve import Cluster
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.traffic import CollectiveCall, traffic_per_step
-
-#: Estimate algorithm -> flow decomposition (NVLS_TREE becomes the two-level scheme).
-ALGORITHM_MAP = {"nvls_tree": "hierarchical"}
 
 
 @dataclass(frozen=True)
@@ -66,6 +63,8 @@ class JobModel:
     calibration: Calibration
     stage_scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
     layers_per_gpu: float = 1.0
+    fabric: Fabric | None = None
+    tables: Tables | None = None
 
     def compute_scale(self, stage: int) -> float:
         """Compute of pipeline stage ``stage`` relative to the busiest (first, middle and
@@ -101,12 +100,15 @@ def _estimate_algorithm(call: CollectiveCall, a: PlanArrays, fabric: Fabric) -> 
     if sub.tiers[-1].group_size < size:
         sub = Fabric((with_group_size(sub.tiers[-1], size),))
     _, name = collective_time_s(call.kind, float(call.message_bytes), size, sub)
-    return ALGORITHM_MAP.get(str(name), str(name))
+    return str(name)
 
 
 def prepare_job(name: str, workload: WorkloadSpec, plan: ParallelPlan, accelerators: np.ndarray,
-                cluster: Cluster, cal: Calibration | None = None) -> JobModel:
+                cluster: Cluster, cal: Calibration | None = None,
+                tables: Tables | None = None) -> JobModel:
     """Resolve a plan with the analytic model and collect what the simulation needs.
+
+    ``tables``: the efficiency tables the simulator's flows use (default: packaged).
 
     Raises :class:`InputError` when the plan does not fit the job's accelerators.
     """
@@ -136,7 +138,8 @@ def prepare_job(name: str, workload: WorkloadSpec, plan: ParallelPlan, accelerat
         core_backward_s=float(comp.attention_core_backward_s),
         optimizer_s=float(est.breakdown_s["optimizer"]), other_s=float(est.breakdown_s["other"]),
         microbatches=int(a.microbatches), calls=tuple(calls), estimate=est, calibration=cal,
-        stage_scale=scale, layers_per_gpu=float(comp.layers))
+        stage_scale=scale, layers_per_gpu=float(comp.layers),
+        fabric=system.fabric, tables=tables or load_efficiency_tables())
 
 
 def check_job_size(plan: ParallelPlan, accelerators: int, job: str) -> None:

@@ -46,7 +46,8 @@ class PassContext:
 
     def ctx(self, label: str, repeat: float) -> Ctx:
         """Decomposition context for a collective of ``repeat`` fused calls."""
-        return Ctx(repeat, self.mode, self.coupled, self.net, label)
+        return Ctx(repeat, self.mode, self.coupled, self.net, label, self.job.fabric,
+                   self.job.tables)
 
     def groups(self, key: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
         """Group arrays built once per key (the same object each time: flows are reused)."""

@@ -1,4 +1,7 @@
-"""Run a simulation end to end: cluster -> network (derated, degraded) -> DAG -> results.
+"""Run a simulation end to end: cluster -> network (degraded) -> DAG -> results.
+
+Links run at line rate; each collective's flows carry their schedule's protocol
+efficiency (:mod:`supernode.netsim.collectives`).
 
 :func:`simulate_jobs` runs one training iteration of one or more jobs sharing the fabric;
 :func:`simulate_traffic` runs a traffic file. Both return a :class:`SimResult`.
@@ -13,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from supernode.collectives.efficiency import load_efficiency_tables
-from supernode.collectives.fabric import scale_out_efficiency_name, scale_up_efficiency_name
+from supernode.collectives import fabric_from_cluster
+from supernode.collectives.efficiency import ideal_tables, load_efficiency_tables
 from supernode.errors import InputError
 from supernode.netsim.engine import Environment
 from supernode.netsim.failures import apply_failures
@@ -28,7 +31,7 @@ from supernode.netsim.limits import (
     job_flows,
     job_passes,
 )
-from supernode.netsim.network import Network, derate, network_from_cluster
+from supernode.netsim.network import Network, network_from_cluster
 from supernode.netsim.results import RunTables, tables
 from supernode.netsim.routing import Router, RoutingConfig
 from supernode.netsim.traffic import TrafficFile, build_traffic, check_traffic_size
@@ -130,23 +133,21 @@ class SimResult:
 
 
 def prepare_network(cluster: Cluster, failures: list[str] | tuple[str, ...],
-                    efficiency: bool) -> tuple[Network, list[str]]:
-    """The cluster's network, derated by protocol efficiency and degraded by failures."""
+                    efficiency: bool = True) -> tuple[Network, list[str]]:
+    """The cluster's network at line rate, degraded by failures. Protocol efficiency is
+    not a property of the links: each collective's flows carry their schedule's
+    (:func:`run_tables`)."""
     check_simulated_size(cluster.accelerators)
     net = network_from_cluster(cluster)
-    if efficiency:
-        tables_ = load_efficiency_tables()
-        up = cluster.scale_up
-        su = tables_[scale_up_efficiency_name(cluster.accelerator.name,
-                                              up.bandwidth_per_accelerator_bytes_per_s)]
-        factors = {t: su.simple_efficiency for t in ("scale_up", "scale_up_l1", "scale_up_l2")}
-        if cluster.scale_out is not None:
-            so = tables_[scale_out_efficiency_name(
-                cluster.scale_out_bandwidth_per_accelerator_bytes_per_s)]
-            factors.update({t: so.simple_efficiency for t in ("host", "leaf", "spine", "core")})
-        net = derate(net, factors)
     net, parsed = apply_failures(net, list(failures))
     return net, [f.spec for f in parsed]
+
+
+def run_tables(efficiency: bool):
+    """Efficiency tables of a run: the calibrated ones, or line rate with no protocol
+    latency (``efficiency=False``)."""
+    tables = load_efficiency_tables()
+    return tables if efficiency else ideal_tables(tables)
 
 
 def simulate_jobs(cluster: Cluster, jobs: list[JobInput], *, failures: tuple[str, ...] = (),
@@ -154,8 +155,9 @@ def simulate_jobs(cluster: Cluster, jobs: list[JobInput], *, failures: tuple[str
                   ) -> SimResult:
     """Simulate one training iteration of every job at once on ``cluster``."""
     start = time.perf_counter()
-    models = [prepare_job(job.name, job.workload, job.plan, job.accelerators, cluster)
-              for job in jobs]
+    run_efficiency = run_tables(options.efficiency)
+    models = [prepare_job(job.name, job.workload, job.plan, job.accelerators, cluster,
+                          tables=run_efficiency) for job in jobs]
     check_flows(sum(job_flows(m.calls, int(m.accelerators.size)) for m in models),
                 "the iteration's expert parallelism")  # before the network is built
     for m in models:
@@ -194,7 +196,9 @@ def simulate_traffic(cluster: Cluster, doc: TrafficFile, *, failures: tuple[str,
     check_traffic_size(doc, cluster.accelerators)  # before the network is built
     net, applied = prepare_network(cluster, failures, options.efficiency)
     env = Environment(net, Router(net, options.routing_config()), progress=progress)
-    build_traffic(env, net, doc, options.mode, options.aggregate)
+    fabric, _ = fabric_from_cluster(cluster)
+    build_traffic(env, net, doc, options.mode, options.aggregate, fabric,
+                  run_tables(options.efficiency))
     duration = env.run()
     result_tables = tables(env, net, duration, options.top, options.bins)
     return SimResult([], result_tables, applied, options, time.perf_counter() - start)

@@ -5,7 +5,7 @@ collectives:
   - name: moe-dispatch          # unique
     op: all_to_all              # all_reduce, all_gather, reduce_scatter, all_to_all,
                                 # broadcast, reduce, p2p
-    algorithm: direct           # optional; default ring / direct / p2p
+    algorithm: direct           # optional; default: the fastest, as the model picks
     message_bytes: 268435456    # nccl-tests size (bytes)
     accelerators: 0-63          # list or ranges
     group_size: 8               # optional: consecutive groups of 8 run at once
@@ -46,7 +46,9 @@ class CollectiveEntry(StrictModel):
 
     name: str = Field(min_length=1, description="Unique name (used by 'after').")
     op: Op = Field(description="Collective operation.")
-    algorithm: str | None = Field(None, description="Flow decomposition; null = default.")
+    algorithm: str | None = Field(
+        None, description="Algorithm (its schedule's flows); null = the fastest, as the model "
+        "picks.")
     message_bytes: float = Field(gt=0, le=MAX_MESSAGE_BYTES,
                                  description="nccl-tests message size (bytes, at most 1 TiB).")
     accelerators: list[int] | str = Field(description="Members: a list or '0-63' ranges.")
@@ -89,15 +91,16 @@ def check_traffic_size(doc: TrafficFile, accelerators: int) -> None:
 
 
 def build_traffic(env: Environment, net: Network, doc: TrafficFile, mode: str,
-                  coupled: bool) -> list[Task]:
-    """Add every collective of ``doc`` to ``env``; return their last tasks."""
+                  coupled: bool, fabric=None, tables=None) -> list[Task]:
+    """Add every collective of ``doc`` to ``env``; return their last tasks. ``fabric`` and
+    ``tables``: the cluster's collective fabric and efficiency tables (schedules)."""
     ends: dict[str, Task] = {}
     names = [c.name for c in doc.collectives]
     if len(set(names)) != len(names):
         raise InputError("collectives", "collective names must be unique")
     for i, entry in enumerate(doc.collectives):
         groups = groups_of(entry, i, net.accelerators)
-        ctx = Ctx(float(entry.repeat), mode, coupled, net, entry.name)
+        ctx = Ctx(float(entry.repeat), mode, coupled, net, entry.name, fabric, tables)
         try:
             first, last = add_collective(env, entry.name, entry.op, entry.algorithm, groups,
                                          entry.message_bytes, ctx, lane=entry.name)

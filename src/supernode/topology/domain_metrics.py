@@ -98,15 +98,22 @@ def prefix_cut(sources: int, prefix: int, links: int, chips: int) -> int:
     return sum(min(x, t - x) for x, t in zip(a, total, strict=True))
 
 
+def uniform_loads(sources: int, links: int, chips: int) -> list[int]:
+    """Ports used on each chip when every source wires its ``links`` alike (the first
+    ``links % chips`` chips one more): ``sources * count_c``."""
+    return [sources * count for _, count in spread(links, chips)] + [0] * max(
+        0, chips - min(chips, links))
+
+
 def switched_metrics(
     n: int, links: int, chips: int, bandwidth_bytes_per_s: float, radix: int | None = None,
     on_board: bool = False,
 ) -> DomainMetrics:
-    """One switch tier (NVSwitch): ``n * links`` links to ``chips`` chips; diameter 2
-    (accelerator, chip, accelerator) when every accelerator reaches every chip
-    (``links >= chips``); bisection ``sum_c min(a_c, b_c)`` = ``floor(n/2) * links * bw``
-    when the links divide evenly."""
-    crossing = prefix_cut(n, n // 2, links, chips)
+    """One switch tier (NVSwitch): ``n * links`` links to ``chips`` chips, every accelerator
+    wired alike; diameter 2 (accelerator, chip, accelerator) when every accelerator
+    reaches every chip (``links >= chips``); bisection ``sum_c min(a_c, b_c)`` =
+    ``floor(n/2) * links * bw``."""
+    crossing = (n // 2) * links
     return DomainMetrics(
         size=n,
         switches={"scale_up_l1": chips},
@@ -117,7 +124,7 @@ def switched_metrics(
         mean_hops=2.0 if n > 1 else 0.0,
         bisection_bytes_per_s=crossing * bandwidth_bytes_per_s,
         injection_bytes_per_s=links * bandwidth_bytes_per_s,
-        ports_used={"scale_up_l1": max(balanced_loads(n, links, chips))},
+        ports_used={"scale_up_l1": max(uniform_loads(n, links, chips))},
         radix=radix,
     )
 
@@ -129,7 +136,7 @@ def l2_plan(
     """Per plane (L1 chip index): ``(uplinks of each L1 chip, L2 chips in the plane)``."""
     from supernode.topology.scale_up import l2_chips_for_plane
 
-    ups = balanced_loads(group_size, links, chips)
+    ups = uniform_loads(group_size, links, chips)
     rad = radix or 2 * max(ups)
     return [(up, l2_per_plane or l2_chips_for_plane(groups, up, rad)) for up in ups]
 
@@ -146,7 +153,7 @@ def two_tier_metrics(
     if groups < 2:
         return switched_metrics(n, links, chips, bandwidth_bytes_per_s, radix, on_board)
     plan = l2_plan(groups, group_size, links, chips, radix, l2_per_plane)
-    l2_links = sum(groups * max(up, per) for up, per in plan)
+    l2_links = sum(groups * up for up, _ in plan)  # physical uplinks (narrow shares split)
     half = groups // 2
     crossing = 0.0
     for up, per in plan:

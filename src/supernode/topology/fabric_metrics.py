@@ -20,8 +20,13 @@ Definitions (bandwidths per direction, bytes/s; ``n`` = NIC-to-leaf link bandwid
   Exact when the top tier is wired uniformly (two tiers; three tiers when every core
   takes as many links from every pod, e.g. pods dividing the radix); an upper bound
   otherwise.
-* ``oversubscription``: per tier below the top, the bandwidth entering from below over
-  the bandwidth leaving upward (1.0 = non-blocking).
+* ``oversubscription``: per tier below the top, the fullest switch's bandwidth from below
+  over its bandwidth upward (1.0 = non-blocking): per leaf ``e·n / (u1·b)`` with ``e``
+  the endpoints of the fullest leaf, per aggregation switch its leaf links over its
+  uplinks. Not the tier average, which a partly filled last leaf dilutes (leaves of 42
+  ports down and 22 up are 1.91:1 whatever the average). A NIC faster than its switch
+  port counts at the port's rate (the link runs at the slower end).
+* ``oversubscription_average``: the tier average, for reference.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import numpy as np
 
 from supernode.topology.fat_tree import FabricLayout
 from supernode.topology.graph import FABRIC_TIERS
+from supernode.topology.sizing import per_switch_oversubscription
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,7 @@ class FabricMetrics:
     mean_hops: float = 0.0
     bisection_bytes_per_s: float = 0.0
     oversubscription: dict[str, float] = field(default_factory=dict)
+    oversubscription_average: dict[str, float] = field(default_factory=dict)
     ports_used: dict[str, int] = field(default_factory=dict)
     free_ports: dict[str, int] = field(default_factory=dict)
 
@@ -155,7 +162,12 @@ def fabric_metrics(
     n = min(nic_bandwidth, port_bandwidth)
     diameter, mean = fabric_hops(layout)
     below = [s.endpoints * n] + [u * port_bandwidth for u in s.uplinks]
-    over = {names[t]: below[t] / below[t + 1] for t in range(s.tiers - 1)}
+    average = {names[t]: below[t] / below[t + 1] for t in range(s.tiers - 1)}
+    worst = per_switch_oversubscription(s, nic_bandwidth, port_bandwidth)
+    fullest = max(layout.leaf_endpoints(leaf) for leaf in range(layout.leaves))
+    if s.tiers > 1:
+        worst = (fullest * n / (s.up_ports[0] * port_bandwidth), *worst[1:])
+    over = {names[t]: worst[t] for t in range(s.tiers - 1)}
     return FabricMetrics(
         endpoints=s.endpoints,
         max_endpoints=s.max_endpoints,
@@ -167,6 +179,7 @@ def fabric_metrics(
         mean_hops=mean,
         bisection_bytes_per_s=fabric_bisection(layout, n, port_bandwidth),
         oversubscription=over,
+        oversubscription_average=average,
         ports_used=_ports_used(layout),
         free_ports=dict(zip(names, s.free_ports, strict=True)),
     )

@@ -48,6 +48,7 @@ class TopologyReport:
     scale_out_links_per_supernode: int
     scale_out_bandwidth_per_supernode_bytes_per_s: float
     oversubscription: dict[str, float]
+    oversubscription_average: dict[str, float]
     radix: dict[str, int | None]
     ports_used_per_switch: dict[str, int]
     free_ports: dict[str, int]
@@ -116,7 +117,7 @@ def topology_report(cluster: Cluster) -> TopologyReport:
     links |= fab.links if fab else {}
     cables, optics = _cables(cluster, dom, fab)
     inj_up = dom.injection_bytes_per_s
-    inj_out = cluster.scale_out_bandwidth_per_accelerator_bytes_per_s if so else 0.0
+    inj_out = scale_out_injection_bytes_per_s(cluster)
     hbm = cluster.accelerator.memory_bandwidth_bytes_per_s
     nics_per_domain = cluster.nics_per_accelerator * cluster.scale_up.size
     bis_out = fab.bisection_bytes_per_s if fab else None
@@ -148,6 +149,7 @@ def topology_report(cluster: Cluster) -> TopologyReport:
         scale_out_links_per_supernode=round(nics_per_domain) if so else 0,
         scale_out_bandwidth_per_supernode_bytes_per_s=inj_out * cluster.scale_up.size,
         oversubscription=fab.oversubscription if fab else {},
+        oversubscription_average=fab.oversubscription_average if fab else {},
         radix=_radix(cluster, fab),
         ports_used_per_switch=dom.ports_used | (fab.ports_used if fab else {}),
         free_ports=_free_ports(cluster, dom) | (fab.free_ports if fab else {}),
@@ -156,6 +158,16 @@ def topology_report(cluster: Cluster) -> TopologyReport:
         zero_load_latency_s=_latency(cluster, dom, fab),
     )
     return dataclasses.replace(report, checks=threshold_checks(report))
+
+
+def scale_out_injection_bytes_per_s(cluster: Cluster) -> float:
+    """What one accelerator injects into the fabric per direction: its NICs, each at the
+    slower of NIC and switch port (an 800G NIC on a 400G port runs at 400G)."""
+    so = cluster.scale_out
+    if so is None:
+        return 0.0
+    link = min(cluster.host.nic_bandwidth_bytes_per_s, so.switch.port_bandwidth_bytes_per_s)
+    return cluster.nics_per_accelerator * link
 
 
 def _cluster_bisection(supernodes: int, domain: float, fabric: float | None) -> float:

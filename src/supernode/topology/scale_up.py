@@ -70,10 +70,11 @@ def nvswitch_domain(
     """``n`` accelerators each spreading ``links_per_accelerator`` links over ``switch_chips``
     switch chips (NVSwitch-style, one switch tier).
 
-    Each accelerator gives every chip ``L // C`` links and ``L % C`` chips one more, the
-    extra chips rotating between accelerators so chip ports stay balanced (H100: 18 links
-    over 4 chips = 5+5+4+4). Raises :class:`RadixError` if a chip needs more ports than
-    ``switch.radix``.
+    Each accelerator gives every chip ``L // C`` links and the first ``L % C`` chips one
+    more, every accelerator wired the same (HGX H100: 18 links over 4 chips = 5+5+4+4 for
+    each GPU, so the first two chips use 40 ports and the others 32): the planes then
+    carry any pair of GPUs at the full ``L`` links. Raises :class:`RadixError` if a chip
+    needs more ports than ``switch.radix``.
     """
     g = new_graph(f"nvswitch_domain({n}, {links_per_accelerator}, {switch_chips})")
     add_accelerators(g, place, n)
@@ -99,14 +100,13 @@ def _add_switched(
     a chip needs as many ports up as down.
     """
     tier = "scale_up_l1"
-    extra = links % chips
     on_board = place.on_board(offset, n)
     nodes = [(tier, place.domain, group * chips + c) for c in range(chips)]
     for c, node in enumerate(nodes):
         add_switch(g, node, tier, switch, place.domain, group=group, plane=c)
     used = [0] * chips
     for i in range(n):
-        for c, count in spread(links, chips, offset=(i * extra) % chips):
+        for c, count in spread(links, chips):
             add_link(g, acc(place.first + offset + i), nodes[c], link, tier, count,
                      medium="pcb" if on_board else None)
             used[c] += count
@@ -126,8 +126,10 @@ def switched_two_tier(
 
     Plane ``j`` has ``l2_chips_per_plane`` chips (default: the fewest of ``radix`` ports
     that take every group's uplinks, rounded up to divide them evenly). When an L1 chip has
-    fewer uplinks than its plane has chips, it gets one narrower link to every L2 chip,
-    carrying the same bandwidth (uplinks x port bandwidth / L2 chips).
+    fewer uplinks than its plane has chips, its uplinks are split into a narrower share to
+    every L2 chip: an edge of ``uplinks / L2 chips`` port-equivalent links each, so the
+    link (and cable) count stays the physical uplinks' (CloudMatrix384: 8 per L1, 2,688
+    cables, 5,376 transceivers: SemiAnalysis's scale-up figure).
     """
     g = new_graph(f"switched_two_tier({n}, {group_size})")
     add_accelerators(g, place, n)
@@ -171,9 +173,8 @@ def _wire_up(g: nx.Graph, node: object, l2: list, up: int, k: int, link: LinkTyp
         for s, count in spread(up, len(l2), offset=(k * up) % len(l2)):
             add_link(g, node, l2[s], link, "scale_up_l2", count)
         return
-    narrow = up * link.bandwidth_bytes_per_s / len(l2)
     for target in l2:
-        add_link(g, node, target, link, "scale_up_l2", 1, bandwidth_bytes_per_s=narrow)
+        add_link(g, node, target, link, "scale_up_l2", up / len(l2))
 
 
 def torus_ports(dims: Sequence[int], wraparound: bool = True) -> int:

@@ -168,3 +168,31 @@ def _radix_needed(endpoints: int, tiers: int, ratios: tuple[float, ...]) -> int:
         else:
             low = mid
     return high
+
+
+def leaf_endpoints_max(sizing: FatTreeSizing) -> int:
+    """Endpoints on the fullest leaf: all ``d1`` down ports, unless there are fewer hosts
+    (rail-optimised: one port per host of the leaf's rail) or endpoints."""
+    d1 = sizing.down_ports[0]
+    if sizing.rails > 1:
+        return min(d1, max(1, sizing.endpoints // sizing.rails))
+    return min(d1, sizing.endpoints)
+
+
+def per_switch_oversubscription(sizing: FatTreeSizing, nic_bytes_per_s: float,
+                                port_bytes_per_s: float) -> tuple[float, ...]:
+    """Down:up bandwidth of the fullest switch of each tier below the top (1 = blocking
+    free). A NIC faster than its switch port runs at the port's rate. Not the tier
+    average: a partly filled last leaf does not dilute a full one (leaves of 30 ports
+    down and 16 up are 1.88:1 even if the tier averages less)."""
+    n = min(nic_bytes_per_s, port_bytes_per_s)
+    out = []
+    if sizing.tiers >= 2:
+        out.append(leaf_endpoints_max(sizing) * n / (sizing.up_ports[0] * port_bytes_per_s))
+    if sizing.tiers == 3:
+        leaves, aggs = sizing.switches[0], sizing.switches[1]
+        per_pod = min(sizing.down_ports[1], leaves)
+        aggs_per_pod = max(1, aggs // max(1, sizing.pods))
+        down = math.ceil(per_pod * sizing.up_ports[0] / aggs_per_pod)
+        out.append(down / sizing.up_ports[1])
+    return tuple(out)

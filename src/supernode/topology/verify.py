@@ -26,7 +26,8 @@ def capacity(data: dict[str, Any]) -> float:
 
 def graph_counts(g: nx.Graph) -> dict[str, Counter[str]]:
     """Counts read off a graph: ``nodes`` by kind, ``switches`` and ``links`` by tier
-    (links = sum of edge ``count``), ``cables`` and ``optical`` links by tier."""
+    (links = sum of edge ``count``, which splits a port-equivalent uplink over several
+    narrow edges; sums are rounded to whole links), ``cables`` and ``optical`` links."""
     nodes = Counter(d["kind"] for _, d in g.nodes(data=True))
     switches = Counter(d["tier"] for _, d in g.nodes(data=True) if d["kind"] == "switch")
     links: Counter[str] = Counter()
@@ -38,6 +39,9 @@ def graph_counts(g: nx.Graph) -> dict[str, Counter[str]]:
             cables[d["tier"]] += d["count"]
         if d["medium"] == "optical":
             optical[d["tier"]] += d["count"]
+    for counter in (links, cables, optical):
+        for tier, value in counter.items():
+            counter[tier] = round(value, 6) if value != int(value) else int(value)
     return {"nodes": nodes, "switches": switches, "links": links, "cables": cables,
             "optical": optical}
 
