@@ -60,7 +60,7 @@ def test_control_characters_stay_on_one_line() -> None:
     assert "a\\nb\\x1b[31m" in line
 
 
-def test_a_defect_is_one_line_exit_1(monkeypatch) -> None:
+def test_a_defect_is_one_line_exit_70(monkeypatch) -> None:
     from supernode.commands import schema
 
     def broken(document: str) -> dict:
@@ -69,12 +69,12 @@ def test_a_defect_is_one_line_exit_1(monkeypatch) -> None:
     monkeypatch.setattr(schema, "json_schema", broken)
     monkeypatch.delenv("SUPERNODE_TRACEBACK", raising=False)
     result = run("schema", "cluster")
-    assert result.exit_code == 1 and "Traceback" not in result.stderr
+    assert result.exit_code == 70 and "Traceback" not in result.stderr
     assert result.stderr.count("\n") == 1 and result.stderr.startswith(
         "error: internal error: RuntimeError at test_cli_shell.py")
     monkeypatch.setenv("SUPERNODE_TRACEBACK", "1")
     shown = run("schema", "cluster")
-    assert shown.exit_code == 1 and "Traceback" in shown.stderr and "boom" in shown.stderr
+    assert shown.exit_code == 70 and "Traceback" in shown.stderr and "boom" in shown.stderr
 
 
 def test_a_command_loads_only_its_module() -> None:

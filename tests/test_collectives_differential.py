@@ -24,6 +24,7 @@ from supernode.collectives import (
 from supernode.netsim.collectives import Ctx
 from supernode.netsim.dag import add_collective
 from supernode.netsim.engine import Environment
+from supernode.netsim.limits import MAX_FLOWS
 from supernode.netsim.network import network_from_cluster
 from supernode.netsim.routing import Router, RoutingConfig
 from supernode.spec.cluster import ClusterSpec
@@ -101,17 +102,25 @@ def _net(name: str):
 
 
 def simulate(net, fabric, op: str, algorithm: str, groups: np.ndarray, sizes) -> list[float]:
-    """Seconds of each size, run one after the other on an idle fabric (shared routes)."""
-    env = Environment(net, Router(net, RoutingConfig(fabric="spray")))
-    previous = None
-    for k, size in enumerate(sizes):
-        first, last = add_collective(env, f"c{k}", op, algorithm, np.atleast_2d(groups), size,
-                                     Ctx(net=net, fabric=fabric, tables=TABLES))
-        if previous is not None:
-            env.after(previous, first)
-        previous = last
-    env.run()
-    return [record.duration_s for record in env.records]
+    """Seconds of each size on an idle fabric. Sizes share one run (and its routes) when
+    their flows fit the simulator's per-run limit, else each size runs alone."""
+    groups = np.atleast_2d(groups)
+    flows = groups.shape[0] * groups.shape[1] * (groups.shape[1] - 1)
+    together = op != "all_to_all" or flows * len(sizes) <= MAX_FLOWS
+    runs = [list(sizes)] if together else [[size] for size in sizes]
+    out: list[float] = []
+    for run in runs:
+        env = Environment(net, Router(net, RoutingConfig(fabric="spray")))
+        previous = None
+        for k, size in enumerate(run):
+            first, last = add_collective(env, f"c{k}", op, algorithm, groups, size,
+                                         Ctx(net=net, fabric=fabric, tables=TABLES))
+            if previous is not None:
+                env.after(previous, first)
+            previous = last
+        env.run()
+        out += [record.duration_s for record in env.records]
+    return out
 
 
 #: (fabric, op, algorithm): every algorithm, at every rank count on some fabric.

@@ -115,8 +115,8 @@ def test_gpus_on_estimate_and_simulate():
 @pytest.mark.parametrize(("args", "path"), [
     (["--rank-order", "dp-tp"], "rank_order"),
     (["--etp", "3", "--ep", "1"], "plan.etp"),
-    (["--pp-layout", "sideways"], "pp_layout"),
-    (["--zero-stage", "4"], "zero_stage"),
+    (["--pp-layout", "sideways"], "--pp-layout"),
+    (["--zero-stage", "4"], "--zero-stage"),
 ])
 def test_bad_plan_options_exit_2(args, path):
     out = run("estimate", "--cluster", H100_SU, "--workload", "mixtral-8x7b",

@@ -40,7 +40,9 @@ def test_json_has_every_section_and_the_rules():
     g = d["goodput"]["monte_carlo"]["goodput"]
     assert 0 < g["p5"] <= g["p50"] <= g["p95"] <= 1
     spine = next(m for m in d["degraded_modes"] if m["component"] == "spine_switch")
-    assert spine["step_time_s"] > d["job"]["step_time_s"]  # a lost spine slows the step
+    # On one rail-optimised SU every rail's traffic stays under its rail leaf (PXN), so a
+    # lost spine cannot slow this job; it never speeds it up.
+    assert spine["step_time_s"] >= d["job"]["step_time_s"]
 
 
 def test_same_seed_same_output_other_seed_differs():

@@ -68,10 +68,6 @@ def assert_refused(proc: subprocess.CompletedProcess[str], fragment: str) -> Non
 
 
 # 1 -------------------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="defect 1 (a forced algorithm the fabric cannot run "
-                                       "is infinite time) is issue 8's to fix; this test "
-                                       "turns XPASS (a failure) when it is fixed: then "
-                                       "drop this mark")
 def test_1_forced_algorithm_the_fabric_cannot_run_is_an_input_error() -> None:
     for algorithm in ("hierarchical", "nvls_tree"):
         line = assert_bad_input(run("collective", "--cluster", "hgx-h100", "--algorithm",

@@ -2,7 +2,7 @@
 
 Started by :mod:`fuzz_harness` as ``python worker.py LIMIT_BYTES``. It sets ``RLIMIT_AS`` to
 the limit (so an invocation that tries to allocate past it fails with MemoryError, which
-the CLI reports as an internal error, exit 1), imports the app once (fast cases), then
+the CLI reports as an internal error, exit 70), imports the app once (fast cases), then
 reads one JSON request per line on stdin (``{"argv": [...], "cwd": "..."}``) and answers
 one JSON line (``code``, ``stdout``, ``stderr``, ``wall_s``) on the protocol pipe.
 File descriptor 1 is pointed at /dev/null so that nothing a child process prints can

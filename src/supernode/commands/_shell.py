@@ -11,7 +11,7 @@ runs, including commands added later, gets the same behaviour:
 * SIGTERM/SIGHUP are handled like SIGINT (:mod:`supernode.shutdown`): ``finally`` blocks
   clean up, exit 128 + the signal (143, 129; 130 for SIGINT);
 * an unexpected exception (a defect of the toolkit, not of the input) is one
-  ``error: internal error: ...`` line, exit 1; ``SUPERNODE_TRACEBACK=1`` shows the
+  ``error: internal error: ...`` line, exit 70; ``SUPERNODE_TRACEBACK=1`` shows the
   traceback instead;
 * a closed stdout (``supernode ... | head``) ends quietly.
 """
@@ -38,7 +38,9 @@ except ImportError:  # pragma: no cover - older typer on click
     import click.exceptions as click_exceptions  # type: ignore[no-redef]
 
 #: Exit codes.
-EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+#: 70 is EX_SOFTWARE (sysexits.h): exit 1 stays free for verdicts (check, compare
+#: --fail-below, health --fail-on), so CI can tell a failed gate from a defect.
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 70, 2, 130
 TRACEBACK_VARIABLE = "SUPERNODE_TRACEBACK"
 
 
@@ -147,7 +149,7 @@ def _write_stderr(text: str) -> None:
 
 
 def _internal(exc: BaseException) -> int:
-    """One line for a defect (exit 1), or the traceback when asked for."""
+    """One line for a defect (exit 70), or the traceback when asked for."""
     if os.environ.get(TRACEBACK_VARIABLE):
         traceback.print_exception(exc)
         return EXIT_INTERNAL

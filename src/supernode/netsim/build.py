@@ -222,8 +222,11 @@ def _fabric(parts: _Parts, cluster: Any, base: int, prefixes: dict[str, int]) ->
     host, rail, leaf = nic_leaf_links(layout)
     parts.link(base - host.size + host * layout.nics_per_host + rail, starts[0] + leaf,
                nic_link.bandwidth_bytes_per_s, nic_link.latency_s, "leaf", 0)
-    for (lo, hi), tier, (a, b, count) in (((0, 1), "spine", leaf_spine_links(layout)),
-                                          ((1, 2), "core", agg_core_links(layout))):
+    for (lo, hi), tier, links in (((0, 1), "spine", leaf_spine_links),
+                                  ((1, 2), "core", agg_core_links)):
+        if hi >= len(counts):  # a one- or two-tier fabric has no links above its top tier
+            break
+        a, b, count = links(layout)
         parts.link(starts[lo] + a, starts[hi] + b, count * link.bandwidth_bytes_per_s,
                    link.latency_s, tier, np.arange(a.size))
 

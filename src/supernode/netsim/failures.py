@@ -174,7 +174,7 @@ def _generation_of(net: Network, k: int):
     as the collective efficiency tables); fabric: the generation of one NIC's link rate;
     host: the PCIe generation nearest the link's capacity. A bundle is costed per link.
     """
-    from supernode.collectives.fabric import scale_up_efficiency_name
+    from supernode.collectives.generations import scale_up_efficiency_name
     from supernode.links import generation_for_rate, get_generation
     from supernode.netsim.network import ACC, FABRIC_CODES, NIC, SCALE_UP_CODES
 
