@@ -9,15 +9,22 @@ Per busiest GPU and step (seconds), every part adds up to the step time exactly:
   it feeds);
 * ``ep_comm``: expert all-to-all dispatch and combine plus expert-TP gathers; with the
   all-to-all overlap on (Megatron 1F1B A2A overlap / DeepEP) the passes that have a
-  partner micro-batch (all but the pipeline's warm-up) hide it under that partner's
-  compute, as far as the compute lasts;
-* ``pp_comm``: pipeline sends exposed in fill and drain (steady-state sends overlap);
+  partner micro-batch (:func:`paired_share` of those that set the pace) hide it under
+  that partner's compute, as far as the compute lasts;
+* ``pp_comm``: the pipeline sends on the schedule's critical path
+  (:func:`pipeline_critical_s`: the fill, each round of the interleaved warm-up and
+  cool-down, the slack-free steady state of plain 1F1B, less what a busier stage
+  hides), the other sends overlapped;
 * ``pipeline_bubble``: ``(p - 1) / v`` micro-batches of the pipeline's mean stage time
-  (Narayanan et al., SC'21, interleaved 1F1B);
+  (Narayanan et al., SC'21, interleaved 1F1B), a pass lasting its compute plus the
+  communication exposed inside it (TP and CP left exposed, the expert all-to-all when
+  it is not overlapped; with the overlap, the passes without a partner that the bubble
+  waits on are those :func:`paired_share` leaves exposed in ``ep_comm``);
 * ``dp_comm``: data-parallel communication left after overlap. Dense and expert
   gradients share one stream, so their calls of a phase share one window: with ZeRO-0/1
   the bucketed gradient reduction runs under the last micro-batch's backward and the
-  parameter all-gather under the next step's first forward (Megatron
+  parameter all-gather under the next step's forwards up to each model chunk's first
+  one (:func:`param_gather_window_s`; Megatron
   ``--overlap-grad-reduce`` / ``--overlap-param-gather``); ZeRO-2/3 communicate every
   micro-batch layer by layer, each layer's transfer prefetched under the previous layer's
   compute: of a pass's comm ``c`` over its ``n`` layers, the first layer's ``c / n`` is
@@ -133,13 +140,19 @@ def step_arrays(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibr
     # step): CP hides under the attention core, DP under the rest of its passes, the
     # expert all-to-all under what is left of the paired passes
     ep_window = np.maximum(compute - core_per_step - dp_window, 0.0)
+    tp_exposed = per_dim.get("tp", 0.0) * (1.0 - cal.tp_overlap * np.asarray(overlap.tp))
+    cp_exposed = np.maximum(per_dim.get("cp", 0.0) - core_per_step, 0.0)
+    a2a_on = np.asarray(a.moe_a2a_overlap if overlap.a2a is None else overlap.a2a)
+    # a pass of the bubble lasts its compute and the communication exposed in it; with
+    # the all-to-all overlap the passes without a partner are already in ep_comm
+    in_pass = (tp_exposed + cp_exposed + np.where(a2a_on, 0.0, expert)) / np.maximum(m, 1.0)
     breakdown = {
         "compute": compute,
-        "tp_comm": per_dim.get("tp", 0.0) * (1.0 - cal.tp_overlap * np.asarray(overlap.tp)),
-        "cp_comm": np.maximum(per_dim.get("cp", 0.0) - core_per_step, 0.0),
+        "tp_comm": tp_exposed,
+        "cp_comm": cp_exposed,
         "ep_comm": _ep_exposed(expert, ep_window, a, cal, overlap),
-        "pp_comm": _pp_exposed(per_dim.get("pp", 0.0), pp_one, a, cal, overlap),
-        "pipeline_bubble": (a.pp - 1) / a.vpp * comp.mean_stage_s,
+        "pp_comm": _pp_exposed(per_dim.get("pp", 0.0), pp_one, comp, a, cal, overlap),
+        "pipeline_bubble": (a.pp - 1) / a.vpp * (comp.mean_stage_s + in_pass),
         "dp_comm": dp_exposed,
         "optimizer": _optimizer_s(w, a, system, cal),
         "other": cal.step_overhead_s,
@@ -153,15 +166,19 @@ def step_arrays(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibr
 
 
 def paired_share(a: PlanArrays) -> Any:
-    """Share of a step's micro-batch passes that run beside another micro-batch's pass.
+    """Share of a step's micro-batch passes on the critical path that run beside another
+    micro-batch's pass (so can hide its expert all-to-all), ``(m - p) / m``.
 
-    Megatron's interleaved schedule warms up with ``2 (p - 1) + (v - 1) p`` forwards on
-    its first rank before the first backward (``1`` without pipelining): those and the
-    matching cool-down have no partner to overlap with.
+    Passes without a partner are the warm-up forwards before a device's first backward
+    and the matching cool-down backwards. In Megatron's interleaved schedule the first
+    device has the most (``2 (p - 1) + (v - 1) p``), but the step's pace is set along the
+    last device's: its ``(v - 1) p`` warm-up chunks plus the ``p`` chunk passes of the
+    fill it waits for, ``p v`` of its ``m v`` chunk passes each way (without pipelining,
+    ``1`` of ``m``). Exact for equal passes (tests/test_estimate_pipeline.py checks it
+    against the schedule's dependency graph).
     """
-    chunks = np.maximum(a.microbatches * a.vpp, 1).astype(float)
-    warmup = np.where(a.pp > 1, 2 * (a.pp - 1) + (a.vpp - 1) * a.pp, 1).astype(float)
-    return np.clip((chunks - warmup) / chunks, 0.0, 1.0)
+    m = np.maximum(a.microbatches, 1).astype(float)
+    return np.clip((m - np.asarray(a.pp, dtype=float)) / m, 0.0, 1.0)
 
 
 def _ep_exposed(issued: Any, window: Any, a: PlanArrays, cal: Calibration,
@@ -181,6 +198,24 @@ def layer_pipelined(comm: Any, work: Any, layers: Any) -> Any:
     n = np.maximum(layers, 1.0)
     first = comm / n
     return first + np.maximum(comm - first - work, 0.0)
+
+
+def param_gather_window_s(forward_s: Any, core_forward_s: Any, pp: Any, vpp: Any,
+                          eta: float) -> Any:
+    """Compute seconds the distributed optimizer's parameter all-gather (issued after
+    the optimizer step) hides under in the next step (Megatron ``--overlap-param-gather``:
+    each model chunk's gather must land before that chunk's first forward).
+
+    ``forward_s`` and ``core_forward_s``: one micro-batch's forward on the device and its
+    attention core (which hides the CP exchange, not this). A device of Megatron's
+    schedule runs its chunks' forwards in rounds of ``p`` micro-batches, so its last
+    chunk's first forward ends ``(v - 1) p + 1`` chunk forwards into the step:
+    ``eta (forward - core) ((v - 1) p + 1) / v`` (one micro-batch forward without
+    interleaving).
+    """
+    v = np.maximum(np.asarray(vpp, dtype=float), 1.0)
+    rounds = ((v - 1.0) * np.asarray(pp, dtype=float) + 1.0) / v
+    return eta * np.maximum(forward_s - core_forward_s, 0.0) * rounds
 
 
 def dp_exposed_s(phase_s: dict[str, Any], comp: MicrobatchCompute, a: PlanArrays,
@@ -203,7 +238,8 @@ def dp_exposed_s(phase_s: dict[str, Any], comp: MicrobatchCompute, a: PlanArrays
     bwd = eta * np.maximum(comp.backward_s + comp.recompute_s
                            - comp.attention_core_backward_s, 0.0)
     # ZeRO-0/1: one bucketed reduction per step under the last backward, one gather
-    step_exposed = np.maximum(step - fwd, 0.0)
+    step_exposed = np.maximum(step - param_gather_window_s(
+        comp.forward_s, comp.attention_core_forward_s, a.pp, a.vpp, eta), 0.0)
     once = np.maximum(grads - bwd, 0.0) + step_exposed
     # ZeRO-2/3: per micro-batch, layer by layer; gathers split between fwd and bwd
     g, r = gathers / (2.0 * m), grads / m
@@ -213,12 +249,74 @@ def dp_exposed_s(phase_s: dict[str, Any], comp: MicrobatchCompute, a: PlanArrays
     return exposed, total - exposed  # what is not exposed was hidden under compute
 
 
-def _pp_exposed(per_step: Any, one: Any, a: PlanArrays, cal: Calibration,
-                overlap: Overlap) -> Any:
-    """Pipeline p2p exposed: fill and drain hops, plus what steady state fails to hide."""
-    fill = np.where(a.pp > 1, (a.pp - 1) * one, 0.0)
-    steady = np.maximum(per_step - fill, 0.0) * (1.0 - cal.pp_overlap * np.asarray(overlap.pp))
-    return fill + steady
+def pipeline_critical_s(one: Any, comp: MicrobatchCompute, a: PlanArrays) -> Any:
+    """Seconds of pipeline transfers on the critical path of one step of Megatron's
+    schedule (:func:`supernode.netsim.schedule.device_order`), whatever else overlaps:
+    a micro-batch's activations must arrive before the next stage can start.
+
+    ``one``: a forward plus a backward send (s). The fill's ``p - 1`` hops each way are
+    always exposed. Interleaved 1F1B (``v > 1``) also exposes each of the ``v - 1``
+    further rounds of its warm-up and cool-down, where the first device's ``p`` forwards
+    wait for the round trip of ``p`` passes and ``p`` hops (Narayanan et al., SC'21
+    §2.2: interleaving multiplies the pipeline communication by ``v``); its steady state
+    has slack (two warm-up forwards more per earlier device). A hop of a round hides
+    where the busiest stage's pass outlasts the mean one (the others wait for it anyway):
+    ``max(one - d, 0)``, ``d`` the busiest minus the mean stage's seconds per model chunk.
+    Plain 1F1B: see :func:`_plain_steady_s`. Exact for equal stages;
+    tests/test_estimate_pipeline.py checks it against the schedule's dependency graph
+    with unequal ones.
+    """
+    p = np.asarray(a.pp, dtype=np.int64)
+    v = np.asarray(a.vpp, dtype=np.int64)
+    pf = p.astype(float)
+    slack = np.maximum(comp.total_s - comp.mean_stage_s, 0.0) / v
+    rounds = (v - 1) * pf * np.maximum(one - slack, 0.0)
+    plain = _plain_steady_s(one, comp, a)
+    return np.where(p > 1, (pf - 1.0) * one + np.where(v > 1, rounds, plain), 0.0)
+
+
+def _plain_steady_s(one: Any, comp: MicrobatchCompute, a: PlanArrays) -> Any:
+    """Steady-state sends exposed by plain 1F1B (seconds per step).
+
+    Between its forward and backward each device exchanges with both neighbours and has
+    no slack, so a micro-batch takes the longest of, over every run of consecutive
+    devices ``r..s``, their mean pass seconds plus ``2 (s - r) / (s - r + 1)`` hops (the
+    dependency cycle through them); beyond the busiest device's own pass, that costs
+    ``n p / (p - 1)`` micro-batches of it, ``n = m - 1 - floor((m + p - 2) / p)`` being
+    the steady-state hops each way of equal stages. The runs are those of first, middle
+    (equal) and last stages. With a busier stage the exposure is at least the hops from
+    it to the last device (at most ``n``): they follow its last pass.
+    """
+    p = np.asarray(a.pp, dtype=np.int64)
+    pf = p.astype(float)
+    m = np.maximum(np.asarray(a.microbatches, dtype=np.int64), 1)
+    n = (m - 1 - (m + p - 2) // np.maximum(p, 1)).astype(float)
+    first, middle, last = (comp.stage_s[k] for k in ("first", "middle", "last"))
+    busiest = comp.total_s
+    inner = np.maximum(pf - 2.0, 0.0)
+    per_hop = one / 2.0
+    runs = [comp.mean_stage_s + 2.0 * (pf - 1.0) / np.maximum(pf, 1.0) * per_hop]
+    edge = 2.0 * inner / np.maximum(pf - 1.0, 1.0) * per_hop
+    middles = np.where(p >= 3, middle + 2.0 * np.maximum(pf - 3.0, 0.0)
+                       / np.maximum(inner, 1.0) * per_hop, 0.0)
+    runs += [middles,
+             np.where(p >= 3, (first + inner * middle) / np.maximum(pf - 1.0, 1.0) + edge, 0.0),
+             np.where(p >= 3, (inner * middle + last) / np.maximum(pf - 1.0, 1.0) + edge, 0.0)]
+    cycle = np.maximum.reduce(np.broadcast_arrays(*runs))
+    periodic = n * pf / np.maximum(pf - 1.0, 1.0) * np.maximum(cycle - busiest, 0.0)
+    after = np.where(last >= busiest, 0.0, np.where((p >= 3) & (middle >= busiest),
+                                                    1.0, pf - 1.0))
+    return np.maximum(np.minimum(after, n) * one, periodic)
+
+
+def _pp_exposed(per_step: Any, one: Any, comp: MicrobatchCompute, a: PlanArrays,
+                cal: Calibration, overlap: Overlap) -> Any:
+    """Pipeline p2p exposed: the sends on the schedule's critical path
+    (:func:`pipeline_critical_s`), plus what the overlap fails to hide of the rest."""
+    critical = np.minimum(pipeline_critical_s(one, comp, a), per_step)
+    steady = np.maximum(per_step - critical, 0.0) * (1.0 - cal.pp_overlap
+                                                     * np.asarray(overlap.pp))
+    return critical + steady
 
 
 def _optimizer_s(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibration) -> Any:

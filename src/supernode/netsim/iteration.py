@@ -7,7 +7,8 @@ the ``backward`` phase) start as each model chunk's last backward runs, bucket b
 (``max(1, dp_launches // chunks)`` launch points per chunk, buckets fused between them),
 as Megatron's overlapped gradient reduction does; then the optimizer step; then the parameter
 all-gather of the distributed optimizer (``step`` phase), which the next iteration's
-first forward hides up to ``dp_overlap`` of a forward (with the DP overlap switch off,
+forwards hide up to each chunk's first one (the analytic model's
+:func:`~supernode.estimate.step.param_gather_window_s`; with the DP overlap switch off,
 every bucket waits for the device's last backward and the gather is fully exposed).
 ZeRO-2/3 per-micro-batch collectives run with each pass on the device's data-parallel
 stream, layer by layer: the first layer's share before the pass's compute, the rest beside
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from supernode.estimate.step import param_gather_window_s
 from supernode.netsim.dag import delay
 from supernode.netsim.engine import Environment, Task
 from supernode.netsim.groups import dp_groups, pp_pairs, replica_sets
@@ -226,7 +228,8 @@ def _optimizer(pc: PassContext, s: int, last_ops: list, stream: Task | None, run
     chain = _chain(pc, f"{job.name}/s{s}/gather", gathers, lane)
     if chain is not None:
         env.after(opt, chain[0])
-        window = job.calibration.dp_overlap * job.forward_s / job.vpp \
+        window = param_gather_window_s(job.forward_s, job.core_forward_s, job.plan.pp,
+                                       job.vpp, job.calibration.dp_overlap) \
             if _on(job.plan.overlap_dp_comm) else 0.0
         run.gathers.append((opt, chain[1], window))
 
