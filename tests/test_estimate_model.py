@@ -148,3 +148,16 @@ def test_borrowed_scale_up_efficiency_is_noted():
                            ParallelPlan(tp=1, dp=64, global_batch_sequences=64),
                            system_from_cluster(load_cluster("trn2-ultraserver")))
     assert any("trainium2" in n for n in result.notes)
+
+
+def test_published_mfu_counts_the_full_attention_square():
+    """MFU on executed FLOPs (the causal half) and the conventional figure of Megatron and
+    PaLM (the full s x s square) differ by exactly the half of the attention core."""
+    w = load_workload("llama3-8b")
+    system = system_from_cluster(load_cluster("dgx-h100-superpod-su"))
+    plan = ParallelPlan(tp=2, pp=1, dp=128, global_batch_sequences=256)
+    result = estimate_plan(w, plan, system)
+    full, half = (float(model_flops_per_step(w, 256, causal_attention_factor=f))
+                  for f in (1.0, 0.5))
+    assert result.mfu_published_convention / result.mfu == pytest.approx(full / half)
+    assert result.to_dict()["mfu_published_convention"] == result.mfu_published_convention

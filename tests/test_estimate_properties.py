@@ -66,6 +66,8 @@ def test_mfu_below_hfu_below_one(systems, case):
     w, cluster, plan = case
     result = estimate_plan(w, plan, systems[cluster])
     assert 0.0 < result.mfu <= result.hfu <= 1.0, (result.mfu, result.hfu)
+    # the published convention counts the full s x s attention square: never less
+    assert result.mfu <= result.mfu_published_convention
     assert sum(result.breakdown_s.values()) == pytest.approx(result.step_time_s, rel=1e-12)
 
 

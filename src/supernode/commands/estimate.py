@@ -48,6 +48,8 @@ def _table(result: Estimate) -> None:
     summary.add_row("step time", f"{result.step_time_s:.4g} s")
     summary.add_row("tokens/s", f"{result.tokens_per_s:,.0f}")
     summary.add_row("MFU / HFU", f"{result.mfu:.1%} / {result.hfu:.1%}")
+    summary.add_row("MFU, full s x s", f"{result.mfu_published_convention:.1%} (as published: "
+                                       f"Megatron, PaLM)")
     summary.add_row("chosen", rich_safe(", ".join(f"{k}={v}" for k, v in result.chosen.items()),
                                         None))
     stdout.print(summary)
