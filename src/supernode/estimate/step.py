@@ -5,8 +5,8 @@ Per busiest GPU and step (seconds), every part adds up to the step time exactly:
 * ``compute``: forward + backward + recomputation of all ``m`` micro-batches on the
   busiest pipeline GPU (the slowest stage sets the pace);
 * ``tp_comm``, ``cp_comm``: exposed collectives of those dimensions (TP partly hidden
-  under GEMMs when TP overlap is on; the CP ring exchange hidden under the attention core
-  it feeds);
+  under the GEMMs when TP overlap is on, never longer than they last:
+  :func:`tp_exposed_s`; the CP ring exchange hidden under the attention core it feeds);
 * ``ep_comm``: expert all-to-all dispatch and combine plus expert-TP gathers; with the
   all-to-all overlap on (Megatron 1F1B A2A overlap / DeepEP) the passes that have a
   partner micro-batch (:func:`paired_share` of those that set the pace) hide it under
@@ -121,6 +121,7 @@ def step_arrays(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibr
     per_dim: dict[str, Any] = {}
     dim_tier: dict[str, Any] = {}
     dp_phase: dict[str, Any] = {"forward": 0.0, "backward": 0.0, "step": 0.0}
+    tp_phase: dict[str, Any] = {"forward": 0.0, "backward": 0.0}
     pp_one: Any = 0.0
     for call in traffic_per_step(w, a):
         if not np.any(call.calls_per_step) or not np.any(np.asarray(call.group_size) > 1):
@@ -130,6 +131,8 @@ def step_arrays(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibr
         dim_tier[call.dim] = tier
         if call.dim.startswith("dp"):
             dp_phase[call.phase] = dp_phase[call.phase] + per_step
+        if call.dim == "tp":
+            tp_phase[call.phase] = tp_phase[call.phase] + per_step
         if call.dim == "pp":
             pp_one = pp_one + np.where(np.asarray(call.calls_per_step) > 0, one, 0.0)
     core_per_step = m * (comp.attention_core_forward_s + comp.attention_core_backward_s)
@@ -140,7 +143,7 @@ def step_arrays(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibr
     # step): CP hides under the attention core, DP under the rest of its passes, the
     # expert all-to-all under what is left of the paired passes
     ep_window = np.maximum(compute - core_per_step - dp_window, 0.0)
-    tp_exposed = per_dim.get("tp", 0.0) * (1.0 - cal.tp_overlap * np.asarray(overlap.tp))
+    tp_exposed = tp_exposed_s(tp_phase, comp, a, cal, overlap.tp)
     cp_exposed = np.maximum(per_dim.get("cp", 0.0) - core_per_step, 0.0)
     a2a_on = np.asarray(a.moe_a2a_overlap if overlap.a2a is None else overlap.a2a)
     # a pass of the bubble lasts its compute and the communication exposed in it; with
@@ -163,6 +166,28 @@ def step_arrays(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibr
                  breakdown.items()}
     names = tuple(t.name for t in system.fabric.tiers)
     return StepArrays(breakdown, per_dim, dim_tier, names, comp)
+
+
+def tp_exposed_s(phase_s: dict[str, Any], comp: MicrobatchCompute, a: PlanArrays,
+                 cal: Calibration, on: Any = True) -> Any:
+    """TP collective seconds left exposed per step.
+
+    ``phase_s``: issued TP seconds per step of the forward and of the backward passes
+    (recomputation included). With the overlap on, ``tp_overlap`` of a pass's TP traffic
+    runs beside its GEMMs and streaming work (the compute outside the attention core) as
+    far as that compute lasts, the rest after it: ``(1 - t) c + max(t c - w, 0)`` per
+    phase (the simulator's pass does the same); without, everything is exposed.
+    """
+    m = np.maximum(a.microbatches, 1).astype(float)
+    windows = {"forward": m * (comp.forward_s - comp.attention_core_forward_s),
+               "backward": m * (comp.backward_s + comp.recompute_s
+                                - comp.attention_core_backward_s)}
+    share = cal.tp_overlap * np.asarray(on, dtype=float)
+    exposed: Any = 0.0
+    for phase, issued in phase_s.items():
+        hidden = share * issued
+        exposed = exposed + issued - hidden + np.maximum(hidden - windows[phase], 0.0)
+    return exposed
 
 
 def paired_share(a: PlanArrays) -> Any:
