@@ -58,3 +58,20 @@ def test_results_without_the_new_keys_leave_their_sections_out():
     for key in keys:
         del data[key]
     assert not set(keys) & {s.id for s in build_sections(data)}
+
+
+def test_reviewed_plan_keeps_the_planners_expert_tp():
+    """The planner's winner with ETP 1 under TP 2 (EP 64 over 576 GPUs) is reviewed as
+    that plan: dropped, ETP fell back to TP and EP x ETP = 128 no longer divided the
+    stage's 576 ranks, so the reliability stage's estimate refused the design's own plan."""
+    from types import SimpleNamespace
+
+    from supernode.design.plans import simulation_plan
+    from supernode.planner.mapping import Layout
+
+    best = SimpleNamespace(layout=Layout(tp=2, pp=1, dp=288, cp=1, ep=64, etp=1),
+                           knobs={"micro_batch": 1})
+    report = SimpleNamespace(plans=[best], outcome=SimpleNamespace(
+        target=SimpleNamespace(global_batch_sequences=1152)))
+    plan, _ = simulation_plan({}, report, None)
+    assert (plan.tp, plan.ep, plan.etp) == (2, 64, 1)

@@ -146,3 +146,45 @@ def test_interruptions_per_day_scale_linearly_with_gpus():
         inventory, _ = case_inventory({"accelerator": "h100-sxm-80gb", "gpus": gpus})
         per_gpu.append(sum(rates_by_component(inventory).values()) / gpus)
     assert max(per_gpu) / min(per_gpu) < 1.03, per_gpu
+
+
+def _moe_job(tp: int, dp: int, ep: int, etp: int | None):
+    """DeepSeek-V3 on 576 GB200 (8 NVL72 racks), four pipeline stages."""
+    import dataclasses
+
+    from supernode.estimate.model import estimate_plan
+    from supernode.estimate.system import system_from_cluster
+    from supernode.reliability.degraded import Job
+    from supernode.spec.clusterfile import load_cluster
+    from supernode.spec.plan import ParallelPlan
+    from supernode.workload import load_workload
+
+    w = load_workload("deepseek-v3")
+    plan = ParallelPlan(tp=tp, pp=4, dp=dp, ep=ep, etp=etp, global_batch_sequences=1152,
+                        micro_batch=1)
+    system = dataclasses.replace(system_from_cluster(load_cluster("gb200-nvl72-superpod")),
+                                 gpus=tp * 4 * dp)
+    return Job(w, plan, system, estimate_plan(w, plan, system))
+
+
+def test_shrink_drops_whole_expert_groups_and_stays_legal():
+    """EP 16 with ETP 1 over TP 2: each EP block joins 8 replicas of 2 GPUs, so one lost
+    GPU takes 8 replicas out (dropping 1 would leave 71 replicas, and 16 does not divide
+    the stage's 142 ranks: the estimate refused it and the shrink fell back to a guess).
+    The throughput left is a real estimate."""
+    from supernode.reliability.degraded import (
+        expert_joined_replicas,
+        replicas_hit,
+        shrink_speed,
+    )
+
+    job = _moe_job(tp=2, dp=72, ep=16, etp=1)
+    assert expert_joined_replicas(job.plan) == 8
+    hits = replicas_hit(job, 1)
+    assert hits == 8 and (job.plan.dp - hits) * 2 % 16 == 0
+    assert replicas_hit(job, 20) == 16  # 10 replicas touched: two whole EP blocks
+    speed = shrink_speed(job, hits)
+    assert 0.0 < speed < 1.0
+    # dense-only view of the same job: one replica per lost group of TP ranks
+    dense = _moe_job(tp=2, dp=72, ep=1, etp=None)
+    assert expert_joined_replicas(dense.plan) == 1 and replicas_hit(dense, 1) == 1

@@ -77,7 +77,7 @@ def simulation_plan(view: dict[str, Any], report: PlanReport, given: ParallelPla
         return given, ("tp", "cp", "dp", "pp")
     best = report.plans[0]
     x = best.layout
-    data = {"tp": x.tp, "pp": x.pp, "dp": x.dp, "cp": x.cp, "ep": x.ep,
+    data = {"tp": x.tp, "pp": x.pp, "dp": x.dp, "cp": x.cp, "ep": x.ep, "etp": x.etp,
             "global_batch_sequences": report.outcome.target.global_batch_sequences}
     data.update({k: v for k, v in best.knobs.items() if k in ParallelPlan.model_fields})
     return plan_from_data(data), tuple(x.order)

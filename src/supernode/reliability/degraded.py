@@ -4,8 +4,9 @@ A degrading failure runs the same plan on a weaker fabric: the scale-up tier's b
 times ``1 - loss`` (a lost plane or link; the job's collectives run at the slowest domain's
 pace), or the scale-out tiers' oversubscription times ``1 / (1 - loss)`` (a lost uplink or
 spine). :func:`supernode.estimate.model.estimate_plan` prices the step on that fabric. An
-isolated failure (recovery ``shrink``) drops data-parallel replicas: the estimate of the plan
-with ``dp - k`` replicas at the same per-replica batch gives the throughput left.
+isolated failure (recovery ``shrink``) drops data-parallel replicas (whole expert-parallel
+groups: an EP group joining several replicas goes with any of its GPUs): the estimate of the
+plan with ``dp - k`` replicas at the same per-replica batch gives the throughput left.
 
 With ``netsim=True`` the scale-out rows are replayed by the flow simulator
 (:func:`supernode.netsim.scenario.simulate_jobs`) with the row's ``--fail`` spec, where
@@ -81,11 +82,24 @@ def shrink_speed(job: Job, replicas_lost: int) -> float:
     return est.tokens_per_s / job.nominal.tokens_per_s
 
 
+def expert_joined_replicas(plan: ParallelPlan) -> int:
+    """DP replicas one expert-parallel group joins: a stage's ``tp * cp * dp`` ranks
+    split as ``etp x ep x edp``, so an EP block of ``etp * ep`` consecutive ranks spans
+    ``lcm(tp cp, etp ep) / (tp cp)`` replicas of ``tp * cp`` (1 without EP). Losing one
+    GPU breaks the all-to-all of every replica its block joins."""
+    group = plan.tp * plan.cp
+    block = plan.ep * (plan.etp or plan.tp)
+    return math.lcm(group, block) // group
+
+
 def replicas_hit(job: Job, gpus_out: int) -> int:
-    """DP replicas a loss of ``gpus_out`` aligned GPUs touches (one per model-parallel
-    stage group it contains, at least one)."""
+    """DP replicas a loss of ``gpus_out`` aligned GPUs takes out: one per model-parallel
+    stage group it contains (at least one), rounded up to whole expert-joined sets
+    (:func:`expert_joined_replicas`), so the job left is a legal plan."""
     group = job.plan.tp * job.plan.cp
-    return min(job.plan.dp, max(1, math.ceil(gpus_out / max(1, group))))
+    joined = expert_joined_replicas(job.plan)
+    touched = max(1, math.ceil(gpus_out / max(1, group)))
+    return min(job.plan.dp, math.ceil(touched / joined) * joined)
 
 
 def price_modes(job: Job, modes: list[FailureMode], netsim: dict[str, float] | None = None
