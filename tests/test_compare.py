@@ -215,3 +215,23 @@ def test_device_names_are_checked_against_the_description():
     right = load_cluster("dgx-a100-selene-like")
     assert "device_mismatch" not in {
         f.code for f in comparison_findings(compare_set(a100, right), right)}
+
+
+def test_small_messages_printed_as_zero_are_compared_by_their_time(tmp_path):
+    """nccl-tests prints an 8-byte all-reduce's bandwidth as 0.00 GB/s: the row survives a
+    saved measurement set, and its ratio to the model comes from its time (not 0, which
+    would fail every gate)."""
+    from supernode.measurements.setfile import render_yaml, sets_from_document
+
+    text = ("# Collective test starting: all_reduce_perf\n# Using devices\n"
+            "#  Rank  0 Group  0 Pid 1 on host0 device  0 [0000:0f:00] NVIDIA H100 80GB HBM3\n"
+            "#  Rank  1 Group  0 Pid 2 on host0 device  1 [0000:10:00] NVIDIA H100 80GB HBM3\n"
+            "#  size  count  type  redop  root  time  algbw  busbw #wrong  time  algbw  busbw "
+            "#wrong\n 8 2 float sum -1 10.21 0.00 0.00 0 10.10 0.00 0.00 0\n"
+            " 1048576 262144 float sum -1 20.00 52.43 52.43 0 20.00 52.43 52.43 0\n")
+    (measured,) = results_from_text(text, "small.log")
+    (again,) = sets_from_document(render_yaml([measured]), "small.yaml")
+    assert again.collectives[0].out_of_place.busbw_bytes_per_s == 0.0
+    rows = compare_set(again, load_cluster("hgx-h100")).rows
+    assert rows[0].measured_busbw_bytes_per_s == pytest.approx(8 / 10.21e-6)   # 2(n-1)/n = 1
+    assert rows[0].ratio == pytest.approx(rows[0].predicted_time_s / 10.21e-6)

@@ -82,7 +82,10 @@ class ParameterEntry(StrictModel):
 
 
 class GroupEntry(StrictModel):
-    """One measured collective group: busbw per size, measured and predicted (GB/s)."""
+    """One measured collective group: busbw per size, measured and predicted (GB/s; a
+    small message's rate may be far under 1 MB/s)."""
+
+    measured_figures = True
 
     source: str = Field(description="Results file of the group.")
     op: str = Field(description="Collective.")

@@ -23,7 +23,7 @@ from supernode.collectives import busbw_bytes_per_s, choose
 from supernode.collectives.efficiency import EfficiencyTable, as_tables, ideal_tables
 from supernode.collectives.fabric import Fabric
 from supernode.errors import InputError
-from supernode.measurements.model import MeasurementSet
+from supernode.measurements.model import MeasurementSet, Timing
 from supernode.measurements.placement import JobPlacement, place_job
 from supernode.spec.resolve import Cluster
 
@@ -141,18 +141,29 @@ def compare_set(measurement: MeasurementSet, cluster: Cluster, *,
     for i, (row, timing) in enumerate(kept):
         rows.append(RowComparison(
             message_bytes=row.message_bytes, measured_time_s=timing.time_s,
-            measured_algbw_bytes_per_s=timing.algbw_bytes_per_s,
-            measured_busbw_bytes_per_s=timing.busbw_bytes_per_s,
+            measured_algbw_bytes_per_s=timing.algbw_bytes_per_s or row.message_bytes
+            / timing.time_s,
+            measured_busbw_bytes_per_s=measured_busbw(measurement.op, row.message_bytes,
+                                                      job.ranks, timing),
             predicted_time_s=float(times[i]),
             predicted_algbw_bytes_per_s=row.message_bytes / float(times[i]),
             predicted_busbw_bytes_per_s=float(busbw[i]),
             algorithm=str(np.atleast_1d(choice.algorithm)[i]),
             protocol=str(np.atleast_1d(choice.protocol)[i]),
             model_binding=str(np.atleast_1d(choice.binding)[i]),
-            bounds=tuple(TierBound(name, float(b[i]), timing.busbw_bytes_per_s / float(b[i]))
+            bounds=tuple(TierBound(name, float(b[i]), measured_busbw(
+                measurement.op, row.message_bytes, job.ranks, timing) / float(b[i]))
                          for name, b in bounds),
             wrong=timing.wrong, line=row.line))
     return SetComparison(measurement, measurement.op, placement, job, tuple(rows))
+
+
+def measured_busbw(op: str, message_bytes: int, ranks: int, timing: Timing) -> float:
+    """The measured busbw (bytes/s): as printed, or from the time where the print rounds
+    it to 0.00 GB/s (small messages; nccl-tests computes it from the same time)."""
+    if timing.busbw_bytes_per_s > 0:
+        return timing.busbw_bytes_per_s
+    return float(busbw_bytes_per_s(op, float(message_bytes), ranks, timing.time_s))
 
 
 def below_gate(comparison: SetComparison, threshold: float) -> list[RowComparison]:

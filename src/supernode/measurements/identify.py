@@ -125,7 +125,7 @@ def identify(jac: np.ndarray, errors: np.ndarray, keys: Sequence[Key]) -> Identi
 
 
 def _why_wide(keep: Sequence[Key], worst: int, cov: np.ndarray, width: float) -> str:
-    span = "unbounded" if not math.isfinite(width) else f"x/÷{math.exp(width):.3g}"
+    span = "unbounded" if not width < 700 else f"x/÷{math.exp(width):.3g}"
     text = (f"the rows cannot pin it: its 95 % interval from the data alone is {span}, "
             f"wider than x/÷{IDENTIFIED_FACTOR:g}")
     partner = _partner(keep, worst, cov)
