@@ -87,7 +87,7 @@ def design_command(
                                             help="Sequences per step (default: the planner's)."),
     prometheus_major: int | None = typer.Option(
         None, "--prometheus-major", help="Window rules the monitoring/ test values follow: "
-        "2 or 3 (default: the major version of promtool on PATH, else 3)."),
+        "2 or 3 (default: 3, current Prometheus)."),
     calibration: CalibrationFile = None,
     json_output: bool = typer.Option(False, "--json", help="Print results.json only."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
