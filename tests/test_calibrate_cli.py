@@ -93,6 +93,7 @@ def test_compare_gates_against_the_calibrated_prediction(gb300_cal):
     assert calibrated.exit_code == 0, calibrated.output
     data = json.loads(calibrated.output)
     assert data["gate"]["passed"] and data["calibration"]["cluster"] == "gb300-nvl72-3rack"
+    assert data["calibration"]["packaged_tables_changed"] is False
     assert {f["parameter"] for f in data["calibration"]["fitted"]} >= {"simple_efficiency"}
     text = run("compare", "--cluster", GB300, runs, "--calibration", str(gb300_cal)).output
     assert "predictions calibrated on gb300-nvl72-3rack (gb300.yaml)" in text
@@ -140,6 +141,16 @@ def test_design_records_the_calibration_in_results(h100_cal, tmp_path):
     assert record["path"] == str(h100_cal) and record["cluster"] == "dgx-h100-superpod-su"
     assert record["fitted"] and len(record["sha256"]) == 64
     assert "collective efficiencies calibrated on" in json.dumps(data["plans"])
+
+
+def test_a_calibration_of_other_packaged_tables_says_so(gb300_cal, tmp_path):
+    doc = yaml.safe_load(gb300_cal.read_text())
+    doc["efficiency_sha256"] = "f" * 64
+    old = tmp_path / "old.yaml"
+    old.write_text(yaml.safe_dump(doc))
+    result = run("compare", "--cluster", GB300, str(NCCL / "oci-gb300-alltoall-2rack.txt"),
+                 "--calibration", str(old), "--json")
+    assert json.loads(result.output)["calibration"]["packaged_tables_changed"] is True
 
 
 def _bad(tmp_path: Path, name: str, edit) -> Path:

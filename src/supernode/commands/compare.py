@@ -73,8 +73,10 @@ def _print_report(data: dict[str, Any], plots: list[str]) -> None:
     if cal is not None:
         fitted = ", ".join(f"{f['table']}.{f['parameter']} {f['value']:g}"
                            for f in cal["fitted"]) or "nothing fitted"
+        stale = ("; fitted against other packaged tables than today's (rerun supernode "
+                 "calibrate)") if cal["packaged_tables_changed"] else ""
         stdout.print(f"predictions calibrated on {rich_safe(cal['cluster'])} "
-                     f"({rich_safe(Path(cal['path']).name)}): {rich_safe(fitted)}",
+                     f"({rich_safe(Path(cal['path']).name)}): {rich_safe(fitted)}{stale}",
                      highlight=False)
     for entry in data["collectives"]:
         stdout.print(_collective_table(entry))

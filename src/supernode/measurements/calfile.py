@@ -229,12 +229,20 @@ def calibration_key(cal: CalibrationFile) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def tables_changed(cal: CalibrationFile) -> bool:
+    """True when the packaged efficiency tables differ from those the fit started from (the
+    fitted values still apply; the rest are today's packaged values)."""
+    return cal.efficiency_sha256 != file_sha256(default_efficiency_path())
+
+
 def calibration_label(cal: CalibrationFile, path: str | Path) -> str:
     """One sentence for notes: which calibration is in force."""
     fitted = ", ".join(f"{t}.{p} {v:g}" for (t, p), v in cal.fitted.items()) or "none"
     when = f" ({cal.date})" if cal.date else ""
+    stale = (" (fitted against other packaged tables than today's: rerun supernode "
+             "calibrate)") if tables_changed(cal) else ""
     return (f"collective efficiencies calibrated on {cal.cluster}{when} from "
-            f"{Path(str(path)).name}: {fitted}")
+            f"{Path(str(path)).name}: {fitted}{stale}")
 
 
 def calibration_record(cal: CalibrationFile | None, path: str | Path | None
@@ -243,8 +251,9 @@ def calibration_record(cal: CalibrationFile | None, path: str | Path | None
     if cal is None or path is None:
         return None
     return {"path": str(path), "sha256": file_sha256(path), "cluster": cal.cluster,
-            "date": cal.date, "fitted": [{"table": t, "parameter": p, "value": v}
-                                         for (t, p), v in cal.fitted.items()]}
+            "date": cal.date, "packaged_tables_changed": tables_changed(cal),
+            "fitted": [{"table": t, "parameter": p, "value": v}
+                       for (t, p), v in cal.fitted.items()]}
 
 
 @contextmanager
