@@ -84,7 +84,7 @@ def _network(kit: Kit, rng: random.Random, steps: int, interval: int) -> None:
         return
     nics = [kit.nic(0), kit.nic(1), kit.nic(len(ctx.topology.nics) // 2)]
     kit.nic_info(*nics)
-    drain = ctx.config.link_ber.drain_ber
+    drain = ctx.drain_ber
     for nic in nics:
         line = ctx.nic_bytes_per_s * interval
         kit.nic_series("nic_tx_bytes", nic, _counter(rng, steps, line, resets=False))

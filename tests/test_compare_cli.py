@@ -21,13 +21,27 @@ def run(*args: str):
     return CliRunner().invoke(app, list(args))
 
 
+def _rows(*args: str) -> list[dict]:
+    result = run("compare", *args, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)["collectives"][0]["rows"]
+
+
 def test_compare_table_and_findings():
-    result = run("compare", "--cluster", str(EXAMPLES / "gb300-nvl72-3rack.yaml"),
-                 str(DATA / "nccl_tests" / "oci-gb300-alltoall-2rack.txt"))
+    args = ("--cluster", str(EXAMPLES / "gb300-nvl72-3rack.yaml"),
+            str(DATA / "nccl_tests" / "oci-gb300-alltoall-2rack.txt"))
+    result = run("compare", *args)
     assert result.exit_code == 0, result.output
     out = result.output
     assert "128 ranks (rank list) on 2 domain(s) of 64" in out
-    assert "47.7" in out and "189.5" in out and "25%" in out        # 16 GiB row
+    row = _rows(*args)[-1]                                         # 16 GiB
+    assert row["measured_busbw_gbyte_per_s"] == pytest.approx(47.67)
+    assert row["binding_tier"] == row["model_binding_tier"] == "scale_out"
+    assert row["algorithm"] == "direct" and row["protocol"] == "simple"
+    for figure in (f"{row['measured_busbw_gbyte_per_s']:.1f}",
+                   f"{row['predicted_busbw_gbyte_per_s']:.1f}",
+                   f"{row['measured_over_predicted']:.0%}"):
+        assert figure in out                                       # the table shows the JSON
     assert "warning" in out and "NCCL_IB_HCA:" in out and "NCCL_CROSS_NIC:" in out
 
 
@@ -47,11 +61,16 @@ def test_compare_json_and_plot(tmp_path):
 
 
 def test_gate_exit_codes():
-    failed = run("compare", "--cluster", "gb300-nvl72", GB300_RACK, "--fail-below", "0.9")
+    low, high = (r["measured_over_predicted"] for r in _rows("--cluster", "gb300-nvl72",
+                                                             GB300_RACK))
+    between = round((low + high) / 2, 3)
+    assert low < between < high
+    failed = run("compare", "--cluster", "gb300-nvl72", GB300_RACK, "--fail-below",
+                 str(between))
     assert failed.exit_code == 1
-    assert "gate FAILED: 1 of 2 rows under 90% of the prediction" in failed.output
-    passed = run("compare", "--cluster", "gb300-nvl72", GB300_RACK, "--fail-below", "0.8",
-                 "--json")
+    assert f"gate FAILED: 1 of 2 rows under {between:.0%} of the prediction" in failed.output
+    passed = run("compare", "--cluster", "gb300-nvl72", GB300_RACK, "--fail-below",
+                 str(round(0.99 * low, 3)), "--json")
     assert passed.exit_code == 0 and json.loads(passed.output)["gate"]["passed"] is True
 
 

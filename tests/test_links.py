@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -119,6 +120,38 @@ def test_drain_thresholds():
     assert loss == pytest.approx(0.01, rel=1e-6)
     pcie6 = ber_thresholds("pcie6-x16")
     assert pcie6.drain_pre_fec_ber == 1e-6 and pcie6.drain_post_fec_ber < 1e-6
+
+
+def test_effective_drain_levels():
+    """What monitoring compares with is a post-FEC BER: the sourced post-FEC limit where
+    one is published (ibdiagnet's 1e-12 for InfiniBand, IEEE 802.3's 1e-13 for 400/800GbE),
+    else the model's post-FEC BER at the raw drain level (the raw level itself without
+    FEC); the watch level a decade under."""
+    for name, level in (("infiniband-hdr", 1e-12), ("infiniband-ndr", 1e-12),
+                        ("infiniband-xdr", 1e-12), ("ethernet-400g", 1e-13),
+                        ("ethernet-800g", 1e-13)):
+        t = ber_thresholds(name)
+        assert (t.drain_effective_ber, t.effective_criterion) == (level, "spec"), name
+        assert t.watch_effective_ber == pytest.approx(level / 10)
+        assert t.drain_post_fec_ber < level          # the independent-error model is optimistic
+    for name in ("nvlink4", "pcie5-x16", "pcie6-x16"):
+        t = ber_thresholds(name)
+        assert t.effective_criterion == "model"
+        assert t.drain_effective_ber == t.drain_post_fec_ber
+    assert ber_thresholds("pcie5-x16").drain_effective_ber == 1e-12     # no FEC: raw = post
+
+
+def test_scale_out_generation_of_clusters():
+    from supernode.links import scale_out_generation
+    from supernode.spec.clusterfile import load_cluster
+
+    examples = Path(__file__).parents[1] / "examples"
+    assert scale_out_generation(load_cluster("dgx-h100-superpod-su")).name == "infiniband-ndr"
+    assert scale_out_generation(load_cluster("dgx-a100-selene-like")).name == "infiniband-hdr"
+    assert scale_out_generation(load_cluster(examples / "gb300-nvl72-3rack.yaml")).name == \
+        "infiniband-xdr"
+    assert scale_out_generation(load_cluster("cloudmatrix384")).name == "ethernet-400g"
+    assert scale_out_generation(load_cluster("hgx-h100")) is None          # one server
 
 
 def test_bad_inputs():

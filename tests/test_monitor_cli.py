@@ -58,6 +58,22 @@ def test_monitor_rules_writes_every_artefact(generated):
                               "promtool"]
 
 
+def test_the_default_prometheus_major_is_fixed_not_the_machines(tmp_path, monkeypatch):
+    """Without --prometheus-major the test values follow Prometheus 3 whatever promtool is
+    installed (output never depends on the machine); --check with another promtool is one
+    error line saying which major to pass."""
+    from supernode.monitor import promtool
+
+    monkeypatch.setattr(promtool, "find_promtool", lambda: "/opt/fake/promtool")
+    monkeypatch.setattr(promtool, "promtool_version", lambda binary: (2, 42, 0))
+    result = run("monitor", "rules", "--cluster", "gb200-nvl72", "--out", str(tmp_path / "a"),
+                 "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["prometheus_major"] == 3
+    message = bad("monitor", "rules", "--cluster", "gb200-nvl72", "--out",
+                  str(tmp_path / "b"), "--check")
+    assert "--prometheus-major" in message and "pass --prometheus-major 2" in message
+
+
 def test_counters_csv_enables_every_dcgm_field_the_rules_read(generated):
     out, _ = generated
     fields = parse_counters_csv((out / "dcgm-counters.csv").read_text())

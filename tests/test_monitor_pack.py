@@ -82,6 +82,36 @@ def test_link_ber_thresholds_live_in_one_place(tmp_path):
     assert "1e-12" not in " ".join(r.expr.render() for r in pack.alerts())
 
 
+@pytest.mark.parametrize("name", [n for n in sorted(cluster_presets())
+                                  if load_cluster(n).scale_out is not None])
+def test_ber_levels_are_the_link_models(name):
+    """One threshold: without an override, the drain and trend levels of the rules are the
+    link model's effective (post-FEC) levels for the cluster's scale-out generation."""
+    from supernode.links import ber_thresholds, scale_out_generation
+
+    cluster = load_cluster(name)
+    pack = build_pack(cluster)
+    generation = scale_out_generation(cluster)
+    if generation is None:
+        return
+    t = ber_thresholds(generation.name)
+    assert pack.ctx.drain_ber == t.drain_effective_ber
+    assert pack.ctx.watch_ber == t.watch_effective_ber
+    assert pack.alert("LinkBerAboveDrainThreshold").expr.render() == \
+        f"{NIC_BER} > {t.drain_effective_ber:g}"
+    assert f"> {t.watch_effective_ber:g}" in pack.alert("LinkBerRising").expr.render()
+
+
+def test_ber_levels_follow_the_link_generation():
+    """InfiniBand NDR drains at ibdiagnet's 1e-12, CloudMatrix's 400GbE RoCE at IEEE 802.3's
+    1e-13; an override in the configuration still wins."""
+    ndr = build_pack(load_cluster("dgx-h100-superpod-su"))
+    roce = build_pack(load_cluster("cloudmatrix384"))
+    assert (ndr.ctx.drain_ber, ndr.ctx.watch_ber) == (1e-12, pytest.approx(1e-13))
+    assert (roce.ctx.drain_ber, roce.ctx.watch_ber) == (1e-13, pytest.approx(1e-14))
+    assert "the drain threshold 1e-13" in roce.alert("LinkBerAboveDrainThreshold").summary
+
+
 def test_records_are_defined_before_they_are_read():
     pack = full_pack()
     defined: set[str] = set()

@@ -147,3 +147,23 @@ def test_dashboard_expressions_are_valid_promql(binary, rendered, tmp_path):
         (tmp_path / "dashboard.yaml").write_text(dump_yaml(rules))
         checked = promtool.check_rules(binary, tmp_path / "dashboard.yaml")
         assert checked.ok, checked.output
+
+
+def test_monitor_rules_check_with_the_installed_promtool(binary, tmp_path):
+    """`supernode monitor rules --check` runs both promtool commands and passes when told
+    the installed promtool's major (detected here, in the test, never in the product)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from supernode.commands import app, register_all
+
+    register_all()
+    major = promtool.promtool_version(binary)[0]
+    result = CliRunner().invoke(app, ["monitor", "rules", "--cluster", "dgx-h100-superpod-su",
+                                      "--out", str(tmp_path / "out"), "--check",
+                                      "--prometheus-major", str(major), "--json"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads(result.stdout)
+    assert manifest["prometheus_major"] == major
+    assert [r["ok"] for r in manifest["promtool"]] == [True, True]

@@ -120,6 +120,18 @@ def source_key(source: str) -> str:
     return text.strip()
 
 
+def case_group(op: str, ranks: int, fabric: Fabric, message_bytes, measured_gbyte_per_s,
+               sources: Sequence[str], tables: Tables, system: dict | None = None
+               ) -> CaseGroup:
+    """One group of measurements to fit: ``op`` over ``ranks`` ranks of ``fabric`` (a
+    validation system's, or a measured job's group view), busbw measured at each size
+    (bytes, GB/s), with the schedules of every algorithm NCCL could run there."""
+    runnable, _ = options(op, fabric, ranks, tables, _names(op, None, None))
+    return CaseGroup(system or {}, op, int(ranks), np.asarray(message_bytes, dtype=float),
+                     np.asarray(measured_gbyte_per_s, dtype=float), tuple(sources), fabric,
+                     runnable)
+
+
 def collective_groups(cases: Sequence[Mapping[str, Any]], tables: Tables | None = None
                       ) -> list[CaseGroup]:
     """Group the supported ``collective`` cases that carry a measured bus bandwidth."""
@@ -140,10 +152,8 @@ def collective_groups(cases: Sequence[Mapping[str, Any]], tables: Tables | None 
     for (_, op, ranks), rows in buckets.items():
         system = rows[0][2]
         fabric = fabric_from_validation_system(system, ranks, tables=tables)
-        runnable, _ = options(op, fabric, ranks, tables, _names(op, None, None))
-        out.append(CaseGroup(system, op, ranks, np.array([r[0] for r in rows]),
-                             np.array([r[1] for r in rows]), tuple(r[3] for r in rows),
-                             fabric, runnable))
+        out.append(case_group(op, ranks, fabric, [r[0] for r in rows], [r[1] for r in rows],
+                              [r[3] for r in rows], tables, system))
     return out
 
 

@@ -25,7 +25,9 @@ or sourced (each table's ``source``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -324,9 +326,58 @@ def _load_cached(path: str | None) -> Tables:
     return tables_from_file_spec(read_efficiency_file(path))
 
 
+@dataclass(frozen=True)
+class InForce:
+    """Tables replacing the packaged ones inside :func:`tables_in_force`, with a key that
+    identifies them (memo keys) and a sentence saying where they come from (notes)."""
+
+    tables: Tables
+    key: str
+    label: str
+
+
+#: The tables in force (None: the packaged ones). A context variable: each thread or task
+#: sees its own, and :func:`tables_in_force` restores the previous one on exit.
+_IN_FORCE: ContextVar[InForce | None] = ContextVar("supernode_tables_in_force", default=None)
+
+
+@contextmanager
+def tables_in_force(tables: Tables | None, key: str = "", label: str = ""
+                    ) -> Iterator[InForce | None]:
+    """Within the block, every cost that takes the packaged tables by default
+    (:func:`load_efficiency_tables` without a path, ``tables=None`` anywhere) uses
+    ``tables`` instead: a cluster's calibration (``--calibration``) reaches the estimate,
+    the planner, the simulator and the design this way. ``tables`` must offer the same
+    protocols and in-network engines as the packaged ones (cached schedules depend on
+    them); None changes nothing."""
+    if tables is None:
+        yield _IN_FORCE.get()
+        return
+    token = _IN_FORCE.set(InForce(tables, key, label))
+    try:
+        yield _IN_FORCE.get()
+    finally:
+        _IN_FORCE.reset(token)
+
+
+def in_force() -> InForce | None:
+    """The tables in force, or None when the packaged ones are."""
+    return _IN_FORCE.get()
+
+
 def load_efficiency_tables(path: str | Path | None = None) -> Tables:
-    """Efficiency tables by name, in SI (read-only; parsed once per path)."""
+    """Efficiency tables by name, in SI (read-only; parsed once per path). Without a path:
+    the tables in force (:func:`tables_in_force`), else the packaged ones."""
+    if path is None:
+        active = _IN_FORCE.get()
+        if active is not None:
+            return active.tables
     return _load_cached(str(path) if path is not None else None)
+
+
+def packaged_efficiency_tables() -> Tables:
+    """The packaged tables, whatever is in force."""
+    return _load_cached(None)
 
 
 def as_tables(tables: Tables | Mapping[str, EfficiencyTable] | None) -> Tables:

@@ -45,6 +45,7 @@ COMMAND_MODULES = (
     "supernode.commands.simulate",
     "supernode.commands.reliability",
     "supernode.commands.compare",
+    "supernode.commands.calibrate",
     "supernode.commands.bench_plan",
     "supernode.commands.link",
     "supernode.commands.design",

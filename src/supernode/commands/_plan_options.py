@@ -5,12 +5,19 @@ is ``global_batch_sequences``) and means the same everywhere: a value given fixe
 knob, a knob left out is chosen (``estimate``, ``simulate``) or searched (``plan``).
 ``--gpus`` is the job's size: the cluster grows by whole scalable units when it is
 smaller, and a smaller job uses the first GPUs.
+
+``--calibration FILE`` (:data:`CalibrationFile`, with the :func:`calibrated` decorator)
+is the same on every command that costs collectives (estimate, plan, simulate, design,
+compare): a ``supernode calibrate`` file whose fitted efficiencies are in force for the
+whole command.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -57,6 +64,25 @@ OverlapDp = Annotated[bool | None, typer.Option("--overlap-dp/--no-overlap-dp",
 OverlapPp = Annotated[bool | None, typer.Option("--overlap-pp/--no-overlap-pp",
                                                 help="PP comm overlap (default on).")]
 Precision = Annotated[str | None, typer.Option("--precision", help="bf16|fp16|fp8.")]
+CalibrationFile = Annotated[Path | None, typer.Option(
+    "--calibration", help="Calibration file (supernode calibrate): its fitted collective "
+    "efficiencies replace the packaged ones.")]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def calibrated(command: F) -> F:
+    """Run ``command`` with its ``calibration`` file (``--calibration``) in force; the
+    command still receives the path (to record it). Bad files are one ``error:`` line."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        from supernode.measurements.calfile import calibration_in_force
+
+        with calibration_in_force(kwargs.get("calibration")):
+            return command(*args, **kwargs)
+
+    return run  # type: ignore[return-value]
 
 #: Command-line option name (Python keyword) -> plan field, where they differ.
 _FIELD_OF = {"global_batch": "global_batch_sequences", "overlap_tp": "overlap_tp_comm",

@@ -4,7 +4,8 @@ Reads nccl-tests/rccl-tests, perftest and nvbandwidth outputs, NCCL_DEBUG=INFO l
 saved measurement sets (docs/measurements.md); per collective and size prints measured
 and predicted busbw and time, the share of each tier's line-rate bound, and findings with
 the NCCL variables that bear on them. ``--fail-below 0.9`` exits 1 when any row runs under
-90 % of the prediction: the communication regression gate for CI.
+90 % of the prediction: the communication regression gate for CI, best run against the
+cluster's own calibration (``--calibration``, from ``supernode calibrate``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from rich.table import Table
 
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
+from supernode.commands._plan_options import CalibrationFile, calibrated
 from supernode.measurements.findings import size_label
 from supernode.measurements.report import report_dict
 from supernode.measurements.run import compare_results
@@ -59,7 +61,23 @@ def _print_findings(findings: list[dict[str, Any]], indent: str = "  ") -> None:
             stdout.print(f"{indent}    {v['name']}: {rich_safe(v['meaning'])}", highlight=False)
 
 
+def _calibration(path: Path | None) -> dict[str, Any] | None:
+    """The calibration the predictions used (``--calibration``), as results record it."""
+    from supernode.measurements.calfile import calibration_record, read_calibration
+
+    return calibration_record(read_calibration(path), path) if path is not None else None
+
+
 def _print_report(data: dict[str, Any], plots: list[str]) -> None:
+    cal = data["calibration"]
+    if cal is not None:
+        fitted = ", ".join(f"{f['table']}.{f['parameter']} {f['value']:g}"
+                           for f in cal["fitted"]) or "nothing fitted"
+        stale = ("; fitted against other packaged tables than today's (rerun supernode "
+                 "calibrate)") if cal["packaged_tables_changed"] else ""
+        stdout.print(f"predictions calibrated on {rich_safe(cal['cluster'])} "
+                     f"({rich_safe(Path(cal['path']).name)}): {rich_safe(fitted)}{stale}",
+                     highlight=False)
     for entry in data["collectives"]:
         stdout.print(_collective_table(entry))
         for note in entry["job"]["notes"] + entry["notes"]:
@@ -96,6 +114,7 @@ def _print_report(data: dict[str, Any], plots: list[str]) -> None:
 
 @app.command("compare")
 @handles_input_errors
+@calibrated
 def compare_command(
     results: list[Path] = typer.Argument(..., help="Results files (nccl-tests, rccl-tests, "
                                                    "perftest, nvbandwidth, NCCL logs, sets)."),
@@ -110,6 +129,7 @@ def compare_command(
     fail_below: float = typer.Option(None, "--fail-below", metavar="SHARE",
                                      help="Exit 1 when a row is under SHARE x the prediction."),
     plot: Path = typer.Option(None, "--plot", help="Write busbw plots into this folder."),
+    calibration: CalibrationFile = None,
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
@@ -124,6 +144,7 @@ def compare_command(
                                  threshold=fail_below,
                                  progress=lambda _: bar.advance(task))
     data = report_dict(report)
+    data["calibration"] = _calibration(calibration)
     plots: list[str] = []
     if plot is not None and data["collectives"]:
         from supernode.measurements.plots import plot_collective

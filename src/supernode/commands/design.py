@@ -18,6 +18,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
+from supernode.commands._plan_options import CalibrationFile, calibrated
 from supernode.design import FLAGSHIP, STAGES, DesignInput, example, run_design
 from supernode.errors import InputError
 from supernode.netsim.scenario import MAX_SEED
@@ -66,6 +67,7 @@ def stage_hook(bar):
 
 @app.command("design")
 @handles_input_errors
+@calibrated
 def design_command(
     cluster: str | None = typer.Option(None, "--cluster", help="Cluster file or preset."),
     workload: str | None = typer.Option(None, "--workload", help="Workload file or preset."),
@@ -85,7 +87,8 @@ def design_command(
                                             help="Sequences per step (default: the planner's)."),
     prometheus_major: int | None = typer.Option(
         None, "--prometheus-major", help="Window rules the monitoring/ test values follow: "
-        "2 or 3 (default: the major version of promtool on PATH, else 3)."),
+        "2 or 3 (default: 3, current Prometheus)."),
+    calibration: CalibrationFile = None,
     json_output: bool = typer.Option(False, "--json", help="Print results.json only."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
@@ -100,6 +103,7 @@ def design_command(
     with progress_display(quiet or json_output) as bar:
         result = run_design(inputs, stage_hook(bar))
         data = result.to_dict()
+        data["inputs"]["calibration"] = _calibration_record(calibration)
         files = write_report(data, out, "--out", result.files)
     if json_output:
         print_json(data)
@@ -119,6 +123,13 @@ def design_command(
     folders = sorted({p.split("/")[0] for p in result.files})
     stdout.print(f"report: {rich_safe(files[0])} (and report.md, results.json, decisions.md"
                  f"{''.join(f', {f}/' for f in folders)})", highlight=False)
+
+
+def _calibration_record(path: Path | None) -> dict | None:
+    """``results.json`` -> ``inputs.calibration``: the file in force and what it applied."""
+    from supernode.measurements.calfile import calibration_record, read_calibration
+
+    return calibration_record(read_calibration(path), path) if path is not None else None
 
 
 def operations_lines(data: dict) -> list[str]:

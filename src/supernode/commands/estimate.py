@@ -9,6 +9,7 @@ from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.commands._plan_options import (
     A2aOverlap,
+    CalibrationFile,
     Cp,
     DistributedOptimizer,
     Dp,
@@ -31,6 +32,7 @@ from supernode.commands._plan_options import (
     Tp,
     Vpp,
     ZeroStage,
+    calibrated,
     plan_flags,
 )
 from supernode.errors import InputError
@@ -82,6 +84,7 @@ def _table(result: Estimate) -> None:
 
 @app.command("estimate")
 @handles_input_errors
+@calibrated
 def estimate_command(
     cluster: str = typer.Option(..., "--cluster", help="Cluster file or preset name."),
     workload: str = typer.Option(..., "--workload", help="Workload file or preset name."),
@@ -108,6 +111,7 @@ def estimate_command(
     overlap_dp: OverlapDp = None,
     overlap_pp: OverlapPp = None,
     precision: Precision = None,
+    calibration: CalibrationFile = None,
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Estimate one training step: time breakdown, tokens/s, MFU, memory per GPU."""

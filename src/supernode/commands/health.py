@@ -111,8 +111,8 @@ def health_command(
     config: Path | None = ConfigOption,
     interval: int = typer.Option(60, "--interval", help="Seconds between snapshots that "
                                  "carry no timestamps."),
-    prometheus_major: int = typer.Option(3, "--prometheus-major", help="Window rules to "
-                                         "mirror: 2 or 3."),
+    prometheus_major: int | None = typer.Option(None, "--prometheus-major", help="Window "
+                                                "rules to mirror: 2 or 3 (default 3)."),
     fail_on: str = typer.Option("never", "--fail-on", help="Exit 1 when an alert of this "
                                 "severity or worse fires: never|warning|critical."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON only."),

@@ -85,8 +85,9 @@ def _speed(text: str | None) -> float | None:
 
 
 def _emit(text: str, output: str | None, inputs: list[Path], as_json: bool,
-          summary: dict | None = None) -> None:
-    """Print ``text``, or write it to ``output`` atomically and say so (JSON when asked)."""
+          summary: dict | None = None, what: str = "") -> None:
+    """Print ``text``, or write it to ``output`` atomically and say so (JSON when asked;
+    ``what`` names what was written, e.g. ``3 measurement set(s)``)."""
     if output is None:
         typer.echo(text, nl=False)
         return
@@ -95,7 +96,7 @@ def _emit(text: str, output: str | None, inputs: list[Path], as_json: bool,
         typer.echo(json.dumps({"output": output, **(summary or {})}, indent=2,
                               allow_nan=False))
         return
-    typer.echo(f"wrote {output}")
+    typer.echo(f"{what}; wrote {output}" if what else f"wrote {output}")
 
 
 @import_app.command("results")
@@ -123,7 +124,8 @@ def results_command(
         text = json.dumps(measurement_document(sets), indent=2, allow_nan=False) + "\n"
     else:
         text = render_yaml(sets)
-    _emit(text, output, files, as_json, {"measurement_sets": len(sets)})
+    _emit(text, output, files, as_json, {"measurement_sets": len(sets)},
+          f"{len(sets)} measurement set(s)")
 
 
 @import_app.command("nccl-xml")

@@ -1,9 +1,10 @@
 """``supernode link [GENERATION] --ber B``: what a bit error rate costs one link.
 
 Without a generation, lists the link generations (docs/links.md) with their drain and
-watch BER. With one, prints the link's rates, the frame error probability, effective
-bandwidth and the mean, p99 and p99.9 latency retransmissions add to a message at that
-BER (raw, pre-FEC; ``--post-fec`` for a residual BER), and the generation's thresholds.
+watch BER, raw and effective (post-FEC). With one, prints the link's rates, the frame error
+probability, effective bandwidth and the mean, p99 and p99.9 latency retransmissions add to
+a message at that BER (raw, pre-FEC; ``--post-fec`` for a residual BER), and the
+generation's thresholds.
 """
 
 from __future__ import annotations
@@ -30,13 +31,15 @@ def _list(json_output: bool) -> None:
         return
     table = Table(title="link generations (one link, one direction)", title_justify="left")
     for col in ("generation", "lanes", "line Gb/s", "data Gb/s", "FEC", "drain BER", "by",
-                "watch BER"):
-        table.add_column(col, justify="left" if col in ("generation", "FEC", "by") else "right")
+                "watch BER", "effective drain", "by "):
+        table.add_column(col, justify="left" if col in ("generation", "FEC", "by", "by ")
+                         else "right")
     for r in rows:
         table.add_row(r["generation"], str(r["lanes"]), f"{r['line_rate_gbit_per_s']:.1f}",
                       f"{r['data_rate_gbit_per_s']:.1f}", r["fec"] or "-",
                       f"{r['drain_pre_fec_ber']:.2g}", r["criterion"],
-                      f"{r['watch_pre_fec_ber']:.2g}")
+                      f"{r['watch_pre_fec_ber']:.2g}", f"{r['drain_effective_ber']:.2g}",
+                      r["effective_criterion"])
     stdout.print(table)
 
 
@@ -78,5 +81,9 @@ def link_command(
                  f"{perf.fec_latency_s * 1e9:.0f} ns per frame", highlight=False)
     stdout.print(f"drain at raw BER {thresholds.drain_pre_fec_ber:.2g} ({thresholds.criterion}),"
                  f" watch from {thresholds.watch_pre_fec_ber:.2g}", highlight=False)
+    stdout.print(f"drain at effective (post-FEC) BER {thresholds.drain_effective_ber:.2g} "
+                 f"({thresholds.effective_criterion}), watch from "
+                 f"{thresholds.watch_effective_ber:.2g}: the levels monitoring compares port "
+                 "symbol errors with", highlight=False)
     if gen.assumed:
         stdout.print(f"assumed (no public source): {', '.join(gen.assumed)}", highlight=False)

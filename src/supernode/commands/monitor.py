@@ -64,11 +64,17 @@ def rules_table(pack: RulePack) -> Table:
     return table
 
 
-def _check(directory: Path) -> list[promtool.PromtoolResult]:
+def _promtool(major: int) -> str:
+    """promtool on PATH, of the Prometheus major the test values follow."""
     binary = promtool.find_promtool()
     if binary is None:
         raise InputError("--check", "promtool is not on PATH (Debian: apt-get install "
                                     "prometheus)")
+    promtool.check_major(binary, major)
+    return binary
+
+
+def _check(directory: Path, binary: str) -> list[promtool.PromtoolResult]:
     return [promtool.check_rules(binary, directory / RULES),
             promtool.test_rules(binary, [directory / TESTS, directory / TESTS_LONG])]
 
@@ -82,7 +88,7 @@ def rules_command(
     config: Path | None = ConfigOption,
     prometheus_major: int | None = typer.Option(
         None, "--prometheus-major", help="Window rules the test values follow: 2 or 3 "
-        "(default: the major version of promtool on PATH, else 3)."),
+        "(default: 3, current Prometheus; 2 for Prometheus 2.x, e.g. Debian's promtool)."),
     check: bool = typer.Option(False, "--check", help="Run promtool check rules and "
                                "promtool test rules on the written files."),
     as_json: bool = typer.Option(False, "--json", help="Print the manifest as JSON only."),
@@ -93,11 +99,12 @@ def rules_command(
 
     check_output_folder(out, "--out")
     semantics, major = semantics_for(prometheus_major)
+    binary = _promtool(major) if check else None
     with _status(quiet or as_json, "generating rules and verifying their tests"):
         pack = _pack(cluster, config)
         artefacts = render(pack, semantics)
         paths = write(artefacts, out, "--out")
-    results = _check(out) if check else []
+    results = _check(out, binary) if binary is not None else []
     if as_json:
         import json
 

@@ -11,6 +11,7 @@ from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.commands._plan_options import (
     A2aOverlap,
+    CalibrationFile,
     Cp,
     DistributedOptimizer,
     Dp,
@@ -29,6 +30,7 @@ from supernode.commands._plan_options import (
     Tp,
     Vpp,
     ZeroStage,
+    calibrated,
     plan_flags,
 )
 from supernode.planner.build import MAX_GLOBAL_BATCH, build_target
@@ -130,6 +132,7 @@ def print_report(report: PlanReport) -> None:
 
 @app.command("plan")
 @handles_input_errors
+@calibrated
 def plan_command(
     cluster: str = typer.Option(..., "--cluster", help="Cluster file or preset name."),
     workload: str = typer.Option(..., "--workload", help="Workload file or preset name."),
@@ -166,6 +169,7 @@ def plan_command(
                                        help="USD per GPU-hour (default: documented table)."),
     compare: Path | None = typer.Option(None, "--compare", help="A plan file (YAML/JSON) to "
                                         "estimate and rank among the results."),
+    calibration: CalibrationFile = None,
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Search tp x pp x dp x cp x ep x knobs x rank order; rank, explain, tabulate.

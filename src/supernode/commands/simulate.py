@@ -15,6 +15,7 @@ from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
 from supernode.commands._plan_options import (
     A2aOverlap,
+    CalibrationFile,
     Cp,
     DistributedOptimizer,
     Dp,
@@ -37,6 +38,7 @@ from supernode.commands._plan_options import (
     Tp,
     Vpp,
     ZeroStage,
+    calibrated,
     plan_flags,
 )
 from supernode.errors import InputError
@@ -117,6 +119,7 @@ def _options(seed: int, routing: str, rail: bool, aggregate: bool, mode: str, id
 
 @app.command("simulate")
 @handles_input_errors
+@calibrated
 def simulate_command(
     cluster: str = typer.Option(..., "--cluster", help="Cluster file or preset name."),
     workload: str | None = typer.Option(None, "--workload", help="Workload file or preset."),
@@ -162,6 +165,7 @@ def simulate_command(
     seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed of the ECMP hash."),
     top: int = typer.Option(20, "--top", min=1, help="Hot links to list."),
     plot: Path | None = typer.Option(None, "--plot", help="Directory for PNG plots."),
+    calibration: CalibrationFile = None,
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:

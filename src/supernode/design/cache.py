@@ -23,8 +23,12 @@ _MEMO: dict[str, OrderedDict[Hashable, Any]] = {}
 
 
 def cluster_key(cluster: Cluster) -> str:
-    """The cluster's identity for the memo: its specification as JSON."""
-    return cluster.spec.model_dump_json()
+    """The cluster's identity for the memo: its specification as JSON, and the collective
+    efficiency tables in force (a ``--calibration`` changes the step model's costs)."""
+    from supernode.collectives.efficiency import in_force
+
+    active = in_force()
+    return cluster.spec.model_dump_json() + (f"|tables:{active.key}" if active else "")
 
 
 def memoised(stage: str, key: Hashable, compute: Callable[[], T]) -> T:

@@ -135,7 +135,9 @@ def system_from_cluster(cluster: Cluster, precision: str = "bf16") -> SystemMode
     """Build the step-time model's view of a resolved cluster.
 
     The fabric comes from the topology (:func:`supernode.collectives.fabric_from_cluster`):
-    per-tier bandwidth, latency, per-leaf oversubscription and in-network reduction.
+    per-tier bandwidth, latency, per-leaf oversubscription and in-network reduction. Its
+    collectives are costed with the efficiency tables in force: the packaged ones, or a
+    cluster calibration's (``--calibration``), which the notes then name.
     """
     fabric, borrowed = fabric_from_cluster(cluster)
     notes = ()
@@ -143,6 +145,7 @@ def system_from_cluster(cluster: Cluster, precision: str = "bf16") -> SystemMode
         notes = (f"no measured collective efficiency for {cluster.accelerator.name}'s scale-up "
                  f"bus: costed with the {fabric.tiers[0].efficiency} table (NVLink values "
                  "borrowed)",)
+    notes += calibration_notes()
     rates = compute_rates(cluster.accelerator)
     return SystemModel(
         accelerator=cluster.accelerator.name,
@@ -157,6 +160,15 @@ def system_from_cluster(cluster: Cluster, precision: str = "bf16") -> SystemMode
         precision=precision,
         **rates,
     )
+
+
+def calibration_notes() -> tuple[str, ...]:
+    """A note naming the calibration in force (``--calibration``), if any: its tables cost
+    every collective of this system (:func:`supernode.collectives.efficiency.tables_in_force`)."""
+    from supernode.collectives.efficiency import in_force
+
+    active = in_force()
+    return (active.label,) if active is not None and active.label else ()
 
 
 def system_from_validation(system: dict, precision: str = "bf16") -> SystemModel:

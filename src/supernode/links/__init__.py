@@ -7,12 +7,14 @@ Public API::
     generation_for_rate(family, bytes_per_s) -> LinkGeneration
     link_performance(gen, pre_fec_ber=... | post_fec_ber=..., message_bytes=...)
         -> LinkPerformance (effective bandwidth, mean/p99/p99.9 added latency)
-    ber_thresholds(name) -> BerThresholds (drain and watch BER; one rule for netsim,
-        monitoring and reports)
+    ber_thresholds(name) -> BerThresholds (drain and watch BER, raw and effective; one
+        rule for netsim, monitoring and reports)
+    scale_out_generation(cluster) -> LinkGeneration | None   # the NIC-to-leaf link
 
 See ``docs/links.md`` for the formulas, the data and the drain policy.
 """
 
+from supernode.links.cluster import scale_out_generation
 from supernode.links.drain import BerThresholds, ber_thresholds, drain_policy
 from supernode.links.fec import codeword_failure_probability, post_fec_ber
 from supernode.links.generations import (
@@ -36,4 +38,5 @@ __all__ = [
     "link_generations",
     "link_performance",
     "post_fec_ber",
+    "scale_out_generation",
 ]

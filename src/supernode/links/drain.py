@@ -12,6 +12,15 @@ alerts, reports): a link is drained at the lowest raw (pre-FEC) BER where either
 The watch level is ``watch_decades`` below the drain BER (policy, default one decade): a
 link trending there deserves a ticket before it costs anything. The policy lives in
 ``data/links/generations.yaml`` (``drain_policy``).
+
+Monitoring sees the BER *after* the FEC (a port's symbol errors on InfiniBand NDR/HDR,
+effective errors on EDR, the MAC's errors on Ethernet), so each generation also gets an
+**effective** drain level on that scale: its sourced post-FEC limit (``max_post_fec_ber``:
+ibdiagnet's 1e-12 for InfiniBand, IEEE 802.3's 1e-13 objective for 400/800GbE;
+``effective_criterion`` ``spec``), or where none is published the post-FEC BER this model
+gives at the raw drain level (``model``; equal to it without FEC). The independent-error
+FEC model is optimistic for PAM4 bursts (2.4e-15 at the KP4 limit), which is why a
+published post-FEC limit wins. The effective watch level is ``watch_decades`` below.
 """
 
 from __future__ import annotations
@@ -30,7 +39,8 @@ BER_CEILING = 0.5
 
 @dataclass(frozen=True)
 class BerThresholds:
-    """Drain and watch levels of one generation (raw, pre-FEC BER; post-FEC at drain)."""
+    """Drain and watch levels of one generation: raw (pre-FEC) BER, the post-FEC BER at
+    the raw drain level, and the effective (post-FEC) levels monitoring compares with."""
 
     generation: str
     drain_pre_fec_ber: float
@@ -40,6 +50,9 @@ class BerThresholds:
     bandwidth_loss_at_drain: float
     bandwidth_drain_pre_fec_ber: float
     spec_max_pre_fec_ber: float | None
+    drain_effective_ber: float
+    watch_effective_ber: float
+    effective_criterion: str
 
     def as_dict(self) -> dict:
         """Plain data for JSON output."""
@@ -89,8 +102,12 @@ def ber_thresholds(name: str, max_bandwidth_loss: float | None = None,
     else:
         drain, criterion = by_bandwidth, "bandwidth"
     at_drain = link_performance(gen, pre_fec_ber=drain)
+    effective, how = ((gen.max_post_fec_ber, "spec") if gen.max_post_fec_ber is not None
+                      else (at_drain.post_fec_ber, "model"))
     return BerThresholds(
         generation=gen.name, drain_pre_fec_ber=drain, drain_post_fec_ber=at_drain.post_fec_ber,
         watch_pre_fec_ber=drain / 10.0 ** decades, criterion=criterion,
         bandwidth_loss_at_drain=1.0 - at_drain.bandwidth_fraction,
-        bandwidth_drain_pre_fec_ber=by_bandwidth, spec_max_pre_fec_ber=spec)
+        bandwidth_drain_pre_fec_ber=by_bandwidth, spec_max_pre_fec_ber=spec,
+        drain_effective_ber=effective, watch_effective_ber=effective / 10.0 ** decades,
+        effective_criterion=how)

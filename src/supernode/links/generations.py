@@ -69,6 +69,10 @@ class GenerationSpec(StrictModel):
     retry: RetrySpec = Field(description="Recovery of a failed frame.")
     max_pre_fec_ber: float | None = Field(None, gt=0, lt=0.5,
                                           description="Standard's raw BER limit.")
+    max_post_fec_ber: float | None = Field(
+        None, gt=0, lt=0.5, description="Limit on the BER after the FEC (what the layer above "
+        "and the port's symbol/effective error counters see): the standard's objective or "
+        "the vendor's operational threshold; null: none published.")
     assumed: list[str] = Field(default_factory=list, description="Unsourced fields.")
     sources: list[str] = Field(min_length=1, description="Where the figures come from.")
     notes: str = Field("", description="Free text.")
@@ -127,6 +131,7 @@ class LinkGeneration:
     retry_kind: str
     retry_latency_s: float
     max_pre_fec_ber: float | None
+    max_post_fec_ber: float | None
     assumed: tuple[str, ...]
     sources: tuple[str, ...]
 
@@ -148,7 +153,8 @@ def _convert(name: str, spec: GenerationSpec) -> LinkGeneration:
         data_rate_bytes_per_s=spec.data_rate_gbit_per_s * GBIT_PER_S,
         fec=fec, frame_payload_bytes=spec.frame_payload_bytes, frame_bytes=spec.frame_bytes,
         retry_kind=spec.retry.kind, retry_latency_s=spec.retry.latency_ns * NS,
-        max_pre_fec_ber=spec.max_pre_fec_ber, assumed=tuple(spec.assumed),
+        max_pre_fec_ber=spec.max_pre_fec_ber, max_post_fec_ber=spec.max_post_fec_ber,
+        assumed=tuple(spec.assumed),
         sources=tuple(spec.sources))
 
 

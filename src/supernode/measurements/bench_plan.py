@@ -25,13 +25,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from supernode.collectives import busbw_bytes_per_s, collective_time_s
+from supernode.collectives import busbw_bytes_per_s, collective_time_s, consecutive_view, group_view
 from supernode.collectives.efficiency import FITTABLE, get_table, load_efficiency_tables
 from supernode.collectives.fabric import Fabric
 from supernode.errors import InputError
-from supernode.estimate.comm import group_fabric
 from supernode.estimate.system import system_from_cluster
-from supernode.measurements.placement import job_fabric
 from supernode.spec.resolve import Cluster
 
 MIN_BYTES = 8
@@ -112,14 +110,14 @@ def bench_plan(cluster: Cluster, *, max_bytes: int | None = None) -> list[BenchR
     domain = cluster.scale_up.size
     runs: list[BenchRun] = []
     if domain > 1:
-        one = job_fabric(fabric, domain, domain, domain)
+        one = consecutive_view(fabric, domain)
         hint = f"{max(1, domain // per_host)} host(s) of one scale-up domain"
         for op, why in (("all_reduce", "one domain, the algorithm NCCL picks"),
                         ("all_gather", "one domain, rings only"),
                         ("all_to_all", "one domain, direct exchange")):
             runs.append(_run(f"scale_up-{op}", op, one, one, domain, per_host, domain, None, 0,
                              cap, hint, why, "one_domain"))
-        pair = job_fabric(fabric, domain, 2, 2)
+        pair = consecutive_view(fabric, 2)
         runs.append(_run("scale_up-sendrecv", "p2p", pair, pair, 2, per_host, 2, None, 0, cap,
                          "one host (2 GPUs)", "two GPUs of one domain: latency and rate",
                          "one_domain"))
@@ -129,9 +127,9 @@ def bench_plan(cluster: Cluster, *, max_bytes: int | None = None) -> list[BenchR
         processes = 2 * inner
         if processes > cluster.accelerators:
             continue
-        whole = job_fabric(fabric, domain, processes, min(domain, processes))
+        whole = consecutive_view(fabric, processes)
         stride = inner
-        rail = group_fabric(whole, stride, 2) if stride > 1 else whole
+        rail = group_view(fabric, ((stride, 2),)) if stride > 1 else whole
         split = f"MOD {stride}" if stride > 1 else None
         first = index == (1 if domain > 1 else 0)
         hint = (f"{processes // per_host} hosts: two scale-up domains" if first else

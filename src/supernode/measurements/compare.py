@@ -1,13 +1,15 @@
 """Measured against predicted: per collective and size, time, algbw and busbw, and the
 share of each tier's theoretical bound the run reached.
 
-The prediction is the public cost model, :func:`supernode.collectives.collective_time_s`,
-on the job's fabric (:mod:`supernode.measurements.placement`), with the packaged
-efficiency tables or the ``tables`` given (a calibration). A tier's bound is the busbw
-the best NCCL algorithm would reach if that tier alone limited it, at line rate: every
-tier costed with the ``ideal`` table (η = 1, no ramp, α = 0; in-network reduction kept
-where the tier has it), the other tiers made unlimited. The lowest bound is the binding
-tier; ``share`` = measured busbw / bound.
+The prediction is the public cost model's choice, :func:`supernode.collectives.choose`
+(algorithm and protocol as NCCL's tuner picks them), on the job's group view
+(:mod:`supernode.measurements.placement`), with the efficiency tables in force (packaged,
+a calibration's, or the ``tables`` given). A tier's bound is the busbw the best algorithm
+would reach if that tier alone limited it, at line rate: the tables' line-rate copies
+(:func:`supernode.collectives.efficiency.ideal_tables`: η = 1, no ramp, no per-step or
+base latency; the same protocols and in-network engines, the simulator's line-rate mode),
+the other tiers made unlimited. The lowest bound is the binding tier; ``share`` =
+measured busbw / bound.
 """
 
 from __future__ import annotations
@@ -17,11 +19,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from supernode.collectives import busbw_bytes_per_s, collective_time_s, load_efficiency_tables
-from supernode.collectives.efficiency import EfficiencyTable
+from supernode.collectives import busbw_bytes_per_s, choose
+from supernode.collectives.efficiency import EfficiencyTable, as_tables, ideal_tables
 from supernode.collectives.fabric import Fabric
 from supernode.errors import InputError
-from supernode.measurements.model import MeasurementSet
+from supernode.measurements.model import MeasurementSet, Timing
 from supernode.measurements.placement import JobPlacement, place_job
 from supernode.spec.resolve import Cluster
 
@@ -53,6 +55,8 @@ class RowComparison:
     predicted_algbw_bytes_per_s: float
     predicted_busbw_bytes_per_s: float
     algorithm: str
+    protocol: str
+    model_binding: str
     bounds: tuple[TierBound, ...]
     wrong: int | None
     line: int | None
@@ -83,20 +87,22 @@ def _bound_fabric(fabric: Fabric, keep: int) -> Fabric:
     tiers = []
     for j, tier in enumerate(fabric.tiers):
         bandwidth = tier.bandwidth_bytes_per_s if j == keep else UNLIMITED_BYTES_PER_S
-        tiers.append(replace(tier, efficiency="ideal", latency_s=0.0,
-                             bandwidth_bytes_per_s=bandwidth))
+        tiers.append(replace(tier, latency_s=0.0, bandwidth_bytes_per_s=bandwidth))
     return Fabric(tuple(tiers))
 
 
-def tier_bounds(op: str, message_bytes, ranks: int, fabric: Fabric) -> list[tuple[str, np.ndarray]]:
-    """``(tier, busbw bound in bytes/s per size)`` for every tier of ``fabric`` (vectorised
-    over ``message_bytes``; see the module docstring)."""
-    ideal = load_efficiency_tables()
+def tier_bounds(op: str, message_bytes, ranks: int, fabric: Fabric, tables=None
+                ) -> list[tuple[str, np.ndarray]]:
+    """``(tier, busbw bound in bytes/s per size)`` for every tier of ``fabric`` that the
+    collective uses (vectorised over ``message_bytes``; see the module docstring)."""
+    ideal = ideal_tables(as_tables(tables))
     sizes = np.atleast_1d(np.asarray(message_bytes, dtype=float))
     out = []
     for j, tier in enumerate(fabric.tiers):
-        t, _ = collective_time_s(op, sizes, ranks, _bound_fabric(fabric, j), tables=ideal)
-        t = np.atleast_1d(t)
+        if j == 0 and tier.group_size < 2 and len(fabric.tiers) > 1:
+            continue  # one member per domain: the scale-up tier carries nothing
+        t = np.atleast_1d(choose(op, sizes, ranks, _bound_fabric(fabric, j),
+                                 tables=ideal).time_s)
         with np.errstate(divide="ignore"):
             bound = np.where(t > 0, busbw_bytes_per_s(op, sizes, ranks, np.where(t > 0, t, 1.0)),
                              np.inf)
@@ -127,23 +133,37 @@ def compare_set(measurement: MeasurementSet, cluster: Cluster, *,
         raise InputError("RESULTS", f"{measurement.source}: no row with a {placement} time "
                                     "to compare")
     sizes = np.array([row.message_bytes for row, _ in kept], dtype=float)
-    times, algorithms = collective_time_s(measurement.op, sizes, job.ranks, job.fabric,
-                                          tables=tables)
+    choice = choose(measurement.op, sizes, job.ranks, job.fabric, tables=tables)
+    times = np.atleast_1d(choice.time_s)
     busbw = np.atleast_1d(busbw_bytes_per_s(measurement.op, sizes, job.ranks, times))
-    bounds = tier_bounds(measurement.op, sizes, job.ranks, job.fabric)
+    bounds = tier_bounds(measurement.op, sizes, job.ranks, job.fabric, tables)
     rows = []
     for i, (row, timing) in enumerate(kept):
         rows.append(RowComparison(
             message_bytes=row.message_bytes, measured_time_s=timing.time_s,
-            measured_algbw_bytes_per_s=timing.algbw_bytes_per_s,
-            measured_busbw_bytes_per_s=timing.busbw_bytes_per_s,
+            measured_algbw_bytes_per_s=timing.algbw_bytes_per_s or row.message_bytes
+            / timing.time_s,
+            measured_busbw_bytes_per_s=measured_busbw(measurement.op, row.message_bytes,
+                                                      job.ranks, timing),
             predicted_time_s=float(times[i]),
             predicted_algbw_bytes_per_s=row.message_bytes / float(times[i]),
-            predicted_busbw_bytes_per_s=float(busbw[i]), algorithm=str(algorithms[i]),
-            bounds=tuple(TierBound(name, float(b[i]), timing.busbw_bytes_per_s / float(b[i]))
+            predicted_busbw_bytes_per_s=float(busbw[i]),
+            algorithm=str(np.atleast_1d(choice.algorithm)[i]),
+            protocol=str(np.atleast_1d(choice.protocol)[i]),
+            model_binding=str(np.atleast_1d(choice.binding)[i]),
+            bounds=tuple(TierBound(name, float(b[i]), measured_busbw(
+                measurement.op, row.message_bytes, job.ranks, timing) / float(b[i]))
                          for name, b in bounds),
             wrong=timing.wrong, line=row.line))
     return SetComparison(measurement, measurement.op, placement, job, tuple(rows))
+
+
+def measured_busbw(op: str, message_bytes: int, ranks: int, timing: Timing) -> float:
+    """The measured busbw (bytes/s): as printed, or from the time where the print rounds
+    it to 0.00 GB/s (small messages; nccl-tests computes it from the same time)."""
+    if timing.busbw_bytes_per_s > 0:
+        return timing.busbw_bytes_per_s
+    return float(busbw_bytes_per_s(op, float(message_bytes), ranks, timing.time_s))
 
 
 def below_gate(comparison: SetComparison, threshold: float) -> list[RowComparison]:

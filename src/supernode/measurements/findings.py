@@ -162,7 +162,7 @@ def sweep_shape(comparison: SetComparison) -> list[Finding]:
     out = []
     rows = comparison.rows
     rise = (rows[-1].measured_busbw_bytes_per_s / rows[-2].measured_busbw_bytes_per_s
-            if len(rows) >= 2 else 1.0)
+            if len(rows) >= 2 and rows[-2].measured_busbw_bytes_per_s > 0 else 1.0)
     if rise > STILL_RISING:
         out.append(Finding("info", "not_saturated", (
             f"busbw still rises {rise - 1:.0%} at the largest size "

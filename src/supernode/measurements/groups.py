@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from supernode.collectives.fabric import Fabric
-from supernode.measurements.compare import PLACEMENTS
+from supernode.measurements.compare import PLACEMENTS, measured_busbw
 from supernode.measurements.model import MeasurementSet
 from supernode.measurements.placement import place_job
 from supernode.spec.resolve import Cluster
@@ -52,6 +52,7 @@ def measured_groups(sets: Iterable[MeasurementSet], cluster: Cluster, *,
         out.append(MeasuredGroup(
             source=s.source, op=s.op, ranks=job.ranks, fabric=job.fabric,
             message_bytes=np.array([size for size, _ in rows], dtype=float),
-            busbw_bytes_per_s=np.array([t.busbw_bytes_per_s for _, t in rows]),
+            busbw_bytes_per_s=np.array([measured_busbw(s.op, size, job.ranks, t)
+                                        for size, t in rows]),
             time_s=np.array([t.time_s for _, t in rows])))
     return out

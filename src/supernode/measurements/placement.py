@@ -1,12 +1,16 @@
-"""Where a measured job sat on the cluster: its ranks per scale-up domain, and its fabric.
+"""Where a measured job sat on the cluster: its ranks on accelerators, and the fabric its
+collectives see.
 
 nccl-tests prints hosts, not racks. The job's hosts are taken to fill the fewest scale-up
 domains that hold them, split evenly (32 hosts on 18-host NVL72 racks: two racks of 16 —
 how OCI's published runs were laid out); ``--ranks-per-domain`` overrides it. Ranks
-fill hosts in order (mpirun's by-slot mapping). The job's fabric is the cluster's
-(:func:`supernode.estimate.system.system_from_cluster`) seen by those ranks: tier ``j``
-holds ``min(n, domains_per_group_j × ranks_per_domain)`` of them, the rule of
-:func:`supernode.estimate.comm.factored_group_fabric` for a group of consecutive ranks.
+fill hosts in order (mpirun's by-slot mapping), hosts fill each domain from its first
+slot. That gives every job rank an accelerator of the cluster (:func:`job_accelerators`);
+the ranks of each collective (all of them, or each ``NCCL_TESTS_SPLIT`` group) are then
+member lists, and the fabric they see is the cluster's
+(:func:`supernode.estimate.system.system_from_cluster`) seen by those members,
+:func:`supernode.collectives.groups.view_from_members`: the same rule the planner's
+straddling groups and the simulator's collectives use (the worst group binds).
 """
 
 from __future__ import annotations
@@ -14,7 +18,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from supernode.collectives.fabric import Fabric, with_group_size
+import numpy as np
+
+from supernode.collectives.fabric import Fabric
+from supernode.collectives.groups import view_from_members
 from supernode.errors import InputError
 from supernode.estimate.system import system_from_cluster
 from supernode.measurements.model import JobContext
@@ -23,7 +30,8 @@ from supernode.spec.resolve import Cluster
 
 @dataclass(frozen=True)
 class JobPlacement:
-    """A job on the cluster: ranks, hosts and domains, and the fabric its collectives see."""
+    """A job on the cluster: ranks, hosts and domains, and the fabric its collectives see
+    (a group view: tier 0 holds the members inside one domain)."""
 
     ranks: int
     ranks_per_host: int
@@ -63,23 +71,43 @@ def _ranks_per_domain(cluster: Cluster, n: int, per_host: int, hosts: int,
     return rpd
 
 
-def job_fabric(system: Fabric, domain_size: int, ranks: int, ranks_per_domain: int) -> Fabric:
-    """The fabric seen by ``ranks`` consecutive job ranks, ``ranks_per_domain`` per domain."""
-    tiers = []
-    previous = 1
-    for tier in system.tiers:
-        domains_per_group = max(1, tier.group_size // max(domain_size, 1))
-        members = min(ranks, domains_per_group * ranks_per_domain)
-        if tier is system.tiers[-1]:
-            members = ranks
-        if members > previous:
-            tiers.append(with_group_size(tier, members))
-            previous = members
-        if previous >= ranks:
-            break
-    if not tiers:
-        tiers.append(with_group_size(system.tiers[0], 1))
-    return Fabric(tuple(tiers))
+def job_accelerators(cluster: Cluster, total: int, per_host: int, ranks_per_domain: int
+                     ) -> np.ndarray:
+    """Accelerator index of every job rank, in rank order.
+
+    ``ranks_per_domain`` ranks in each domain, the domains taken in order; inside one,
+    whole hosts from its first slot, ``per_host`` ranks on the first GPUs of each. A
+    domain share that is not whole hosts takes the domain's first slots.
+    """
+    size = max(cluster.scale_up.size, 1)
+    per_slot = cluster.host.accelerators_per_host
+    domains = -(-total // ranks_per_domain)
+    if domains * size > cluster.accelerators:
+        raise InputError("--ranks-per-domain", f"{domains} scale-up domains of "
+                         f"{ranks_per_domain} ranks needed; {cluster.name} has "
+                         f"{cluster.accelerators // size}")
+    rank = np.arange(total, dtype=np.int64)
+    domain, inside = np.divmod(rank, ranks_per_domain)
+    if ranks_per_domain % per_host == 0 and per_slot <= size:
+        slot, local = np.divmod(inside, per_host)
+        inside = slot * per_slot + local
+    return domain * size + inside
+
+
+def collective_rows(job: JobContext, total: int) -> np.ndarray:
+    """Job ranks of each concurrent collective, one row per group (``NCCL_TESTS_SPLIT``:
+    ``groups`` rows of ``ranks`` members ``group_stride`` apart; else one row)."""
+    n = int(job.ranks or 0)
+    if job.groups <= 1:
+        return np.arange(n, dtype=np.int64)[None, :]
+    if job.group_stride is None:
+        raise InputError("RESULTS", "NCCL_TESTS_SPLIT run whose device list is elided: "
+                                    "cannot tell which ranks form a group")
+    stride = int(job.group_stride)
+    start = np.arange(total, dtype=np.int64)
+    bases = start[(start // stride) % n == 0]
+    rows = bases[:, None] + stride * np.arange(n, dtype=np.int64)[None, :]
+    return rows[rows[:, -1] < total]
 
 
 def place_job(cluster: Cluster, job: JobContext, *, ranks_per_domain: int | None = None
@@ -87,11 +115,8 @@ def place_job(cluster: Cluster, job: JobContext, *, ranks_per_domain: int | None
     """Place the measured job on ``cluster`` (see the module docstring).
 
     An ``NCCL_TESTS_SPLIT`` run is placed whole (all its processes); each collective then
-    sees the fabric of one group, members ``group_stride`` apart
-    (:func:`supernode.estimate.comm.group_fabric`).
+    sees the fabric of its group, the worst group binding.
     """
-    from supernode.estimate.comm import group_fabric
-
     n = job.ranks
     if n is None:
         raise InputError("--ranks", "the output does not say how many ranks ran (no device "
@@ -113,13 +138,10 @@ def place_job(cluster: Cluster, job: JobContext, *, ranks_per_domain: int | None
     hosts = job.host_count or math.ceil(total / per_host)
     rpd = _ranks_per_domain(cluster, total, per_host, hosts,
                             ranks_per_domain or job.ranks_per_domain, notes)
-    system = system_from_cluster(cluster).fabric
-    fabric = job_fabric(system, cluster.scale_up.size, total, rpd)
+    where = job_accelerators(cluster, total, per_host, rpd)
+    rows = collective_rows(job, total)
+    fabric = view_from_members(system_from_cluster(cluster).fabric, where[rows])
     if job.groups > 1:
-        if job.group_stride is None:
-            raise InputError("RESULTS", "NCCL_TESTS_SPLIT run whose device list is elided: "
-                                        "cannot tell which ranks form a group")
-        fabric = group_fabric(fabric, job.group_stride, n)
         notes.append(f"each group: {n} ranks {job.group_stride} apart")
     return JobPlacement(ranks=n, ranks_per_host=per_host, hosts=hosts, ranks_per_domain=rpd,
-                        domains=total // rpd, fabric=fabric, notes=tuple(notes))
+                        domains=-(-total // rpd), fabric=fabric, notes=tuple(notes))

@@ -32,7 +32,9 @@ _NONNEG = {"ge": 0}
 
 
 class TimingDoc(StrictModel):
-    """One placement of a row."""
+    """One placement of a row (measured: a small message's 0.00 GB/s is kept)."""
+
+    measured_figures = True
 
     time_us: float = Field(ge=0, description="Time per operation, microseconds.")
     algbw_gbyte_per_s: float = Field(ge=0, description="Algorithm bandwidth, GB/s.")
@@ -73,7 +75,9 @@ class JobDoc(StrictModel):
 
 
 class LinkDoc(StrictModel):
-    """One perftest row."""
+    """One perftest row (measured figures)."""
+
+    measured_figures = True
 
     test: str = Field(description="perftest program (ib_write_bw ...).")
     message_bytes: int = Field(ge=0, description="Message size, bytes.")
@@ -92,7 +96,9 @@ class LinkDoc(StrictModel):
 
 
 class CopyDoc(StrictModel):
-    """One nvbandwidth case (values in GB/s, or ns for latency cases)."""
+    """One nvbandwidth case (values in GB/s, or ns for latency cases; measured)."""
+
+    measured_figures = True
 
     test: str = Field(description="nvbandwidth test case.")
     description: str | None = Field(None, description="Matrix title.")

@@ -112,13 +112,17 @@ class Thresholds(StrictModel):
 
 
 class LinkBer(StrictModel):
-    """Link bit-error-rate thresholds: the one place the rule pack keeps them."""
+    """Link bit-error-rate settings of the rule pack. The levels default to the link model's
+    (:func:`supernode.links.ber_thresholds` of the cluster's scale-out link generation: its
+    effective, post-FEC drain and watch BER); a number given here overrides them."""
 
-    drain_ber: float = Field(gt=0, lt=1, description="BER at which a link is drained.")
+    drain_ber: float | None = Field(None, gt=0, lt=1, description="Symbol (post-FEC) BER at "
+                                    "which a link is drained; null: the link model's.")
     window_s: PositiveInt = Field(description="Window of the BER estimate.")
     trend_factor: float = Field(gt=1, description="Last day's BER over last week's.")
-    trend_floor_ber: float = Field(gt=0, lt=1, description="BER below which trends are "
-                                                           "ignored.")
+    trend_floor_ber: float | None = Field(None, gt=0, lt=1, description="BER below which a "
+                                          "rising trend is ignored; null: the link model's "
+                                          "watch level.")
     trend_window_s: PositiveInt = Field(description="Recent window of the trend.")
     history_window_s: PositiveInt = Field(description="Reference window of the trend.")
 

@@ -173,6 +173,44 @@ class PackContext:
         return self.cluster.scale_out.switch.port_bandwidth_bytes_per_s * BITS_PER_BYTE
 
     @property
+    def link_generation(self) -> str | None:
+        """The link-layer generation of the scale-out NIC links (None without a cluster or
+        a fabric): :func:`supernode.links.scale_out_generation`."""
+        if self.cluster is None or not self.has_scale_out:
+            return None
+        from supernode.links import scale_out_generation
+
+        gen = scale_out_generation(self.cluster)
+        return gen.name if gen is not None else None
+
+    def _thresholds(self):
+        from supernode.links import ber_thresholds
+
+        name = self.link_generation
+        return ber_thresholds(name) if name is not None else None
+
+    @property
+    def drain_ber(self) -> float | None:
+        """Symbol (post-FEC) BER at which a link is drained: ``link_ber.drain_ber`` when the
+        configuration gives one, else the link model's effective drain level for the
+        cluster's link generation (None when neither is known)."""
+        given = self.config.link_ber.drain_ber
+        if given is not None:
+            return given
+        found = self._thresholds()
+        return found.drain_effective_ber if found is not None else None
+
+    @property
+    def watch_ber(self) -> float | None:
+        """BER under which a rising trend is ignored: ``link_ber.trend_floor_ber``, else the
+        link model's effective watch level (a decade under the drain level)."""
+        given = self.config.link_ber.trend_floor_ber
+        if given is not None:
+            return given
+        found = self._thresholds()
+        return found.watch_effective_ber if found is not None else None
+
+    @property
     def tdp_w(self) -> float | None:
         """Accelerator TDP in W (None when the catalog has none)."""
         return self.cluster.accelerator.tdp_w if self.cluster else None

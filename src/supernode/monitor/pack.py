@@ -118,6 +118,14 @@ def _notes(ctx: PackContext) -> list[str]:
         notes.append("NVLink rules left out: no scale-up fabric")
     if not ctx.has_scale_out:
         notes.append("scale-out fabric rules left out: no scale-out fabric or NICs")
+    elif ctx.link_generation is not None and ctx.nic_bits_per_s:
+        given = ctx.config.link_ber
+        origin = ("from --config" if given.drain_ber is not None and
+                  given.trend_floor_ber is not None else
+                  f"the link model's effective (post-FEC) levels for {ctx.link_generation}"
+                  + (", with --config overrides" if given.drain_ber is not None
+                     or given.trend_floor_ber is not None else ""))
+        notes.append(f"BER drain {ctx.drain_ber:g}, trend floor {ctx.watch_ber:g}: {origin}")
     if not rules_facility.liquid(ctx):
         notes.append("coolant rules left out: the cluster's racks are air-cooled")
     if not ctx.tdp_w:

@@ -15,6 +15,10 @@ from supernode.monitor.storage import Semantics
 
 #: Seconds one promtool run may take before it is stopped.
 TIMEOUT_S = 300
+#: The Prometheus major whose window rules generated test values follow by default: the
+#: current one. Fixed, so output never depends on the machine (pass 2 for Prometheus 2.x,
+#: e.g. Debian 12's promtool 2.42).
+DEFAULT_PROMETHEUS_MAJOR = 3
 
 
 @dataclass(frozen=True)
@@ -48,14 +52,24 @@ def promtool_version(binary: str) -> tuple[int, int, int]:
 
 
 def semantics_for(major: int | None) -> tuple[Semantics, int]:
-    """Window rules of Prometheus ``major`` and that major (None: the major version of the
-    promtool on PATH, else 3); InputError at ``--prometheus-major`` for another number."""
+    """Window rules of Prometheus ``major`` and that major (None:
+    :data:`DEFAULT_PROMETHEUS_MAJOR`, whatever is installed); InputError at
+    ``--prometheus-major`` for another number."""
     if major is None:
-        binary = find_promtool()
-        major = promtool_version(binary)[0] if binary else 3
+        major = DEFAULT_PROMETHEUS_MAJOR
     if major not in (2, 3):
         raise InputError("--prometheus-major", f"2 or 3, got {major}")
     return Semantics(left_open=major >= 3), major
+
+
+def check_major(binary: str, major: int) -> None:
+    """InputError when ``binary`` is another Prometheus major than the test values follow
+    (its unit tests would fail on the window rules, not on the rules)."""
+    found = promtool_version(binary)
+    if found[0] != major:
+        raise InputError("--prometheus-major", f"the test values follow Prometheus {major}.x "
+                         f"but {binary} is {'.'.join(map(str, found))}: pass "
+                         f"--prometheus-major {found[0]}")
 
 
 def run(binary: str, args: list[str], cwd: Path) -> PromtoolResult:

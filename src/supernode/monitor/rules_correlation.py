@@ -56,7 +56,7 @@ def faults(ctx: PackContext) -> list[RecordingRule]:
     if ctx.has_scale_out:
         parts = [ctx.rec(NIC_DISCARDS).gt(0), ctx.rec(NIC_DOWNED).gt(0)]
         if ctx.nic_bits_per_s:
-            parts.append(ctx.rec(NIC_BER).gt(ctx.config.link_ber.drain_ber))
+            parts.append(ctx.rec(NIC_BER).gt(ctx.drain_ber))
         nic = _union(parts)
         by = (host, ctx.config.labels.nic_device, *PARENTS, "leaf")
         out.append(RecordingRule(FAULT_NIC, Aggregate("max", nic, by=by)))

@@ -3,8 +3,11 @@
 
 Host-side counters are node-exporter's infiniband collector (joined to the leaf they plug
 into); switch-side counters are infiniband_exporter's (named by ``infiniband_switch_info``).
-BER is symbol errors per second over the port's line rate from the cluster description;
-its thresholds are :class:`~supernode.monitor.config.LinkBer`, the one place they live.
+BER is symbol errors per second over the port's line rate from the cluster description: a
+post-FEC BER (NDR/HDR symbol errors are what is left after error correction). Its drain and
+watch levels are the link model's effective ones for the cluster's link generation
+(:attr:`PackContext.drain_ber`, :attr:`PackContext.watch_ber`, from
+:func:`supernode.links.ber_thresholds`), unless the configuration's ``link_ber`` gives them.
 """
 
 from __future__ import annotations
@@ -132,10 +135,11 @@ def _counter_alerts(ctx: PackContext) -> list[AlertRule]:
 def _rate_alerts(ctx: PackContext) -> list[AlertRule]:
     t, ber = ctx.config.thresholds, ctx.config.link_ber
     out = []
+    drain, watch = ctx.drain_ber, ctx.watch_ber
     if ctx.nic_bits_per_s:
         line_gbit = ctx.nic_bits_per_s / 1e9
         rising = ctx.rec(NIC_BER_RECENT).gt(ctx.rec(NIC_BER_HISTORY) * ber.trend_factor) \
-            .and_(ctx.rec(NIC_BER_RECENT).gt(ber.trend_floor_ber))
+            .and_(ctx.rec(NIC_BER_RECENT).gt(watch))
         out += [
             AlertRule("ScaleOutLinkSaturated", ctx.rec(NIC_UTIL).gt(t.link_saturation_ratio),
                       "warning", "seed 001 §4.4", f"{_nic(ctx)} {label('direction')} at "
@@ -145,18 +149,18 @@ def _rate_alerts(ctx: PackContext) -> list[AlertRule]:
                       "of the job, ECMP/adaptive routing, and stagger large collectives.",
                       "nic", t.link_saturation_for_s, "network",
                       ("nic_tx_bytes", "nic_rx_bytes")),
-            AlertRule("LinkBerAboveDrainThreshold", ctx.rec(NIC_BER).gt(ber.drain_ber),
+            AlertRule("LinkBerAboveDrainThreshold", ctx.rec(NIC_BER).gt(drain),
                       "critical", "seed 003 §4.2", f"{_nic(ctx)}: BER {value('%.2g')} above "
-                      f"the drain threshold {ber.drain_ber:g}", f"Symbol BER over "
-                      f"{ber.window_s} s exceeds {ber.drain_ber:g}, the link-layer drain "
+                      f"the drain threshold {drain:g}", f"Symbol BER over "
+                      f"{ber.window_s} s exceeds {drain:g}, the link-layer drain "
                       "threshold.", _DRAIN, "nic", 0, "network", ("nic_symbol_errors",)),
         ]
     if ctx.switch_port_bits_per_s:
         out.append(AlertRule(
-            "SwitchPortBerAboveDrainThreshold", ctx.rec(SW_BER).gt(ber.drain_ber), "critical",
+            "SwitchPortBerAboveDrainThreshold", ctx.rec(SW_BER).gt(drain), "critical",
             "seed 003 §4.2", f"{_port(ctx)}: BER {value('%.2g')} above the drain threshold "
-            f"{ber.drain_ber:g}", f"Symbol BER over {ber.window_s} s exceeds "
-            f"{ber.drain_ber:g}, the link-layer drain threshold.", _DRAIN, "switch_port", 0,
+            f"{drain:g}", f"Symbol BER over {ber.window_s} s exceeds "
+            f"{drain:g}, the link-layer drain threshold.", _DRAIN, "switch_port", 0,
             "network", ("switch_port_symbol_errors", "switch_info")))
     if ctx.nic_bits_per_s:
         out.append(AlertRule(

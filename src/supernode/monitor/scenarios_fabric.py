@@ -56,7 +56,7 @@ def switch_ber(ctx: PackContext) -> Scenario:
     window); port 8 at half of it (silent)."""
     kit = Kit(ctx, 4)
     name, tier = _switch_names(kit)
-    drain = ctx.config.link_ber.drain_ber * ctx.switch_port_bits_per_s * HOUR
+    drain = ctx.drain_ber * ctx.switch_port_bits_per_s * HOUR
     _switch_port(kit, "switch_port_symbol_errors", KNOWN_GUID, "7", ramp(1000, 2.5 * drain, 4))
     _switch_port(kit, "switch_port_symbol_errors", KNOWN_GUID, "8", ramp(1000, 0.5 * drain, 4))
     return kit.scenario("SwitchPortBerAboveDrainThreshold", [
@@ -111,7 +111,7 @@ def nic_ber(ctx: PackContext) -> Scenario:
     kit = Kit(ctx, 4)
     a, b = kit.nic(0), kit.nic(1)
     kit.nic_info(a, b)
-    drain = ctx.config.link_ber.drain_ber * ctx.nic_bits_per_s * HOUR
+    drain = ctx.drain_ber * ctx.nic_bits_per_s * HOUR
     kit.nic_series("nic_symbol_errors", a, ramp(1000, 2 * drain, 4))
     kit.nic_series("nic_symbol_errors", b, ramp(1000, 0.5 * drain, 4))
     return kit.scenario("LinkBerAboveDrainThreshold", [
@@ -122,11 +122,10 @@ def nic_ber(ctx: PackContext) -> Scenario:
 def ber_rising(ctx: PackContext) -> Scenario:
     """Hourly, 8 days. A: BER 0.25x the floor for 7 days, then 12.5x (fires); B: flat;
     C: 0.75x the floor on the last day (3x its history, but under the floor: silent)."""
-    ber = ctx.config.link_ber
     kit = Kit(ctx, 193)
     a, b, c = kit.nic(0), kit.nic(1), kit.nic(2)
     kit.nic_info(a, b, c)
-    base = 0.25 * ber.trend_floor_ber * ctx.nic_bits_per_s * HOUR
+    base = 0.25 * ctx.watch_ber * ctx.nic_bits_per_s * HOUR
     kit.nic_series("nic_symbol_errors", a, ramp(0, base, 169) + ramp(168 * base + 50 * base,
                                                                      50 * base, 24))
     kit.nic_series("nic_symbol_errors", b, ramp(0, base, 193))

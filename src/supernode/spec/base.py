@@ -7,14 +7,16 @@ description; the loader, the JSON Schema and the docs table are generated from i
 A field's unit suffix also bounds it (:data:`UNIT_LIMITS`): a value far beyond any real
 part in that unit is a unit slip (a bit/s figure written into a ``*_gbit_per_s`` field,
 watts into ``*_kw``) and is refused with the field's path, on every document model,
-including those added later.
+including those added later. A model holding *measured* figures sets
+``measured_figures = True``: its rates keep the upper limit but not the lower one (an
+8-byte collective really runs at 0.0008 GB/s, and nccl-tests prints it as 0.00).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -86,6 +88,8 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(
         extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False
     )
+    #: True for nodes of measured figures: only the upper unit limit applies.
+    measured_figures: ClassVar[bool] = False
 
     @model_validator(mode="after")
     def _within_unit_limits(self) -> StrictModel:
@@ -96,10 +100,11 @@ class StrictModel(BaseModel):
                            if (limit := unit_limit(name)) is not None)
             _UNIT_FIELDS[cls] = fields
         for name, limit in fields:
+            low = min(limit.low, 0.0) if self.measured_figures else limit.low
             for number in _numbers(getattr(self, name)):
-                if not limit.low <= number <= limit.high:
+                if not low <= number <= limit.high:
                     shown = f"{int(number):,}" if float(number).is_integer() else f"{number:,}"
-                    raise FieldError(name, f"{shown} is outside {limit.low:,g}.."
+                    raise FieldError(name, f"{shown} is outside {low:,g}.."
                                            f"{limit.high:,g} {limit.unit}, beyond any real "
                                            f"part: this field is in {limit.unit}; was "
                                            f"{limit.slip} written here?")

@@ -1,0 +1,33 @@
+"""Which link generation a cluster's links are: one rule for monitoring, reports and tools.
+
+The scale-out link is the NIC-to-leaf link: InfiniBand, or Ethernet where the fabric's
+switch is an Ethernet switch (:func:`supernode.collectives.generations.switch_is_ethernet`,
+the rule of the collective efficiency tables), at the slower of the NIC and the switch
+port (a NIC faster than its port runs at the port's rate), matched to the generation of
+that family nearest in data rate (:func:`~supernode.links.generations.generation_for_rate`).
+"""
+
+from __future__ import annotations
+
+from supernode.links.generations import LinkGeneration, generation_for_rate
+
+
+def scale_out_family(cluster) -> str:
+    """``ethernet`` or ``infiniband``: the family of a resolved cluster's fabric switch."""
+    from supernode.collectives.generations import switch_is_ethernet
+
+    out = cluster.scale_out
+    spec = next((s for s in cluster.spec.switches if s.name == out.switch.name), None)
+    ethernet = switch_is_ethernet(out.switch.name, spec.display_name if spec else None)
+    return "ethernet" if ethernet else "infiniband"
+
+
+def scale_out_generation(cluster) -> LinkGeneration | None:
+    """The generation of a resolved cluster's NIC-to-leaf link (None without a fabric)."""
+    out = cluster.scale_out
+    if out is None or cluster.host.nic_count <= 0:
+        return None
+    rate = min(cluster.host.nic_bandwidth_bytes_per_s, out.switch.port_bandwidth_bytes_per_s)
+    if rate <= 0:
+        return None
+    return generation_for_rate(scale_out_family(cluster), rate)
