@@ -4,8 +4,9 @@ Every case runs as a fresh process, several times (``--repeats``, 3 by default),
 tables show medians:
 
 * **process wall s / CPU s / peak MiB**: the whole process as ``/usr/bin/time`` reports it
-  (elapsed, user + system, maximum resident set), interpreter start-up and imports
-  included; without ``/usr/bin/time`` the same three figures come from ``os.wait4``;
+  (elapsed, user + system of the process and the workers it waited for, maximum resident
+  set), interpreter start-up and imports included; without ``/usr/bin/time`` they come
+  from ``getrusage(RUSAGE_CHILDREN)`` (peak: the largest child so far);
 * **library s**: the time the case measures around the library call itself, inside the
   process (what the library spends, without start-up);
 * **load**: the 1-minute load average when each repeat starts, next to the machine's CPU
@@ -13,14 +14,22 @@ tables show medians:
 
 A case is either ``module:function`` of a ``benchmarks/`` script (run in a child through
 ``python benchmarks/harness.py --child``; the function returns a dict of figures, its
-``library_s`` among them) or a plain command line (start-up benchmarks).
+``library_s`` among them) or a plain command line (start-up benchmarks), optionally in
+its own folder (``cwd``) and under an address-space limit (``memory_bytes``).
+
+Bytecode: the toolkit's modules are compiled once before the first case
+(:func:`warm_bytecode`), as any first run leaves them, even where
+``PYTHONDONTWRITEBYTECODE`` is set (the children run without it): a user's second run
+does not compile the sources, so neither does a measured one.
 """
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -46,6 +55,8 @@ class Case:
     target: str = ""
     kwargs: dict[str, Any] = field(default_factory=dict)
     command: tuple[str, ...] = ()
+    cwd: str | None = None
+    memory_bytes: int | None = None
 
     def argv(self) -> list[str]:
         """The command line of one repeat."""
@@ -65,6 +76,7 @@ class Run:
     load: float
     result: dict[str, Any]
     returncode: int = 0
+    stderr: str = ""
 
 
 @dataclass
@@ -104,39 +116,70 @@ class Measured:
         return None
 
 
-def _timed(argv: list[str]) -> tuple[float, float, float, str, int]:
-    """Run ``argv``; (wall s, CPU s, peak MiB, stdout, return code)."""
+_WARMED = False
+
+
+def warm_bytecode() -> None:
+    """Compile the toolkit's modules once (what any first run leaves behind)."""
+    global _WARMED
+    if not _WARMED:
+        compileall.compile_dir(str(ROOT / "src" / "supernode"), quiet=1)
+        _WARMED = True
+
+
+def _environment() -> dict[str, str]:
     env = dict(os.environ, PYTHONHASHSEED="0")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def _limit(memory_bytes: int | None) -> Callable[[], None] | None:
+    if memory_bytes is None:
+        return None
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+
+    return cap
+
+
+def _timed(case: Case) -> tuple[float, float, float, str, str, int]:
+    """Run one repeat of ``case``; (wall s, CPU s, peak MiB, stdout, stderr, exit code)."""
+    argv, cwd, env = case.argv(), case.cwd or str(ROOT), _environment()
+    cap = _limit(case.memory_bytes)
     if TIME:
         stats = HERE / f".time-{os.getpid()}.txt"
         start = time.perf_counter()
         proc = subprocess.run([TIME, "-f", "%e %U %S %M", "-o", str(stats), *argv],
-                              capture_output=True, text=True, cwd=ROOT, env=env)
+                              capture_output=True, text=True, cwd=cwd, env=env,
+                              preexec_fn=cap)
         wall = time.perf_counter() - start
         text = stats.read_text().split()[-4:]
         stats.unlink()
         elapsed, user, system, rss = (float(x) for x in text)
         return max(elapsed, 0.0) or wall, user + system, rss / 1024, proc.stdout, \
-            proc.returncode
+            proc.stderr, proc.returncode
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            text=True, cwd=ROOT, env=env)
-    out = proc.stdout.read() if proc.stdout else ""
-    _, status, usage = os.wait4(proc.pid, 0)
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, env=env,
+                          preexec_fn=cap)
     wall = time.perf_counter() - start
-    return (wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out,
-            os.waitstatus_to_exitcode(status))
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    # the largest resident set of any child so far (the best os-level figure without time)
+    return wall, cpu, after.ru_maxrss / 1024, proc.stdout, proc.stderr, proc.returncode
 
 
 def measure(case: Case, repeats: int = 3) -> Measured:
     """Run ``case`` ``repeats`` times, each in a fresh process."""
+    warm_bytecode()
     runs = []
     for _ in range(max(1, repeats)):
         load = os.getloadavg()[0]
-        wall, cpu, peak, out, code = _timed(case.argv())
+        wall, cpu, peak, out, err, code = _timed(case)
         lines = [line for line in out.splitlines() if line.startswith(MARK)]
         result = json.loads(lines[-1][len(MARK):]) if lines else {}
-        runs.append(Run(wall, cpu, peak, load, result, code))
+        runs.append(Run(wall, cpu, peak, load, result, code, err))
         if "error" in result:
             break
     return Measured(case, runs)
@@ -155,7 +198,7 @@ def machine(measured: Sequence[Measured]) -> str:
     return (f"{usable} of {cpus} CPUs, {load} during the runs; medians of {repeats} "
             f"fresh processes each; Python {platform.python_version()}, numpy "
             f"{numpy.__version__}; whole-process figures from "
-            f"{'/usr/bin/time' if TIME else 'os.wait4'}")
+            f"{'/usr/bin/time' if TIME else 'getrusage'}")
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: int = 1) -> str:

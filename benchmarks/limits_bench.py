@@ -1,23 +1,22 @@
-"""How fast each documented size limit is refused (target: within 2 s, docs/limits.md).
+"""Benchmark: how fast each documented size limit is refused (target: within 2 s,
+docs/limits.md).
 
-Every case of ``tests/limit_cases.py`` (one input just past one limit) runs in a fresh
-process, as a user would run it (interpreter start and imports included), under a 4 GiB
-address-space limit, in its own folder. The table shows the wall time to the refusal,
+Run: ``.venv/bin/python benchmarks/limits_bench.py [--repeats N]`` (every case a fresh
+process, medians of N; see ``harness.py``). Every case of ``tests/limit_cases.py`` (one
+input just past one limit) runs as a user runs it (``python -m supernode.cli``,
+interpreter start and imports included), under a 4 GiB address-space limit, in its own
+folder holding its input files. The table shows the whole-process time to the refusal,
 the exit code and the start of the one error line; the script exits 1 if a case is not
 refused with exit 2, misses its limit in the message, or takes longer than 2 s.
-
-    .venv/bin/python benchmarks/limits_bench.py
 """
 
 from __future__ import annotations
 
-import os
-import resource
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from harness import Case, cli, machine, measure, num, table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from limit_cases import cases, make_files  # noqa: E402
@@ -26,33 +25,35 @@ TARGET_S = 2.0
 MEMORY_BYTES = 4 * 2**30
 
 
-def _cap() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+def _first_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0] if lines else ""
 
 
-def main() -> int:
+def main(repeats: int = 3, quick: bool = False) -> int:
     """Run every case; print the table; 1 if one misses the target."""
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    print("| limit | exit | seconds | error line |\n|---|---:|---:|---|")
-    failed = 0
+    rows, measured, failed = [], [], 0
     for name, argv, files, fragment in cases():
         with tempfile.TemporaryDirectory() as folder:
             make_files(Path(folder), files)
-            start = time.perf_counter()
-            proc = subprocess.run([sys.executable, "-m", "supernode.cli", *argv], cwd=folder,
-                                  capture_output=True, text=True, check=False, env=env,
-                                  preexec_fn=_cap, timeout=120)
-            wall = time.perf_counter() - start
-        line = proc.stderr.strip().splitlines()[0] if proc.stderr.strip() else ""
-        ok = proc.returncode == 2 and fragment in line and wall <= TARGET_S
+            m = measure(Case(name, command=(sys.executable, "-m", "supernode.cli", *argv),
+                             cwd=folder, memory_bytes=MEMORY_BYTES), repeats)
+        measured.append(m)
+        wall = m.median("wall_s") or float("inf")
+        line = _first_line(m.runs[-1].stderr)
+        codes = {r.returncode for r in m.runs}
+        ok = codes == {2} and fragment in line and wall <= TARGET_S
         failed += not ok
         shown = line[:90].replace("|", "\\|") + ("..." if len(line) > 90 else "")
-        print(f"| {name} | {proc.returncode} | {wall:.2f}{'' if ok else ' MISS'} | "
-              f"`{shown}` |")
-    print(f"\n{len(cases()) - failed} of {len(cases())} refused with their limit within "
-          f"{TARGET_S:g} s")
+        rows.append([name, ",".join(str(c) for c in sorted(codes)),
+                     num(wall) + ("" if ok else " MISS"), num(m.median("cpu_s")),
+                     num(m.median("peak_mib"), 0), f"`{shown}`"])
+    print(table(["limit", "exit", "process wall s", "CPU s", "peak MiB", "error line"], rows))
+    print(f"\n{machine(measured)}\n")
+    print(f"{len(rows) - failed} of {len(rows)} refused with their limit within "
+          f"{TARGET_S:g} s: {'met' if not failed else 'MISSED'}")
     return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(*cli()))

@@ -3,19 +3,20 @@
 Each module of :data:`COMMAND_MODULES` registers its command(s) on :data:`app` when it is
 imported. The CLI imports only the module a command line needs (:func:`load_command`:
 the modules whose source registers that name, found by reading them, not importing
-them); ``--help``, a listing or an unknown name import them all (:func:`register_all`).
-So ``supernode topology`` does not pay for the simulator's or the planner's imports.
+them); ``--help`` lists every command from the same reading (:func:`listing`,
+:mod:`._listing`) and imports none; an unknown name imports them all
+(:func:`register_all`). So ``supernode topology`` does not pay for the simulator's or the
+planner's imports, and ``supernode --help`` for none of them.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
-import re
 from typing import Any
 
 import typer
 
+from supernode.commands._listing import Listed, listed_commands, read_module
 from supernode.commands._shell import SupernodeGroup
 
 #: The root app. Its group class renders usage errors as one ``error:`` line, handles
@@ -57,22 +58,14 @@ COMMAND_MODULES = (
 )
 
 _registered = False
-#: How a command module names what it registers on the root app.
-_REGISTERS = re.compile(r"""\bapp\.(?:command\(\s*|add_typer\([^)]*?\bname\s*=\s*)["']"""
-                        r"""([\w.-]+)["']""")
 
 
-def _registers(module: str) -> set[str]:
-    """Command names ``module``'s source registers on the root app (read, not imported)."""
-    try:
-        spec = importlib.util.find_spec(module)
-        origin = spec.origin if spec is not None else None
-        if origin is None:
-            return set()
-        with open(origin, encoding="utf-8") as stream:
-            return set(_REGISTERS.findall(stream.read()))
-    except (ImportError, OSError, UnicodeDecodeError, ValueError):
-        return set()
+def listing() -> tuple[Listed, ...] | None:
+    """Every root command as ``--help`` lists it, read from the source of
+    :data:`COMMAND_MODULES` (not imported); None when a module's source does not say
+    (then only importing every module tells)."""
+    listed, unreadable = listed_commands(COMMAND_MODULES)
+    return None if unreadable else tuple(listed)
 
 
 def _import(name: str) -> None:
@@ -89,7 +82,8 @@ def load_command(name: str) -> Any:
     import typer.main
 
     for module in COMMAND_MODULES:
-        if name in _registers(module):
+        found = read_module(module)
+        if found is not None and name in {entry.name for part in found for entry in part}:
             _import(module)
     group = typer.main.get_command(app)
     command = getattr(group, "commands", {}).get(name)

@@ -111,7 +111,9 @@ def usage_error(exc: Exception, root: Any = None, args: Any = None) -> tuple[str
         return exc.option_name, text + (_about(param) if param is not None else "")
     where = ctx.command_path if ctx is not None else "supernode"
     if message.startswith("No such command") and ctx is not None:
-        commands = sorted(getattr(ctx.command, "commands", {}) or {})
+        command = ctx.command
+        commands = sorted(command.list_commands(ctx) if hasattr(command, "list_commands")
+                          else getattr(command, "commands", {}) or {})
         wanted = message.split("'", 1)[-1].split("'", 1)[0]
         close = difflib.get_close_matches(wanted, commands, n=2)
         hint = f"; did you mean {' or '.join(close)}?" if close else ""
@@ -222,14 +224,22 @@ def _run_group(group: TyperGroup, args: Any, prog_name: Any, complete_var: Any,
     return result if isinstance(result, int) and not isinstance(result, bool) else EXIT_OK
 
 
+#: ``ctx.meta`` key set while the group's help is rendered (listing, not running).
+_LISTING = "supernode.listing"
+
+
 class SupernodeGroup(TyperGroup):
     """The root group (sub-groups such as ``catalog`` are plain TyperGroups): every
     invocation goes through :func:`run_group`; commands are imported when first asked for
-    (:func:`supernode.commands.load_command`)."""
+    (:func:`supernode.commands.load_command`), and the help lists them from their source
+    without importing them (:func:`supernode.commands.listing`)."""
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
-        """The command ``cmd_name``, loading its module on first use."""
+        """The command ``cmd_name``, loading its module on first use; while the help is
+        rendered, a stand-in carrying only what the listing shows."""
         command = super().get_command(ctx, cmd_name)
+        if command is None and ctx.meta.get(_LISTING):
+            command = _stand_in(cmd_name)
         if command is None:
             from supernode.commands import load_command
 
@@ -239,13 +249,26 @@ class SupernodeGroup(TyperGroup):
         return command
 
     def list_commands(self, ctx: Any) -> list[str]:
-        """Every command name (loads every command module)."""
-        from supernode.commands import all_commands
+        """Every command name, in typer's order: read from the command modules' source
+        when they all can be read, else by importing every command module."""
+        from supernode.commands import all_commands, listing
 
-        for name, command in all_commands().items():
-            if name not in self.commands:
-                self.add_command(command, name)
-        return super().list_commands(ctx)
+        listed = listing()
+        if listed is None:
+            for name, command in all_commands().items():
+                if name not in self.commands:
+                    self.add_command(command, name)
+            return super().list_commands(ctx)
+        names = [entry.name for entry in listed]
+        return names + [name for name in super().list_commands(ctx) if name not in names]
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        """The help page; commands not yet imported are listed from their source."""
+        ctx.meta[_LISTING] = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            ctx.meta.pop(_LISTING, None)
 
     def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
@@ -254,3 +277,18 @@ class SupernodeGroup(TyperGroup):
         if standalone_mode:
             sys.exit(code)
         return code
+
+
+def _stand_in(name: str) -> Any:
+    """A click command with the name, help and flags the listing shows for ``name``
+    (None when no command module registers it)."""
+    from typer.core import TyperCommand
+
+    from supernode.commands import listing
+
+    for entry in listing() or ():
+        if entry.name == name:
+            return TyperCommand(name, help=entry.help, short_help=entry.short_help,
+                                hidden=entry.hidden, deprecated=entry.deprecated,
+                                rich_help_panel=entry.rich_help_panel)
+    return None

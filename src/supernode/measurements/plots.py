@@ -1,7 +1,8 @@
 """Plots of a comparison (matplotlib, Agg backend, PNG), drawn from the report's rows only.
 
 ``compare_<n>_<op>.png``: busbw against message size (log scale), measured and predicted,
-with the binding tier's line-rate bound dashed.
+with the binding tier's line-rate bound dashed; the legend beside the data, no software
+stamp in the file (identical rows, identical bytes).
 """
 
 from __future__ import annotations
@@ -9,20 +10,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from supernode.outputs import atomic_path  # noqa: E402
-from supernode.textsafe import plot_safe  # noqa: E402
+from supernode.outputs import atomic_path
+from supernode.plotting import legend_outside, pyplot, save_png
+from supernode.textsafe import plot_safe
 
 
 def plot_collective(index: int, entry: dict[str, Any], directory: Path) -> Path:
     """Measured vs predicted busbw of one comparison entry (``report.collective_dict``)."""
     rows = entry["rows"]
     sizes = [r["message_bytes"] for r in rows]
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig, ax = pyplot().subplots(figsize=(9, 4.2))
     ax.plot(sizes, [r["measured_busbw_gbyte_per_s"] for r in rows], "o-", label="measured")
     ax.plot(sizes, [r["predicted_busbw_gbyte_per_s"] for r in rows], "s--", label="model")
     bounds: dict[str, list[float]] = {}
@@ -40,10 +37,9 @@ def plot_collective(index: int, entry: dict[str, Any], directory: Path) -> Path:
     ax.set_title(plot_safe(f"{Path(entry['source']).name}: {entry['op']}, {job['ranks']} ranks, "
                            f"{job['domains']} domain(s)"), fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    legend_outside(ax)
     fig.tight_layout()
     path = directory / f"compare_{index}_{entry['op']}.png"
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=110)
-    plt.close(fig)
+        save_png(fig, tmp)
     return path

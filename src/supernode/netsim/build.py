@@ -24,9 +24,8 @@ edges were added (:func:`_edge_order`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
 
 from supernode.netsim.network import (
@@ -51,6 +50,9 @@ from supernode.topology.cluster_graph import (
 )
 from supernode.topology.fat_tree import agg_core_links, leaf_spine_links, nic_leaf_links
 from supernode.topology.graph import FABRIC_TIERS, new_graph
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
 
 from supernode.topology.graph import FABRIC_TIERS, LINK_TIERS, SCALE_UP_TIERS, SWITCH_TIERS
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 #: Node kind codes.
 ACC, NIC, SWITCH = 0, 1, 2

@@ -1,12 +1,19 @@
 """Plots of a run (matplotlib, Agg backend, PNG), drawn from the result tables only.
 
-* ``utilization_<tier>.png``: heatmap of link utilisation over time for the busiest links
-  of each tier (rows: links, columns: time bins; 0.8 marked on the colour bar).
-* ``timeline.png``: per pipeline stage (or collective), when compute and each kind of
-  communication ran (one collection per category: linear in the intervals).
+Every plot aggregates, so drawing costs the same at 64 GPUs as at 131,072:
 
-Every user-supplied name drawn (job, collective) goes through
-:func:`supernode.textsafe.plot_safe`; the set of files is written all or none.
+* ``utilization_<tier>.png``: link utilisation over time in one tier, in three stacked
+  heatmaps: the tier as a whole (every link), its busiest switches (each switch's links
+  together) and its busiest links; every row labelled, hot rows (at or above 80 % for
+  at least 1 % of the run) marked ``▲`` in red, 80 % marked on the colour bar;
+* ``timeline.png``: when compute and each parallel dimension's communication ran: one
+  lane per dimension (all ranks merged) above a sample of the pipeline stages (at most
+  :data:`MAX_LANES`, first and last included), each drawn as one collection per
+  category from merged intervals.
+
+Every user-supplied name drawn (job, collective, link) goes through
+:func:`supernode.textsafe.plot_safe`; the set of files is written all or none, with the
+same bytes for the same run (:func:`supernode.plotting.save_png`).
 """
 
 from __future__ import annotations
@@ -14,51 +21,113 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.collections import PolyCollection  # noqa: E402
+from supernode.netsim.fluid import HOT_UTILIZATION
+from supernode.netsim.results import PARALLEL_DIMS
+from supernode.outputs import output_errors, output_folder
+from supernode.plotting import (
+    colour,
+    hot_label,
+    legend_outside,
+    mark_hot_labels,
+    pyplot,
+    save_png,
+    stacked_axes,
+)
+from supernode.textsafe import plot_safe
 
-from supernode.netsim.fluid import HOT_UTILIZATION  # noqa: E402
-from supernode.outputs import output_errors, output_folder  # noqa: E402
-from supernode.textsafe import plot_safe  # noqa: E402
-
-#: Colours of timeline categories (anything else: grey).
-COLOURS = {"compute": "#4c72b0", "optimizer": "#8172b3", "tp": "#dd8452", "cp": "#937860",
-           "ep": "#c44e52", "pp": "#55a868", "dp": "#da8bc3", "dp_expert": "#da8bc3",
-           "communication": "#dd8452"}
-
-
-def plot_heatmaps(heat: dict[str, dict[str, Any]], directory: Path) -> list[Path]:
-    """One utilisation heatmap per tier; returns the files written."""
-    out = []
-    for tier, table in heat.items():
-        util = np.asarray(table["utilization"])
-        if util.size == 0 or not np.any(util > 0):
-            continue
-        edges = np.asarray(table["edges_s"]) * 1e3
-        fig, ax = plt.subplots(figsize=(9, 0.5 + 0.12 * util.shape[0] + 1.5))
-        mesh = ax.pcolormesh(edges, np.arange(util.shape[0] + 1), util, vmin=0.0, vmax=1.0,
-                             cmap="magma", shading="flat")
-        bar = fig.colorbar(mesh, ax=ax, label="utilisation")
-        bar.ax.axhline(HOT_UTILIZATION, color="cyan", linewidth=1.5)
-        ax.set_xlabel("time (ms)")
-        ax.set_ylabel(plot_safe(f"{tier} links (busiest first)"))
-        ax.set_yticks([])
-        ax.set_title(plot_safe(f"Link utilisation, tier {tier} ({util.shape[0]} busiest "
-                               "links)"))
-        path = directory / f"utilization_{tier}.png"
-        fig.tight_layout()
-        _save(fig, path)
-        out.append(path)
-    return out
-
-
+#: Rows of the switch and link heatmaps (busiest first).
+HEATMAP_ROWS = 12
+#: Pipeline stages (or collectives) drawn in the timeline's lower panel.
+MAX_LANES = 8
+#: Timeline categories in lane order (others after them, alphabetically).
+CATEGORY_ORDER = ("compute", "optimizer", *PARALLEL_DIMS, "communication")
 #: Intervals of one lane and category closer than this share of the run are drawn as one
 #: bar (finer than a pixel of the 11-inch, 110-dpi figure).
 MERGE_FRACTION = 1 / 4000
+
+
+def heat_rows(table: dict[str, Any], rows: int = HEATMAP_ROWS
+              ) -> tuple[list[str], list[bool], list[bool], np.ndarray]:
+    """The rows of one tier's heatmap: ``(labels, hot, header, utilisation)``.
+
+    First the whole tier (every link in service), then a header and the busiest switches
+    (their links of the tier together, with how many are hot), then a header and the
+    busiest links; header rows have no data (NaN). Hot rows are marked ``▲``.
+    """
+    util = table["utilization"]
+    names = table.get("links") or [f"link {i + 1}" for i in range(len(util))]
+    count = table.get("link_count", len(names))
+    bins = len(table["edges_s"]) - 1
+    labels: list[str] = []
+    hot: list[bool] = []
+    header: list[bool] = []
+    data: list[Any] = []
+
+    def add(label: str, is_hot: bool, row: Any) -> None:
+        labels.append(label)
+        hot.append(is_hot)
+        header.append(row is None)
+        data.append(np.full(bins, np.nan) if row is None else row)
+
+    if "mean" in table:
+        add(plot_safe(f"whole tier: all {count:,} links"), False, table["mean"])
+    sw = table.get("switches") or {}
+    n = min(rows, len(sw.get("names", ())))
+    if n:
+        add(f"busiest {n} switches", False, None)
+        for name, k, h, row in zip(sw["names"][:n], sw["links"][:n], sw["hot_links"][:n],
+                                   sw["utilization"][:n], strict=True):
+            add(hot_label(plot_safe(f"{name} ({k} links, {h} hot)"), h > 0), h > 0, row)
+    n = min(rows, len(names))
+    add(f"busiest {n} of {count:,} links", False, None)
+    flags = list(table.get("hot", [False] * n))
+    for name, h, row in zip(names[:n], flags[:n], util[:n], strict=True):
+        add(hot_label(plot_safe(name), bool(h)), bool(h), row)
+    return labels, hot, header, np.asarray(data, dtype=float)
+
+
+def plot_heatmap(tier: str, table: dict[str, Any], path: Path, rows: int = HEATMAP_ROWS
+                 ) -> Path | None:
+    """One tier's utilisation heatmap (whole tier, busiest switches, busiest links; see
+    :func:`heat_rows`); None when the tier carried nothing."""
+    whole = np.asarray(table.get("mean", table["utilization"]))
+    if whole.size == 0 or not np.any(whole > 0):
+        return None
+    labels, hot, header, util = heat_rows(table, rows)
+    fig, (ax,) = stacked_axes([len(labels)], max(len(t) for t in labels), row_in=0.19,
+                              right_in=1.4)
+    edges = np.asarray(table["edges_s"]) * 1e3
+    mesh = ax.pcolormesh(edges, np.arange(len(labels) + 1), np.ma.masked_invalid(util),
+                         vmin=0.0, vmax=1.0, cmap="magma", shading="flat")
+    ax.set_yticks(np.arange(len(labels)) + 0.5, labels, fontsize=7)
+    mark_hot_labels(ax, hot)
+    for label, is_header in zip(ax.get_yticklabels(), header, strict=True):
+        if is_header:
+            label.set_fontweight("bold")
+            label.set_fontstyle("italic")
+    for i in np.flatnonzero(header).tolist():
+        ax.axhspan(i, i + 1, color="white", zorder=2)
+    ax.set_ylim(len(labels), 0)
+    ax.set_xlabel("time in the iteration (ms)")
+    ax.set_title(plot_safe(f"Link utilisation, tier {tier}"), fontsize=10)
+    pos = ax.get_position()
+    cax = fig.add_axes((pos.x1 + 0.015, pos.y0, 0.012, pos.height))
+    bar = fig.colorbar(mesh, cax=cax, label=f"utilisation (▲ hot: >= {HOT_UTILIZATION:.0%} "
+                                            "for >= 1% of the run)")
+    bar.ax.axhline(HOT_UTILIZATION, color="cyan", linewidth=1.5)
+    return _save(fig, path)
+
+
+def plot_heatmaps(heat: dict[str, dict[str, Any]], directory: Path) -> list[Path]:
+    """One utilisation figure per tier that carried traffic; returns the files written."""
+    out = []
+    for tier, table in heat.items():
+        path = plot_heatmap(tier, table, directory / f"utilization_{tier}.png")
+        if path is not None:
+            out.append(path)
+    return out
 
 
 def merged_intervals(lane: np.ndarray, cat: np.ndarray, start: np.ndarray, end: np.ndarray,
@@ -82,6 +151,26 @@ def merged_intervals(lane: np.ndarray, cat: np.ndarray, start: np.ndarray, end: 
     return lane[first], cat[first], start[first], ends
 
 
+def dimension(category: str) -> str:
+    """The parallel dimension (or ``compute``, ``optimizer``...) a timeline category
+    belongs to: ``tp all_gather`` -> ``tp``."""
+    first = category.split(" ")[0]
+    return first if first in PARALLEL_DIMS else category
+
+
+def _category_key(name: str) -> tuple[int, str]:
+    return (CATEGORY_ORDER.index(name) if name in CATEGORY_ORDER else len(CATEGORY_ORDER),
+            name)
+
+
+def sampled(items: list[Any], limit: int) -> list[Any]:
+    """At most ``limit`` items spread evenly over ``items`` (first and last included)."""
+    if len(items) <= limit:
+        return list(items)
+    picks = np.unique(np.round(np.linspace(0, len(items) - 1, limit)).astype(int))
+    return [items[i] for i in picks.tolist()]
+
+
 def _bars(lane: np.ndarray, base: np.ndarray, height: np.ndarray, start: np.ndarray,
           end: np.ndarray) -> np.ndarray:
     """Rectangles as ``N x 4 x 2`` vertices (x in ms)."""
@@ -92,52 +181,97 @@ def _bars(lane: np.ndarray, base: np.ndarray, height: np.ndarray, start: np.ndar
                      np.stack([x1, y1], 1), np.stack([x1, y0], 1)], 1)
 
 
-def plot_timeline(rows: list[tuple[str, str, str, float, float]], directory: Path,
-                  max_lanes: int = 32) -> Path | None:
-    """Gantt chart of compute and communication per lane; None when there is nothing.
+def _draw_lanes(ax: Any, lane: np.ndarray, cat: np.ndarray, start: np.ndarray,
+                end: np.ndarray, cats: list[str], stacked: bool) -> None:
+    """One PolyCollection per category; ``stacked``: compute full height, each kind of
+    communication in a third of the lane (so overlaps stay visible)."""
+    from matplotlib.collections import PolyCollection
 
-    Drawn as one collection per category (not one artist per interval), with each lane's
-    touching intervals merged, so the cost grows linearly with the rows.
+    for k, c in enumerate(cats):
+        pick = cat == k
+        if not pick.any():
+            continue
+        full = not stacked or dimension(c) in ("compute", "optimizer")
+        slot = CATEGORY_ORDER.index(dimension(c)) if dimension(c) in CATEGORY_ORDER else k
+        base = np.full(int(pick.sum()), 0.0 if full else (slot % 3) * 0.27)
+        height = np.full(base.size, 0.8 if full else 0.26)
+        ax.add_collection(PolyCollection(_bars(lane[pick], base, height, start[pick],
+                                               end[pick]),
+                                         facecolors=colour(dimension(c)), alpha=0.9,
+                                         linewidths=0))
+
+
+def _lane_arrays(rows: list[tuple[str, str, str, float, float]], key: Any,
+                 lanes: list[Any], cats: list[str], gap: float) -> tuple[np.ndarray, ...]:
+    index = {lane: i for i, lane in enumerate(lanes)}
+    cat_index = {c: k for k, c in enumerate(cats)}
+    kept = [(index[key(r)], cat_index[r[2]], r[3], r[4]) for r in rows if key(r) in index]
+    if not kept:
+        return tuple(np.zeros(0) for _ in range(4))
+    lane, cat, start, end = (np.asarray(col) for col in zip(*kept, strict=True))
+    return merged_intervals(lane, cat, start.astype(float), end.astype(float), gap)
+
+
+def plot_timeline(rows: list[tuple[str, str, str, float, float]], directory: Path,
+                  max_lanes: int = MAX_LANES) -> Path | None:
+    """Timeline of compute and communication; None when there is nothing to draw.
+
+    Upper panel: one lane per (job, parallel dimension), every rank's intervals merged,
+    with the share of the run the dimension was busy. Lower panel: a sample of at most
+    ``max_lanes`` pipeline stages (or collectives), each category in its own colour.
+    The cost grows linearly with the rows (one sort, one collection per category).
     """
     if not rows:
         return None
-    lanes = sorted({(job, lane) for job, lane, *_ in rows},
-                   key=lambda x: (x[0], _lane_key(x[1])))[:max_lanes]
-    index = {lane: i for i, lane in enumerate(lanes)}
-    cats = sorted({r[2] for r in rows})
-    cat_index = {c: k for k, c in enumerate(cats)}
-    kept = [(index[(job, lane)], cat_index[cat], start, end)
-            for job, lane, cat, start, end in rows if (job, lane) in index]
-    lane_i, cat_i, start, end = (np.asarray(col) for col in zip(*kept, strict=True))
-    span = float(np.max(end) - np.min(start))
-    lane_i, cat_i, start, end = merged_intervals(lane_i, cat_i, start.astype(float),
-                                                 end.astype(float), span * MERGE_FRACTION)
-    fig, ax = plt.subplots(figsize=(11, 1.6 + 0.35 * len(lanes)))
-    for k, c in enumerate(cats):
-        pick = cat_i == k
-        full = c in ("compute", "optimizer")
-        base = np.full(int(pick.sum()), 0.0 if full else (k % 3) * 0.25)
-        height = np.full(base.size, 0.8 if full else 0.25)
-        ax.add_collection(PolyCollection(_bars(lane_i[pick], base, height, start[pick],
-                                               end[pick]),
-                                         facecolors=COLOURS.get(c, "#999999"), alpha=0.85,
-                                         linewidths=0))
-    lo, hi = float(np.min(start)) * 1e3, float(np.max(end)) * 1e3
-    ax.set_xlim(lo, hi if hi > lo else lo + 1.0)
-    ax.set_ylim(-0.1, len(lanes))
-    ax.set_yticks([i + 0.4 for i in range(len(lanes))])
-    ax.set_yticklabels([plot_safe(f"{job}: {lane}" if job else lane) for job, lane in lanes])
-    ax.invert_yaxis()
-    ax.set_xlabel("time (ms)")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=COLOURS.get(c, "#999999")) for c in cats]
-    ax.legend(handles, [plot_safe(c) for c in cats], loc="upper center",
-              bbox_to_anchor=(0.5, -0.12 - 0.6 / len(lanes)), fontsize=8,
-              ncol=min(len(cats), 8), frameon=False)
-    ax.set_title("Timeline of compute and communication")
-    fig.tight_layout()
-    path = directory / "timeline.png"
-    _save(fig, path)
-    return path
+    pyplot()  # the Agg backend before any artist
+    first = min(r[3] for r in rows)
+    span = max(r[4] for r in rows) - first
+    gap = span * MERGE_FRACTION
+    cats = sorted({r[2] for r in rows}, key=lambda c: (_category_key(dimension(c)), c))
+    dims = sorted({(r[0], dimension(r[2])) for r in rows},
+                  key=lambda x: (x[0], _category_key(x[1])))
+    dim_cats = sorted({d for _, d in dims}, key=_category_key)
+    by_dim = [(r[0], r[1], dimension(r[2]), r[3], r[4]) for r in rows]
+    d_lane, d_cat, d_start, d_end = _lane_arrays(by_dim, lambda r: (r[0], r[2]), dims,
+                                                 dim_cats, gap)
+    all_lanes = sorted({(r[0], r[1]) for r in rows}, key=lambda x: (x[0], _lane_key(x[1])))
+    lanes = sampled(all_lanes, max_lanes)
+    s_lane, s_cat, s_start, s_end = _lane_arrays(rows, lambda r: (r[0], r[1]), lanes, cats, gap)
+    dim_labels = [plot_safe(f"{job + ': ' if job else ''}{d} (busy ") + "100%)"
+                  for job, d in dims]
+    lane_labels = [plot_safe(f"{job}: {lane}" if job else lane) for job, lane in lanes]
+    fig, (top, bottom) = stacked_axes([len(dims), len(lanes)],
+                                      max(len(t) for t in dim_labels + lane_labels),
+                                      row_in=0.32, right_in=1.5)
+    _draw_lanes(top, d_lane, d_cat, d_start, d_end, dim_cats, stacked=False)
+    busy = np.bincount(d_lane.astype(int), weights=d_end - d_start, minlength=len(dims))
+    top.set_yticks([i + 0.4 for i in range(len(dims))],
+                   [plot_safe(f"{job + ': ' if job else ''}{d} (busy "
+                              f"{busy[i] / max(span, 1e-300):.0%})")
+                    for i, (job, d) in enumerate(dims)], fontsize=8)
+    top.set_title("by parallel dimension (all ranks merged)", fontsize=9, loc="left")
+    _draw_lanes(bottom, s_lane, s_cat, s_start, s_end, cats, stacked=True)
+    bottom.set_yticks([i + 0.4 for i in range(len(lanes))], lane_labels, fontsize=8)
+    shown = f"all {len(lanes)} shown" if len(lanes) == len(all_lanes) else \
+        f"{len(lanes)} of {len(all_lanes)} shown (sampled evenly, first and last included)"
+    bottom.set_title(f"each lane: {shown}", fontsize=9, loc="left")
+    for ax, n in ((top, len(dims)), (bottom, len(lanes))):
+        ax.set_ylim(-0.1, n)
+        ax.invert_yaxis()
+    lo, hi = first * 1e3, (first + span) * 1e3
+    bottom.set_xlim(lo, hi if hi > lo else lo + 1.0)
+    bottom.set_xlabel("time (ms)")
+    from matplotlib.patches import Rectangle
+
+    handles = [Rectangle((0, 0), 1, 1, color=colour(d)) for d in dim_cats]
+    legend_outside(top, handles, [plot_safe(d) for d in dim_cats])
+    fig.suptitle("Timeline of compute and communication", fontsize=10)
+    return _save(fig, directory / "timeline.png")
+
+
+def _save(fig: Any, path: Path) -> Path:
+    """Write one figure (:func:`supernode.plotting.save_png`); the tests' hook."""
+    return save_png(fig, path)
 
 
 def _lane_key(lane: str) -> tuple:
@@ -145,14 +279,6 @@ def _lane_key(lane: str) -> tuple:
     ``stage 9``), words as text; mixed kinds compare by kind first."""
     return tuple((0, int(p), "") if p.isascii() and p.isdigit() and len(p) <= 18
                  else (1, 0, p) for p in lane.split())
-
-
-def _save(fig: Any, path: Path) -> None:
-    """Save ``fig`` as PNG into (a staging) ``path``; the figure is closed either way."""
-    try:
-        fig.savefig(path, dpi=110, format="png")
-    finally:
-        plt.close(fig)
 
 
 def write_plots(tables: Any, directory: str | Path, option: str = "--plot",

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from supernode.netsim.engine import Environment
-from supernode.netsim.network import Network
-from supernode.topology.graph import LINK_TIERS
+from supernode.netsim.network import Network, node_name
+from supernode.topology.graph import LINK_TIERS, SWITCH_TIERS
 
 #: Timeline categories of a training step's communication (others: "communication").
 PARALLEL_DIMS = ("tp", "cp", "ep", "pp", "dp", "dp_expert")
@@ -157,30 +157,111 @@ def timeline(env: Environment) -> list[tuple[str, str, str, float, float]]:
 
 
 def heatmap(env: Environment, net: Network, stats: LinkStats, duration_s: float,
-            bins: int = 120, per_tier: int = 48) -> dict[str, dict[str, Any]]:
-    """Utilisation per time bin of the busiest links of each tier.
+            bins: int = 120, per_tier: int = 48, switches: int = 16
+            ) -> dict[str, dict[str, Any]]:
+    """Utilisation per time bin, per tier: the tier as a whole, its busiest switches and
+    its busiest links.
 
-    Returns ``{tier: {"links": [names], "edges_s": [...], "utilization": [[...]]}}`` with
-    one row per link (most bytes first) and one column per bin.
+    Returns ``{tier: table}``; each table has ``edges_s`` (bin edges, s); ``links``,
+    ``hot`` and ``utilization`` (one row per link, most bytes first, at most
+    ``per_tier``; ``hot`` as in :func:`hot_table`); ``link_count`` and ``mean`` (every
+    link of the tier in service: bytes carried per bin over their summed capacity); and
+    ``switches``: the busiest ``switches`` switches the tier's links attach to (the end
+    in the link's own switch tier, else the higher switch end), each with ``names``,
+    ``links`` (its links of the tier), ``hot_links`` and ``utilization`` (its links' bytes
+    per bin over their summed capacity). Cost: one sparse product per table over the
+    path vectors' links, so it grows with the flows, not with the links drawn.
     """
     edges = np.linspace(0.0, max(duration_s, 1e-300), bins + 1)
-    carried = _vector_bytes_per_bin(env, edges)
+    carried = _BinnedVectors(env, edges, net.links)
+    hot = stats.hot_s / max(duration_s, 1e-300) >= HOT_MIN_SHARE
+    capacity = net.capacity_bytes_per_s
     out: dict[str, dict[str, Any]] = {}
     for code in np.unique(stats.tier).tolist():
         sel = np.flatnonzero(stats.tier == code)
-        pick = sel[np.argsort(-stats.bytes[sel], kind="stable")[:per_tier]]
-        links = stats.links[pick]
-        util = np.zeros((links.size, bins))
-        pos = {int(link): i for i, link in enumerate(links.tolist())}
-        for vid, row in carried.items():
-            v = env.fluid.vectors.items[vid]
-            for link, m in zip(v.links.tolist(), v.mult.tolist(), strict=True):
-                if link in pos:
-                    util[pos[link]] += m * row
-        util /= net.capacity_bytes_per_s[links][:, None] * np.diff(edges)[None, :]
-        out[LINK_TIERS[code]] = {"links": [net.link_name(k) for k in links.tolist()],
-                                 "edges_s": edges.tolist(), "utilization": util.tolist()}
+        links, link_hot = stats.links[sel], hot[sel]
+        pick = np.argsort(-stats.bytes[sel], kind="stable")[:per_tier]
+        top = links[pick]
+        util = carried.per_group(top, np.arange(top.size), top.size)
+        util /= capacity[top][:, None] * carried.width[None, :]
+        whole = carried.per_group(links, np.zeros(links.size, np.int64), 1)[0]
+        name = LINK_TIERS[code]
+        out[name] = {"links": [net.link_name(k) for k in top.tolist()],
+                     "edges_s": edges.tolist(), "utilization": util.tolist(),
+                     "hot": link_hot[pick].tolist(), "link_count": int(links.size),
+                     "mean": (whole / (capacity[links].sum() * carried.width)).tolist(),
+                     "switches": _switch_rows(net, carried, links, stats.bytes[sel],
+                                              link_hot, name, switches)}
     return out
+
+
+class _BinnedVectors:
+    """Bytes per flow of every path vector in each time bin, and the links they cross
+    (flattened: one entry per (vector, link) with the link's multiplicity)."""
+
+    def __init__(self, env: Environment, edges: np.ndarray, links: int) -> None:
+        per_vid = _vector_bytes_per_bin(env, edges)
+        vids = sorted(per_vid)
+        self.width = np.diff(edges)
+        self.rows = (np.array([per_vid[v] for v in vids]) if vids
+                     else np.zeros((0, edges.size - 1)))
+        items = [env.fluid.vectors.items[v] for v in vids]
+        sizes = [v.links.size for v in items]
+        self.link = np.concatenate([v.links for v in items]) if items else np.zeros(0, int)
+        self.mult = np.concatenate([v.mult for v in items]) if items else np.zeros(0)
+        self.vector = np.repeat(np.arange(len(items)), sizes)
+        self.links = links
+
+    def per_group(self, links: np.ndarray, group: np.ndarray, groups: int) -> np.ndarray:
+        """Bytes per bin carried by ``links`` summed per ``group`` (``groups`` x bins)."""
+        from scipy.sparse import coo_matrix
+
+        of_link = np.full(self.links, -1, dtype=np.int64)
+        of_link[links] = group
+        g = of_link[self.link] if self.link.size else np.zeros(0, np.int64)
+        keep = g >= 0
+        matrix = coo_matrix((self.mult[keep], (g[keep], self.vector[keep])),
+                            shape=(groups, self.rows.shape[0])).tocsr()
+        return np.asarray(matrix @ self.rows, dtype=float).reshape(groups, -1)
+
+
+def switch_of_links(net: Network, links: np.ndarray, tier: str) -> np.ndarray:
+    """The switch node each link attaches to: its end in the switch tier named like the
+    link tier (a ``spine`` link's spine switch), else its higher switch end; -1 for a
+    link between two non-switches (or when the network has no switch tiers)."""
+    if net.node_tier.size == 0:
+        return np.full(links.size, -1, dtype=np.int64)
+    ends = np.stack([net.tail[links], net.head[links]], axis=1)
+    level = net.node_tier[ends].astype(np.int64)
+    own = SWITCH_TIERS.index(tier) if tier in SWITCH_TIERS else -2
+    score = np.where(level == own, 1 << 20, level)  # own tier first, else the higher one
+    best = np.argmax(score, axis=1)
+    chosen = ends[np.arange(links.size), best]
+    return np.where(level[np.arange(links.size), best] >= 0, chosen, -1)
+
+
+def _switch_rows(net: Network, carried: _BinnedVectors, links: np.ndarray,
+                 nbytes: np.ndarray, hot: np.ndarray, tier: str, top: int
+                 ) -> dict[str, list[Any]]:
+    """The busiest switches of one tier (most bytes through their links of the tier)."""
+    switch = switch_of_links(net, links, tier)
+    attached = switch >= 0
+    if not attached.any():
+        return {"names": [], "links": [], "hot_links": [], "utilization": []}
+    nodes, group = np.unique(switch[attached], return_inverse=True)
+    total = np.bincount(group, weights=nbytes[attached], minlength=nodes.size)
+    chosen = np.argsort(-total, kind="stable")[:top]
+    rank = np.full(nodes.size, -1, dtype=np.int64)
+    rank[chosen] = np.arange(chosen.size)
+    member = rank[group] >= 0
+    ids, row = links[attached][member], rank[group][member]
+    util = carried.per_group(ids, row, chosen.size)
+    cap = np.bincount(row, weights=net.capacity_bytes_per_s[ids], minlength=chosen.size)
+    count = np.bincount(row, minlength=chosen.size)
+    hot_count = np.bincount(row, weights=hot[attached][member], minlength=chosen.size)
+    return {"names": [node_name(net.nodes[v]) for v in nodes[chosen].tolist()],
+            "links": count.tolist(), "hot_links": hot_count.astype(int).tolist(),
+            "utilization": (util / (cap[:, None] * carried.width[None, :])).tolist()}
 
 
 def _vector_bytes_per_bin(env: Environment, edges: np.ndarray) -> dict[int, np.ndarray]:

@@ -1,9 +1,10 @@
 """Write a sweep's results table (CSV, JSON, Parquet when available) and its plots.
 
 The writers read the rows only (STYLE §12: exporters never reach into model internals).
-Plots: for each swept key, step time and MFU against its values, one line per
-combination of the other keys (categorical x for non-numeric values). Swept values are
-user text: every label goes through :func:`supernode.textsafe.plot_safe`.
+Plots (:mod:`supernode.planner.sweep_plots`): for each swept key, step time and MFU
+against its values: lines over a numeric key, bars over a categorical one, one series per
+combination of the other keys (aggregated beyond eight). Swept values are user text:
+every label goes through :func:`supernode.textsafe.plot_safe`.
 
 :func:`write_results` writes the whole set (tables and plots) all or none
 (:func:`supernode.outputs.output_folder`): a failure or a signal part-way leaves the
@@ -20,9 +21,6 @@ from typing import Any
 
 from supernode.outputs import output_errors, output_folder
 from supernode.planner.sweep_run import METRIC_COLUMNS
-from supernode.textsafe import plot_safe
-
-MAX_LINES_WITH_LEGEND = 8
 
 
 def columns(keys: list[str]) -> list[str]:
@@ -89,10 +87,6 @@ def _write_parquet(rows: list[dict[str, Any]], cols: list[str], path: Path) -> P
     return path
 
 
-def _label(value: Any) -> str:
-    return json.dumps(value) if isinstance(value, list | dict) else str(value)
-
-
 def _slug(key: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", key).strip("_")
 
@@ -107,43 +101,9 @@ def plot_axes(rows: list[dict[str, Any]], keys: list[str], out: str | Path,
 
 
 def _plot_axes(rows: list[dict[str, Any]], keys: list[str], out: Path) -> list[Path]:
-    import matplotlib
+    """One PNG per swept key (:func:`supernode.planner.sweep_plots.plot_key`)."""
+    from supernode.planner.sweep_plots import plot_key
+    from supernode.plotting import save_png
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    ok = [r for r in rows if r.get("status") == "ok"]
-    paths = []
-    for key in keys:
-        values = list(dict.fromkeys(_label(r.get(key)) for r in rows))
-        numeric = all(isinstance(r.get(key), int | float) and not isinstance(r.get(key), bool)
-                      for r in rows)
-        others = [k for k in keys if k != key]
-        lines: dict[str, list[dict[str, Any]]] = {}
-        for r in ok:
-            name = ", ".join(f"{k}={_label(r.get(k))}" for k in others) or "all"
-            lines.setdefault(name, []).append(r)
-        fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(11, 4))
-        for name, group in lines.items():
-            group = sorted(group, key=lambda r: r[key] if numeric else values.index(
-                _label(r.get(key))))
-            xs = [r[key] if numeric else values.index(_label(r.get(key))) for r in group]
-            ax_t.plot(xs, [r["step_time_s"] for r in group], marker="o", label=plot_safe(name))
-            ax_m.plot(xs, [100 * r["mfu"] for r in group], marker="o", label=plot_safe(name))
-        for ax, title in ((ax_t, "step time (s)"), (ax_m, "MFU (%)")):
-            ax.set_xlabel(plot_safe(key))
-            ax.set_title(title)
-            ax.grid(True, alpha=0.3)
-            if not numeric:
-                ax.set_xticks(range(len(values)), [plot_safe(v) for v in values],
-                              rotation=30, ha="right")
-        if 1 < len(lines) <= MAX_LINES_WITH_LEGEND:
-            ax_m.legend(fontsize=7)
-        fig.tight_layout()
-        path = out / f"plot_{_slug(key)}.png"
-        try:
-            fig.savefig(path, dpi=110, format="png")
-        finally:
-            plt.close(fig)
-        paths.append(path)
-    return paths
+    return [save_png(plot_key(rows, keys, key), out / f"plot_{_slug(key)}.png")
+            for key in keys]

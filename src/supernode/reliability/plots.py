@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from supernode.outputs import output_folder
+from supernode.plotting import legend_outside, pyplot, save_png
 from supernode.reliability.goodput import daly_goodput
 from supernode.reliability.result import ReliabilityResult
 from supernode.textsafe import plot_safe
@@ -27,7 +28,7 @@ def _distribution(ax, result: ReliabilityResult) -> None:
     ax.set_ylabel("runs")
     ax.set_title(plot_safe(f"{result.cluster}: {mc['runs']} runs of "
                            f"{mc['horizon_s'] / 86400:g} days"))
-    ax.legend()
+    legend_outside(ax)
 
 
 def _interval(ax, result: ReliabilityResult) -> None:
@@ -43,7 +44,7 @@ def _interval(ax, result: ReliabilityResult) -> None:
     ax.set_xscale("log")
     ax.set_xlabel("checkpoint interval (minutes of work)")
     ax.set_ylabel("goodput")
-    ax.legend(fontsize="small")
+    legend_outside(ax)
 
 
 def _components(ax, result: ReliabilityResult) -> None:
@@ -51,29 +52,25 @@ def _components(ax, result: ReliabilityResult) -> None:
     names = list(data["failures_per_day_by_component"])
     total = [data["failures_per_day_by_component"][n] for n in names]
     stops = [data["interruptions_per_day_by_component"].get(n, 0.0) for n in names]
-    ax.barh(names, total, color="#bbbbbb", label="failures")
-    ax.barh(names, stops, color="#cc3311", label="job interruptions")
+    ax.barh([plot_safe(n) for n in names], total, color="#bbbbbb", label="failures")
+    ax.barh([plot_safe(n) for n in names], stops, color="#cc3311", label="job interruptions")
     ax.set_xlabel("per day")
     ax.invert_yaxis()
-    ax.legend()
+    legend_outside(ax)
 
 
 def write_plots(result: ReliabilityResult, directory: str | Path, option: str = "--plot"
                 ) -> list[Path]:
-    """Write the three PNGs into ``directory`` (all or none); return their final paths."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    """Write the three PNGs into ``directory`` (all or none, identical bytes for an
+    identical result; legends beside the data); return their final paths."""
+    plt = pyplot()
     names = {"goodput_distribution.png": _distribution,
              "checkpoint_interval.png": _interval,
              "interruptions_by_component.png": _components}
     with output_folder(directory, option) as staging:
         for name, draw in names.items():
-            fig, ax = plt.subplots(figsize=(7, 4.2))
+            fig, ax = plt.subplots(figsize=(9, 4.2))
             draw(ax, result)
             fig.tight_layout()
-            fig.savefig(staging / name, dpi=110)
-            plt.close(fig)
+            save_png(fig, staging / name)
     return [Path(directory) / n for n in names]

@@ -6,7 +6,8 @@ from closed forms (:mod:`supernode.topology.metrics`) and never need it.
 
 from __future__ import annotations
 
-import networkx as nx
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from supernode.spec.resolve import Cluster
@@ -20,6 +21,9 @@ from supernode.topology.graph import (
     new_graph,
 )
 from supernode.topology.kinds import SCALE_UP_KINDS, switch_type
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 #: PCIe payload rate per lane and direction in Gb/s, by generation (after line coding:
 #: 8b/10b for gen 1-2, 128b/130b for gen 3-5, FLIT for gen 6-7 taken at 242/256).

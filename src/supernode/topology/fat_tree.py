@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
 
 from supernode.topology.graph import (
@@ -31,6 +31,9 @@ from supernode.topology.graph import (
     spread_count,
 )
 from supernode.topology.sizing import FatTreeSizing, RadixError, size_fat_tree
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,11 @@ capacity of an edge per direction is ``count * bandwidth_bytes_per_s``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
+if TYPE_CHECKING:
+    import networkx as nx
+
 
 NODE_KINDS = ("accelerator", "cpu", "nic", "switch")
 #: Link tiers inside a scale-up domain: direct accelerator links, accelerator to first-tier
@@ -87,6 +89,8 @@ class Place:
 
 def new_graph(name: str = "") -> nx.Graph:
     """An empty undirected topology graph."""
+    import networkx as nx  # only graph builds pay for networkx (closed forms do not)
+
     return nx.Graph(name=name)
 
 

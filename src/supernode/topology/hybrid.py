@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from supernode.topology.graph import (
     LinkType,
@@ -24,6 +23,9 @@ from supernode.topology.scale_up import (
     _add_torus,
     _check_radix,
 )
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 def default_hybrid_chips(n: int, uplinks: int, radix: int | None) -> int:

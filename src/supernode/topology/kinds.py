@@ -10,8 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from supernode.errors import InputError
 from supernode.spec.resolve import ScaleUp, Switch, ports_per_dimension
@@ -31,6 +30,9 @@ from supernode.topology.scale_up import (
     _add_torus,
     _add_two_tier,
 )
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 #: Largest irregular domain whose hop counts are computed on its graph (accelerators).
 MAX_GRAPH_DOMAIN = 4096

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from supernode.spec.resolve import ports_per_dimension
 from supernode.topology.graph import (
@@ -27,6 +26,9 @@ from supernode.topology.graph import (
     spread,
 )
 from supernode.topology.sizing import RadixError, _smallest_even_divisor
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 DEFAULT_LINK = LinkType(bandwidth_bytes_per_s=25e9, latency_s=0.0, medium="copper")
 

@@ -1,0 +1,115 @@
+"""What every PNG plot of the toolkit shares: the Agg backend, loaded on first use; one
+palette; legends outside the data; hot marks; byte-identical files for identical inputs.
+
+Matplotlib costs about 0.3 s to import, so nothing imports it until a plot is drawn
+(:func:`pyplot`). :func:`save_png` writes with a fixed resolution and no ``Software``
+stamp (the PNG then depends on the figure alone: same inputs and matplotlib version, same
+bytes) and closes the figure whatever happens. User text is drawn through
+:func:`supernode.textsafe.plot_safe` by the callers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+#: Colours of the parallel dimensions and step categories (the design report uses them too).
+COLOURS = {"compute": "#4c72b0", "optimizer": "#8172b3", "tp": "#dd8452", "cp": "#937860",
+           "ep": "#c44e52", "pp": "#55a868", "dp": "#da8bc3", "dp_expert": "#e377c2",
+           "communication": "#8c8c8c", "pipeline_bubble": "#ccb974", "other": "#bbbbbb",
+           "tp_comm": "#dd8452", "cp_comm": "#937860", "ep_comm": "#c44e52",
+           "pp_comm": "#55a868", "dp_comm": "#da8bc3"}
+#: Colour of whatever is over a line (hot links, a missed threshold).
+HOT = "#d62728"
+#: The mark put before the label of a hot link or switch.
+HOT_MARK = "▲ "
+#: A colour per series beyond the named ones (matplotlib's tab10, fixed order).
+SERIES = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+          "#7f7f7f", "#bcbd22", "#17becf")
+DPI = 110
+
+
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the Agg backend (imported on first use)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def colour(name: str) -> str:
+    """The palette colour of a category (grey for anything unnamed)."""
+    return COLOURS.get(name, "#999999")
+
+
+def series_colour(index: int) -> str:
+    """The colour of the ``index``-th series of a plot."""
+    return SERIES[index % len(SERIES)]
+
+
+def legend_outside(ax: Any, handles: Any = None, labels: Any = None, **kw: Any) -> Any:
+    """A legend right of the axes (never over the data); None when there is nothing."""
+    if handles is None:
+        handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return None
+    options = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "fontsize": 8,
+               "frameon": False, "borderaxespad": 0.0, **kw}
+    return ax.legend(handles, labels, **options)
+
+
+def mark_hot_labels(ax: Any, hot: list[bool], axis: str = "y") -> None:
+    """Colour the tick labels of the hot rows (their text already starts with
+    :data:`HOT_MARK`)."""
+    labels = ax.get_yticklabels() if axis == "y" else ax.get_xticklabels()
+    for label, is_hot in zip(labels, hot, strict=False):
+        if is_hot:
+            label.set_color(HOT)
+            label.set_fontweight("bold")
+
+
+def hot_label(name: str, hot: bool) -> str:
+    """A row label with the hot mark in front when ``hot``."""
+    return f"{HOT_MARK}{name}" if hot else name
+
+
+def stacked_axes(rows: list[int], label_chars: int, width_in: float = 11.0,
+                 row_in: float = 0.2, right_in: float = 1.3, title_in: float = 0.3,
+                 sharex: bool = True) -> tuple[Any, list[Any]]:
+    """A figure of panels stacked top to bottom, each ``rows[i]`` rows of ``row_in``
+    inches tall, with a left margin for labels of ``label_chars`` characters and
+    ``right_in`` inches on the right for a colour bar or legend.
+
+    Laid out by arithmetic (no constrained or tight layout, which measure every text and
+    cost several times the drawing), so the figure costs the same at any size.
+    """
+    plt = pyplot()
+    left_in = min(4.5, 0.35 + 0.062 * label_chars)
+    top_in, bottom_in = 0.45, 0.55
+    heights = [max(r, 1) * row_in for r in rows]
+    height_in = top_in + bottom_in + sum(heights) + title_in * len(rows)
+    fig = plt.figure(figsize=(width_in, height_in))
+    axes: list[Any] = []
+    y = height_in - top_in
+    for h in heights:
+        y -= title_in + h
+        ax = fig.add_axes((left_in / width_in, y / height_in,
+                           (width_in - left_in - right_in) / width_in, h / height_in),
+                          sharex=axes[0] if sharex and axes else None)
+        axes.append(ax)
+    for ax in axes[:-1]:
+        ax.tick_params(labelbottom=False)
+    return fig, axes
+
+
+def save_png(fig: Any, path: str | Path) -> Path:
+    """Write ``fig`` as a PNG at :data:`DPI` (no software stamp: identical inputs give
+    identical bytes) and close it, even when the write fails."""
+    plt = pyplot()
+    try:
+        fig.savefig(path, dpi=DPI, format="png", metadata={"Software": None})
+    finally:
+        plt.close(fig)
+    return Path(path)
