@@ -26,7 +26,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import nbinom
 
 from supernode.errors import InputError
 from supernode.links.fec import (
@@ -113,6 +112,8 @@ def retry_latency_quantile_s(q: float, frames: int, p: float, retry_s: float) ->
         return 0.0
     if p >= 1.0:
         return math.inf
+    from scipy.stats import nbinom  # scipy.stats costs 0.5 s to import: only when asked
+
     return float(nbinom.ppf(q, frames, 1.0 - p)) * retry_s
 
 
