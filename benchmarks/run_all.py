@@ -44,10 +44,11 @@ def run(name: str, repeats: int) -> tuple[str, int, float]:
 
 def write(text: str, name: str, output: str) -> tuple[str, bool]:
     """``text`` with the block of ``name`` replaced by ``output`` (False: no markers)."""
-    pattern = re.compile(rf"(<!-- begin {name} -->\n).*?(\n<!-- end {name} -->)", re.S)
+    pattern = re.compile(rf"(<!-- begin {name} -->\n).*?(<!-- end {name} -->)", re.S)
     if not pattern.search(text):
         return text, False
-    return pattern.sub(lambda m: m.group(1) + output + m.group(2), text), True
+    return pattern.sub(lambda m: m.group(1) + output.rstrip("\n") + "\n" + m.group(2),
+                       text), True
 
 
 def main(argv: list[str]) -> int:

@@ -59,6 +59,8 @@ def test_run_all_replaces_only_its_block() -> None:
     new, marked = run_all.write(text, "x_bench", "| new |")
     assert marked and new == "a\n<!-- begin x_bench -->\n| new |\n<!-- end x_bench -->\nb\n"
     assert run_all.write(text, "y_bench", "z") == (text, False)
+    empty = "a\n<!-- begin x_bench -->\n<!-- end x_bench -->\nb\n"  # a block never filled
+    assert run_all.write(empty, "x_bench", "| new |\n")[0] == new
     names = run_all.scripts()
     assert names[:len(run_all.SCRIPTS)] == list(run_all.SCRIPTS)
     assert all((BENCH / f"{n}.py").is_file() for n in names)
