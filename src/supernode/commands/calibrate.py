@@ -22,6 +22,13 @@ from rich.table import Table
 
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
+from supernode.commands._results_options import (
+    RanksPerDomain,
+    RunsCluster,
+    TimingPlacement,
+    UnsaidOp,
+    UnsaidRanks,
+)
 from supernode.errors import InputError
 from supernode.textsafe import rich_safe
 
@@ -107,20 +114,17 @@ def _print_summary(doc: dict[str, Any]) -> None:
 @app.command("calibrate")
 @handles_input_errors
 def calibrate_command(
+    cluster: RunsCluster,
     results: list[Path] = typer.Argument(..., help="Results files (nccl-tests, rccl-tests "
                                                    "outputs, measurement sets)."),
-    cluster: str = typer.Option(..., "--cluster", help="Cluster file or preset the runs used."),
     out: Path | None = typer.Option(None, "--out", help="Write the calibration file here "
                                     "(atomically); without it nothing is written."),
     date: str | None = typer.Option(None, "--date", help="When the runs were made "
                                     "(YYYY-MM-DD), recorded in the file."),
-    op: str = typer.Option(None, "--op", help="Collective, for outputs that do not say."),
-    ranks: int = typer.Option(None, "--ranks", help="Ranks, for outputs that do not say."),
-    ranks_per_domain: int = typer.Option(None, "--ranks-per-domain",
-                                         help="Job ranks per scale-up domain (default: hosts "
-                                              "split evenly over the fewest domains)."),
-    placement: str = typer.Option("out_of_place", "--placement",
-                                  help="out_of_place or in_place timings."),
+    op: UnsaidOp = None,
+    ranks: UnsaidRanks = None,
+    ranks_per_domain: RanksPerDomain = None,
+    placement: TimingPlacement = "out_of_place",
     json_output: bool = typer.Option(False, "--json", help="Print the calibration as JSON."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:

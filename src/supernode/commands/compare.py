@@ -21,6 +21,13 @@ from rich.table import Table
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
 from supernode.commands._plan_options import CalibrationFile, calibrated
+from supernode.commands._results_options import (
+    RanksPerDomain,
+    RunsCluster,
+    TimingPlacement,
+    UnsaidOp,
+    UnsaidRanks,
+)
 from supernode.measurements.findings import size_label
 from supernode.measurements.report import report_dict
 from supernode.measurements.run import compare_results
@@ -116,16 +123,13 @@ def _print_report(data: dict[str, Any], plots: list[str]) -> None:
 @handles_input_errors
 @calibrated
 def compare_command(
+    cluster: RunsCluster,
     results: list[Path] = typer.Argument(..., help="Results files (nccl-tests, rccl-tests, "
                                                    "perftest, nvbandwidth, NCCL logs, sets)."),
-    cluster: str = typer.Option(..., "--cluster", help="Cluster file or preset the runs used."),
-    op: str = typer.Option(None, "--op", help="Collective, for outputs that do not say."),
-    ranks: int = typer.Option(None, "--ranks", help="Ranks, for outputs that do not say."),
-    ranks_per_domain: int = typer.Option(None, "--ranks-per-domain",
-                                         help="Job ranks per scale-up domain (default: hosts "
-                                              "split evenly over the fewest domains)."),
-    placement: str = typer.Option("out_of_place", "--placement",
-                                  help="out_of_place or in_place timings."),
+    op: UnsaidOp = None,
+    ranks: UnsaidRanks = None,
+    ranks_per_domain: RanksPerDomain = None,
+    placement: TimingPlacement = "out_of_place",
     fail_below: float = typer.Option(None, "--fail-below", metavar="SHARE",
                                      help="Exit 1 when a row is under SHARE x the prediction."),
     plot: Path = typer.Option(None, "--plot", help="Write busbw plots into this folder."),

@@ -18,6 +18,7 @@ import typer
 
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors
+from supernode.commands._results_options import UnsaidOp, UnsaidRanks
 from supernode.errors import InputError
 from supernode.importers.nvidia_smi import read_topo
 from supernode.importers.nvidia_smi_host import import_host, render_yaml, summary_lines
@@ -104,8 +105,8 @@ def _emit(text: str, output: str | None, inputs: list[Path], as_json: bool,
 def results_command(
     files: list[Path] = typer.Argument(..., help="nccl-tests/rccl-tests, perftest, "
                                                  "nvbandwidth outputs or NCCL_DEBUG logs."),
-    op: str = typer.Option(None, "--op", help="Collective, for outputs that do not say."),
-    ranks: int = typer.Option(None, "--ranks", help="Ranks, for outputs that do not say."),
+    op: UnsaidOp = None,
+    ranks: UnsaidRanks = None,
     ranks_per_domain: int = typer.Option(None, "--ranks-per-domain",
                                          help="Job ranks per scale-up domain, if known."),
     as_json: bool = typer.Option(False, "--json", help="Print the sets as JSON."),

@@ -11,15 +11,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from supernode.plotting import COLOURS, HOT  # noqa: E402,F401  (one palette for every figure)
 from supernode.textsafe import plot_safe  # noqa: E402
-
-#: Colours of parallel dimensions and categories (shared by every figure).
-COLOURS = {"compute": "#4c72b0", "optimizer": "#8172b3", "tp": "#dd8452", "cp": "#937860",
-           "ep": "#c44e52", "pp": "#55a868", "dp": "#da8bc3", "dp_expert": "#e377c2",
-           "communication": "#8c8c8c", "pipeline_bubble": "#ccb974", "other": "#bbbbbb",
-           "tp_comm": "#dd8452", "cp_comm": "#937860", "ep_comm": "#c44e52",
-           "pp_comm": "#55a868", "dp_comm": "#da8bc3"}
-HOT = "#d62728"
 
 
 def svg_of(fig: Any) -> str:
