@@ -169,11 +169,12 @@ class Choice:
 
 def choose(op: str, message_bytes, ranks, fabric: Fabric, algorithm: str | None = None, *,
            tables: Tables | Mapping[str, EfficiencyTable] | None = None,
-           candidates: tuple[str, ...] | None = None) -> Choice:
+           candidates: tuple[str, ...] | None = None, explain: bool = True) -> Choice:
     """The fastest runnable algorithm and protocol per element, with its time (arrays).
 
     A named ``algorithm`` that cannot run on the group is an :class:`InputError` that
-    says why (never an infinite time).
+    says why (never an infinite time). ``explain`` False leaves the binding and crossed
+    tiers empty (they cost a third of the choice; the step model needs only the time).
     """
     check_op(op)
     tables = as_tables(tables)
@@ -198,6 +199,8 @@ def choose(op: str, message_bytes, ranks, fabric: Fabric, algorithm: str | None 
         out_t[sel] = np.take_along_axis(times, best[None], axis=0)[0]
         out_a[sel] = np.array([o.algorithm for o in runnable], dtype=object)[best]
         out_p[sel] = np.array([o.protocol for o in runnable], dtype=object)[best]
+        if not explain:
+            continue
         binds = np.stack([binding_tier(o.schedule, sizes, tables) for o in runnable])
         out_b[sel] = np.take_along_axis(binds, best[None], axis=0)[0]
         levels = runnable[0].schedule.levels
@@ -229,7 +232,7 @@ def collective_time_s(op: str, message_bytes, ranks, fabric: Fabric,
     'nvls'
     """
     choice = choose(op, message_bytes, ranks, fabric, algorithm, tables=tables,
-                    candidates=candidates)
+                    candidates=candidates, explain=False)
     if choice.time_s.ndim == 0:
         return float(choice.time_s), str(choice.algorithm)
     return choice.time_s, choice.algorithm
