@@ -67,11 +67,22 @@ def _tier_stats(members: np.ndarray, inner: int, outer_size: int
     rows = np.repeat(np.arange(members.shape[0], dtype=np.int64), members.shape[1])
     flat = members.ravel()
     block, part = flat // outer_size, flat // inner
-    keys = np.stack([rows, block, part], axis=1)
-    triples, counts = np.unique(keys, axis=0, return_counts=True)
-    _, first = np.unique(triples[:, :2], axis=0, return_index=True)
-    first = np.sort(first)
-    bounds = np.append(first, triples.shape[0])
+    blocks, parts_ = int(block.max()) + 1, int(part.max()) + 1
+    if members.shape[0] * blocks * parts_ < 2**62:
+        # (row, block, part) as one int64 in lexicographic order: a 1-D sort, ~50x faster
+        # than np.unique(axis=0) on the triples (which sorts them as void records)
+        key = (rows * blocks + block) * parts_ + part
+        unique, counts = np.unique(key, return_counts=True)
+        row_block = unique // parts_
+        first = np.flatnonzero(np.r_[True, row_block[1:] != row_block[:-1]])
+        total = unique.shape[0]
+    else:
+        triples, counts = np.unique(np.stack([rows, block, part], axis=1), axis=0,
+                                    return_counts=True)
+        _, first = np.unique(triples[:, :2], axis=0, return_index=True)
+        first = np.sort(first)
+        total = triples.shape[0]
+    bounds = np.append(first, total)
     smallest = np.minimum.reduceat(counts, first)
     largest = np.maximum.reduceat(counts, first)
     parts = np.diff(bounds)
