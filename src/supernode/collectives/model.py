@@ -27,6 +27,7 @@ and protocol per size (``src/graph/tuning.cc``). Schedules are cached per group 
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -167,6 +168,14 @@ class Choice:
     crossed: np.ndarray
 
 
+#: Choices remembered per process (most recent last), and the largest input remembered:
+#: the planner, the reliability and scheduling stages ask the same question many times
+#: (a design review: 12,555 choices, 3,205 distinct).
+_MEMO: OrderedDict[tuple, tuple[Tables, Choice]] = OrderedDict()
+MEMO_ENTRIES = 8192
+MEMO_MAX_ELEMENTS = 4096
+
+
 def choose(op: str, message_bytes, ranks, fabric: Fabric, algorithm: str | None = None, *,
            tables: Tables | Mapping[str, EfficiencyTable] | None = None,
            candidates: tuple[str, ...] | None = None, explain: bool = True) -> Choice:
@@ -175,11 +184,38 @@ def choose(op: str, message_bytes, ranks, fabric: Fabric, algorithm: str | None 
     A named ``algorithm`` that cannot run on the group is an :class:`InputError` that
     says why (never an infinite time). ``explain`` False leaves the binding and crossed
     tiers empty (they cost a third of the choice; the step model needs only the time).
+    Answers to small inputs are remembered (keyed on the exact bytes, ranks, fabric,
+    candidates and tables object); each call gets its own arrays.
     """
     check_op(op)
     tables = as_tables(tables)
-    s, n = _check_inputs(message_bytes, ranks, fabric)
     names = _names(op, algorithm, candidates)
+    s_in, n_in = np.asarray(message_bytes), np.asarray(ranks)
+    if s_in.size + n_in.size > MEMO_MAX_ELEMENTS:
+        return _choose(op, message_bytes, ranks, fabric, tables, names, explain)
+    key = (op, s_in.dtype.str, s_in.shape, s_in.tobytes(), n_in.dtype.str, n_in.shape,
+           n_in.tobytes(), fabric, names, id(tables), explain)
+    hit = _MEMO.get(key)
+    if hit is not None and hit[0] is tables:
+        _MEMO.move_to_end(key)
+        return _copy(hit[1])
+    choice = _choose(op, message_bytes, ranks, fabric, tables, names, explain)
+    _MEMO[key] = (tables, choice)  # the tables held: their id cannot be reused meanwhile
+    if len(_MEMO) > MEMO_ENTRIES:
+        _MEMO.popitem(last=False)
+    return _copy(choice)
+
+
+def _copy(choice: Choice) -> Choice:
+    return Choice(*(np.array(a, copy=True) for a in (choice.time_s, choice.algorithm,
+                                                     choice.protocol, choice.binding,
+                                                     choice.crossed)))
+
+
+def _choose(op: str, message_bytes, ranks, fabric: Fabric, tables: Tables,
+            names: tuple[str, ...], explain: bool) -> Choice:
+    """:func:`choose` itself, without the memo."""
+    s, n = _check_inputs(message_bytes, ranks, fabric)
     out_t = np.zeros(s.shape)
     out_a = np.full(s.shape, names[0], dtype=object)
     out_p = np.full(s.shape, "", dtype=object)
