@@ -32,9 +32,6 @@ from supernode.commands._results_options import (
 from supernode.errors import InputError
 from supernode.textsafe import rich_safe
 
-#: Most results files one calibration reads.
-MAX_RESULTS_FILES = 256
-
 
 def read_sources(paths: list[Path], op: str | None, ranks: int | None,
                  ranks_per_domain: int | None, progress=None) -> tuple[list, list[dict]]:
@@ -43,6 +40,7 @@ def read_sources(paths: list[Path], op: str | None, ranks: int | None,
     from supernode.importers.benchtext import MAX_RESULTS_BYTES
     from supernode.inputs import read_text_file
     from supernode.measurements.reader import results_from_text
+    from supernode.measurements.run import MAX_RESULTS_FILES  # the same limit as compare
 
     if not paths:
         raise InputError("RESULTS", "give at least one results file")
