@@ -133,6 +133,33 @@ def _command_cases() -> list[Limit]:
                          "1"], {}, "1,048,576"),
         ("nvidia-smi text", ["import", "nvidia-smi-topo", "topo.txt", "--accelerator",
                              "gb300"], {"topo.txt": TOPO + "x" * 2**20}, "1,048,576"),
+        *_later_command_cases(),
+    ]
+
+
+def _later_command_cases() -> list[Limit]:
+    """Limits of the commands added after the fuzz suite (docs/limits.md, per command)."""
+    rel = ["reliability", "--cluster", "hgx-h100", "--workload", "llama3-8b"]
+    many_results = {f"r{i:03d}.txt": "" for i in range(257)}
+    many_snapshots = {f"s{i:05d}.prom": "" for i in range(10_001)}
+    return [
+        ("reliability days", [*rel, "--days", "3651"], {}, "3,650"),
+        ("reliability runs", [*rel, "--runs", "100001"], {}, "100,000"),
+        ("trace bytes", ["schedule", "--cluster", "hgx-h100", "--trace", "t.csv"],
+         {"t.csv": "sparse:67108865"}, "the limit is 67,108,864"),
+        ("results files", ["compare", "--cluster", "hgx-h100", *many_results],
+         many_results, "256"),
+        ("calibration results files", ["calibrate", "--cluster", "hgx-h100",
+                                       *many_results], many_results, "256"),
+        ("snapshots", ["health", *many_snapshots], many_snapshots, "10,000"),
+        ("NCCL XML bytes", ["import", "nccl-xml", "t.xml"], {"t.xml": "sparse:1048577"},
+         "1,048,576"),
+        ("rule pack bytes", ["check", "--cluster", "hgx-h100", "--workload", "llama3-8b",
+                             "--rules", "p.yaml"], {"p.yaml": "sparse:1048577"},
+         "1,048,576"),
+        ("monitored accelerators", ["monitor", "rules", "--cluster", "big.yaml", "--out",
+                                    "pack"], {"big.yaml": BIG_1M}, "262,144"),
+        ("bit error rate", ["link", "infiniband-ndr", "--ber", "0.6"], {}, "[0, 0.5]"),
     ]
 
 

@@ -72,7 +72,7 @@ class ReliabilityOptions:
 
 
 def _check(o: ReliabilityOptions) -> None:
-    checks = [("days", 0 < o.days <= MAX_DAYS, f"in (0, {MAX_DAYS:g}]"),
+    checks = [("days", 0 < o.days <= MAX_DAYS, f"in (0, {MAX_DAYS:,.0f}]"),
               ("runs", 1 <= o.runs <= MAX_RUNS, f"in [1, {MAX_RUNS:,}]"),
               ("weibull_shape", 0.1 <= o.weibull_shape <= 10, "in [0.1, 10]"),
               ("seed", 0 <= o.seed < 2**63, "in [0, 2^63)"),
