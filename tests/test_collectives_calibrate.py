@@ -6,11 +6,8 @@ import numpy as np
 import pytest
 
 from supernode.collectives import calibrate, load_efficiency_tables
-from supernode.collectives.efficiency import (
-    efficiency_curve,
-    read_efficiency_file,
-    tables_from_file_spec,
-)
+from supernode.collectives.efficiency import efficiency_curve
+from supernode.collectives.efficiency_file import read_efficiency_file, tables_from_file_spec
 from supernode.errors import InputError
 
 

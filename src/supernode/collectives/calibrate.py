@@ -41,9 +41,9 @@ from scipy.optimize import least_squares
 from scipy.stats import qmc
 
 from supernode.collectives.busbw import busbw_bytes_per_s
-from supernode.collectives.efficiency import (
+from supernode.collectives.efficiency import Tables
+from supernode.collectives.efficiency_file import (
     EfficiencyFileSpec,
-    Tables,
     default_efficiency_path,
     read_efficiency_file,
     resolve_values,

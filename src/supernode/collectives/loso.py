@@ -34,7 +34,7 @@ from supernode.collectives.calibrate import (
     read_cases,
     with_values,
 )
-from supernode.collectives.efficiency import (
+from supernode.collectives.efficiency_file import (
     EfficiencyFileSpec,
     read_efficiency_file,
     tables_from_file_spec,

@@ -25,14 +25,12 @@ import yaml
 from pydantic import Field, field_validator
 
 from supernode.collectives.calibrate import BOUNDS, Key, with_values
-from supernode.collectives.efficiency import (
-    FITTABLE,
-    Tables,
+from supernode.collectives.efficiency import FITTABLE, Tables, tables_in_force
+from supernode.collectives.efficiency_file import (
     default_efficiency_path,
     read_efficiency_file,
     resolve_values,
     tables_from_file_spec,
-    tables_in_force,
 )
 from supernode.errors import InputError
 from supernode.inputs import read_bytes_file

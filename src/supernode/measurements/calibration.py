@@ -37,8 +37,8 @@ from supernode.collectives.calibrate import (
     log_errors,
     with_values,
 )
-from supernode.collectives.efficiency import (
-    FITTABLE,
+from supernode.collectives.efficiency import FITTABLE
+from supernode.collectives.efficiency_file import (
     EfficiencyFileSpec,
     read_efficiency_file,
     resolve_values,

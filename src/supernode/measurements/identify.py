@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from supernode.collectives.calibrate import BOUNDS, CaseGroup, Key, log_errors, with_values
-from supernode.collectives.efficiency import EfficiencyFileSpec, tables_from_file_spec
+from supernode.collectives.efficiency_file import EfficiencyFileSpec, tables_from_file_spec
 
 SENSITIVITY_MIN = 0.01
 NOISE_FLOOR = 0.01
