@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from supernode.collectives import calibrate, load_efficiency_tables
+from supernode.collectives import calibrate, case_groups, load_efficiency_tables
 from supernode.collectives.efficiency import efficiency_curve
 from supernode.collectives.efficiency_file import read_efficiency_file, tables_from_file_spec
 from supernode.errors import InputError
 
 
 def _groups():
-    return calibrate.collective_groups(calibrate.read_cases())
+    return case_groups.collective_groups(case_groups.read_cases())
 
 
 def test_calibration_check_passes(capsys):
@@ -57,16 +57,16 @@ def test_priors_never_come_from_the_committed_fit():
 
 
 def test_committed_tables_fit_the_cases():
-    errors = calibrate.log_errors(_groups(), load_efficiency_tables())
+    errors = case_groups.log_errors(_groups(), load_efficiency_tables())
     assert len(errors) >= 30
     assert np.median(np.abs(errors)) < 0.05
 
 
 def test_source_key_is_the_benchmark_page():
-    key = calibrate.source_key("oracle-quickstart/oci-gpu-quickstarts nvidia/GB200/"
+    key = case_groups.source_key("oracle-quickstart/oci-gpu-quickstarts nvidia/GB200/"
                                "README-GB200.md @2a52, '#### NCCL All Reduce'")
     assert key == "oracle-quickstart/oci-gpu-quickstarts nvidia/GB200/README-GB200.md"
-    assert calibrate.source_key("Azure/AI-benchmarking-guide Azure_Results/ND_A100_v4_"
+    assert case_groups.source_key("Azure/AI-benchmarking-guide Azure_Results/ND_A100_v4_"
                                 "results.md ('NCCL Bandwidth')").endswith("ND_A100_v4_results.md")
 
 

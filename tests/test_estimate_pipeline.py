@@ -1,7 +1,7 @@
 """The step model's pipeline terms against the schedule itself (differential).
 
 The analytic model prices Megatron's (interleaved) 1F1B schedule in closed form: the
-pipeline sends on the critical path (:func:`~supernode.estimate.step.pipeline_critical_s`)
+pipeline sends on the critical path (:func:`~supernode.estimate.pipeline_comm.pipeline_critical_s`)
 and the share of passes whose expert all-to-all can hide under a partner micro-batch
 (:func:`~supernode.estimate.step.paired_share`). Here the same schedule
 (:func:`supernode.netsim.schedule.device_order`, the order the simulator runs) is
@@ -18,7 +18,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from supernode.estimate.step import paired_share, pipeline_critical_s
+from supernode.estimate.pipeline_comm import pipeline_critical_s
+from supernode.estimate.step import paired_share
 from supernode.netsim.schedule import device_order
 
 #: (p, v, m): plain 1F1B (m below, at and above p) and interleaved (m a multiple of p).

@@ -26,12 +26,10 @@ from the Jacobian at the optimum and a robust residual scale.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +38,12 @@ import yaml
 from scipy.optimize import least_squares
 from scipy.stats import qmc
 
-from supernode.collectives.busbw import busbw_bytes_per_s
-from supernode.collectives.efficiency import Tables
+from supernode.collectives.case_groups import (
+    CaseGroup,
+    collective_groups,
+    log_errors,
+    read_cases,
+)
 from supernode.collectives.efficiency_file import (
     EfficiencyFileSpec,
     default_efficiency_path,
@@ -49,12 +51,6 @@ from supernode.collectives.efficiency_file import (
     resolve_values,
     tables_from_file_spec,
 )
-from supernode.collectives.fabric import Fabric
-from supernode.collectives.model import Option, _names, options
-from supernode.collectives.schedule import schedule_time_s
-from supernode.collectives.systems import fabric_from_validation_system
-from supernode.collectives.validate import UnsupportedCase, collective_case_inputs
-from supernode.units import GBYTE_PER_S
 
 #: name -> (lower bound, upper bound), in file units.
 BOUNDS: dict[str, tuple[float, float]] = {
@@ -91,94 +87,6 @@ PROCEDURE = (
     "significant figures. Other values are sourced (each table's source).")
 
 Key = tuple[str, str]
-
-
-@dataclass(frozen=True)
-class CaseGroup:
-    """Cases sharing system, collective and ranks, predicted in one vectorised call."""
-
-    system: dict
-    op: str
-    ranks: int
-    message_bytes: np.ndarray
-    measured_gbyte_per_s: np.ndarray
-    sources: tuple[str, ...]
-    fabric: Fabric
-    runnable: tuple[Option, ...]
-
-
-def default_cases_path() -> Path:
-    """The packaged public validation file."""
-    return Path(str(resources.files("supernode") / "data" / "validation" / "public.json"))
-
-
-def source_key(source: str) -> str:
-    """One benchmark page: the citation up to its section (commit, quote, parenthesis)."""
-    text = str(source or "")
-    for mark in (" @", " (", ",", " '"):
-        text = text.split(mark)[0]
-    return text.strip()
-
-
-def case_group(op: str, ranks: int, fabric: Fabric, message_bytes, measured_gbyte_per_s,
-               sources: Sequence[str], tables: Tables, system: dict | None = None
-               ) -> CaseGroup:
-    """One group of measurements to fit: ``op`` over ``ranks`` ranks of ``fabric`` (a
-    validation system's, or a measured job's group view), busbw measured at each size
-    (bytes, GB/s), with the schedules of every algorithm NCCL could run there."""
-    runnable, _ = options(op, fabric, ranks, tables, _names(op, None, None))
-    return CaseGroup(system or {}, op, int(ranks), np.asarray(message_bytes, dtype=float),
-                     np.asarray(measured_gbyte_per_s, dtype=float), tuple(sources), fabric,
-                     runnable)
-
-
-def collective_groups(cases: Sequence[Mapping[str, Any]], tables: Tables | None = None
-                      ) -> list[CaseGroup]:
-    """Group the supported ``collective`` cases that carry a measured bus bandwidth."""
-    tables = tables or tables_from_file_spec(read_efficiency_file())
-    buckets: dict[tuple[str, str, int], list[tuple[float, float, dict, str]]] = {}
-    for case in cases:
-        measured = (case.get("measured") or {}).get("busbw_gigabytes_per_s")
-        if case.get("kind") != "collective" or not isinstance(measured, int | float):
-            continue
-        try:
-            op, ranks, size, system = collective_case_inputs(case)
-        except UnsupportedCase:
-            continue
-        key = (json.dumps(system, sort_keys=True), op, ranks)
-        buckets.setdefault(key, []).append((size, float(measured), system,
-                                            source_key(case.get("source", ""))))
-    out = []
-    for (_, op, ranks), rows in buckets.items():
-        system = rows[0][2]
-        fabric = fabric_from_validation_system(system, ranks, tables=tables)
-        out.append(case_group(op, ranks, fabric, [r[0] for r in rows], [r[1] for r in rows],
-                              [r[3] for r in rows], tables, system))
-    return out
-
-
-def _times_s(group: CaseGroup, tables: Tables, softness: float) -> np.ndarray:
-    times = np.stack([schedule_time_s(o.schedule, tables, group.message_bytes)
-                      for o in group.runnable])
-    if softness <= 0:
-        return times.min(axis=0)
-    z = -np.log(times) / softness
-    top = z.max(axis=0)
-    return np.exp(-softness * (top + np.log(np.exp(z - top).sum(axis=0))))
-
-
-def log_errors(groups: Sequence[CaseGroup], tables: Tables, softness: float = 0.0
-               ) -> np.ndarray:
-    """ln(predicted / measured bus bandwidth) of every case, group after group.
-
-    ``softness`` > 0 replaces the choice of the fastest option by a soft minimum
-    ``exp(-s·logsumexp(-ln t / s))`` (used only on the way to the hard fit).
-    """
-    out = []
-    for g in groups:
-        busbw = busbw_bytes_per_s(g.op, g.message_bytes, g.ranks, _times_s(g, tables, softness))
-        out.append(np.log(np.asarray(busbw) / GBYTE_PER_S / g.measured_gbyte_per_s))
-    return np.concatenate(out) if out else np.zeros(0)
 
 
 def tables_used(spec: EfficiencyFileSpec, groups: Sequence[CaseGroup]) -> set[str]:
@@ -336,12 +244,6 @@ def write(spec: EfficiencyFileSpec, refit: Mapping[Key, float], path: Path) -> N
                       for name, t in data["tables"].items()}
     text = yaml.safe_dump(data, sort_keys=False, width=92, allow_unicode=True)
     path.write_text(HEADER + text, encoding="utf-8")
-
-
-def read_cases(path: Path | None = None) -> list[dict]:
-    """The cases of a validation file (default: the packaged public set)."""
-    where = path or default_cases_path()
-    return json.loads(where.read_text(encoding="utf-8"))["cases"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

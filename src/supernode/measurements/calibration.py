@@ -27,16 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from supernode.collectives.calibrate import (
-    BOUNDS,
-    STARTS,
-    CaseGroup,
-    Key,
-    case_group,
-    fit,
-    log_errors,
-    with_values,
-)
+from supernode.collectives.calibrate import BOUNDS, STARTS, Key, fit, with_values
+from supernode.collectives.case_groups import CaseGroup, case_group, log_errors
 from supernode.collectives.efficiency import FITTABLE
 from supernode.collectives.efficiency_file import (
     EfficiencyFileSpec,

@@ -1,7 +1,7 @@
 """Measured collectives grouped for fitting: one group per (set, op, ranks) with its fabric.
 
 The input ``calibrate`` needs (issue 8's fitting procedure, run on one cluster's own
-measurements): like :class:`supernode.collectives.calibrate.CaseGroup`, but each group
+measurements): like :class:`supernode.collectives.case_groups.CaseGroup`, but each group
 carries the job's fabric on the cluster (:mod:`.placement`) instead of a validation
 ``system`` block.
 """

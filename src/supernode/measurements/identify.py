@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from supernode.collectives.calibrate import BOUNDS, CaseGroup, Key, log_errors, with_values
+from supernode.collectives.calibrate import BOUNDS, Key, with_values
+from supernode.collectives.case_groups import CaseGroup, log_errors
 from supernode.collectives.efficiency_file import EfficiencyFileSpec, tables_from_file_spec
 
 SENSITIVITY_MIN = 0.01
