@@ -196,7 +196,7 @@ def choose(op: str, message_bytes, ranks, fabric: Fabric, algorithm: str | None 
     key = (op, s_in.dtype.str, s_in.shape, s_in.tobytes(), n_in.dtype.str, n_in.shape,
            n_in.tobytes(), fabric, names, id(tables), explain)
     hit = _MEMO.get(key)
-    if hit is not None and hit[0] is tables:
+    if hit is not None:  # same id, and the entry holds the tables: the same object
         _MEMO.move_to_end(key)
         return _copy(hit[1])
     choice = _choose(op, message_bytes, ranks, fabric, tables, names, explain)
