@@ -27,7 +27,6 @@ and protocol per size (``src/graph/tuning.cc``). Schedules are cached per group 
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -38,6 +37,7 @@ from supernode.collectives import algorithms as flat
 from supernode.collectives import hierarchy, innetwork, torus, trees
 from supernode.collectives.algorithms import NotApplicable
 from supernode.collectives.busbw import check_op
+from supernode.collectives.choice_memo import MEMO_MAX_ELEMENTS, Choice, remembered
 from supernode.collectives.efficiency import EfficiencyTable, Tables, as_tables
 from supernode.collectives.fabric import Fabric
 from supernode.collectives.levels import group_levels, used_levels
@@ -157,25 +157,6 @@ def _names(op: str, algorithm: str | None, candidates: tuple[str, ...] | None
     return tuple(a.name for a in found)
 
 
-@dataclass(frozen=True)
-class Choice:
-    """Per message size: time (s), algorithm, protocol, and the tier that binds."""
-
-    time_s: np.ndarray
-    algorithm: np.ndarray
-    protocol: np.ndarray
-    binding: np.ndarray
-    crossed: np.ndarray
-
-
-#: Choices remembered per process (most recent last), and the largest input remembered:
-#: the planner, the reliability and scheduling stages ask the same question many times
-#: (a design review: 12,555 choices, 3,205 distinct).
-_MEMO: OrderedDict[tuple, tuple[Tables, Choice]] = OrderedDict()
-MEMO_ENTRIES = 8192
-MEMO_MAX_ELEMENTS = 4096
-
-
 def choose(op: str, message_bytes, ranks, fabric: Fabric, algorithm: str | None = None, *,
            tables: Tables | Mapping[str, EfficiencyTable] | None = None,
            candidates: tuple[str, ...] | None = None, explain: bool = True) -> Choice:
@@ -184,8 +165,9 @@ def choose(op: str, message_bytes, ranks, fabric: Fabric, algorithm: str | None 
     A named ``algorithm`` that cannot run on the group is an :class:`InputError` that
     says why (never an infinite time). ``explain`` False leaves the binding and crossed
     tiers empty (they cost a third of the choice; the step model needs only the time).
-    Answers to small inputs are remembered (keyed on the exact bytes, ranks, fabric,
-    candidates and tables object); each call gets its own arrays.
+    Answers to small inputs are remembered per process (:mod:`.choice_memo`: whole
+    answers, and single (ranks, bytes) elements per fabric, candidates and tables
+    object); each call gets its own arrays.
     """
     check_op(op)
     tables = as_tables(tables)
@@ -193,23 +175,8 @@ def choose(op: str, message_bytes, ranks, fabric: Fabric, algorithm: str | None 
     s_in, n_in = np.asarray(message_bytes), np.asarray(ranks)
     if s_in.size + n_in.size > MEMO_MAX_ELEMENTS:
         return _choose(op, message_bytes, ranks, fabric, tables, names, explain)
-    key = (op, s_in.dtype.str, s_in.shape, s_in.tobytes(), n_in.dtype.str, n_in.shape,
-           n_in.tobytes(), fabric, names, id(tables), explain)
-    hit = _MEMO.get(key)
-    if hit is not None:  # same id, and the entry holds the tables: the same object
-        _MEMO.move_to_end(key)
-        return _copy(hit[1])
-    choice = _choose(op, message_bytes, ranks, fabric, tables, names, explain)
-    _MEMO[key] = (tables, choice)  # the tables held: their id cannot be reused meanwhile
-    if len(_MEMO) > MEMO_ENTRIES:
-        _MEMO.popitem(last=False)
-    return _copy(choice)
-
-
-def _copy(choice: Choice) -> Choice:
-    return Choice(*(np.array(a, copy=True) for a in (choice.time_s, choice.algorithm,
-                                                     choice.protocol, choice.binding,
-                                                     choice.crossed)))
+    return remembered((op, fabric, names, explain), tables, s_in, n_in,
+                      lambda s, n: _choose(op, s, n, fabric, tables, names, explain))
 
 
 def _choose(op: str, message_bytes, ranks, fabric: Fabric, tables: Tables,

@@ -28,7 +28,7 @@ from supernode.planner.mapping import Layout, group_factors
 from supernode.planner.space import KnobAxes
 from supernode.spec.plan import PP_LAYOUT_CODES, RECOMPUTE_CODES, PlanArrays, plan_legal_mask
 from supernode.spec.workload import WorkloadSpec
-from supernode.workload.memory import memory_bytes_per_gpu
+from supernode.workload.memory import peak_memory_bytes_per_gpu
 
 #: layout, mb, recompute, sp, vpp, zero, pp layout | a2a, overlap tp, overlap dp, overlap pp
 NDIM = 11
@@ -130,9 +130,8 @@ def memory_grid(w: WorkloadSpec, layouts: list[Layout], axes: KnobAxes, global_b
     knob_shape = np.broadcast_shapes(*(np.shape(getattr(plans, f)) for f in (
         "tp", "micro_batch", "recompute", "sequence_parallel", "vpp", "zero_stage",
         "pp_layout")))
-    legal = plan_legal_mask(w, replace(plans, tp=np.broadcast_to(plans.tp, knob_shape)), gpus)
-    legal = legal & interleave_ok(plans)
-    memory = np.broadcast_to(memory_bytes_per_gpu(w, plans)["total"], knob_shape)
+    legal = np.broadcast_to(plan_legal_mask(w, plans, gpus) & interleave_ok(plans), knob_shape)
+    memory = np.broadcast_to(peak_memory_bytes_per_gpu(w, plans), knob_shape)
     return memory, legal
 
 

@@ -205,8 +205,11 @@ def plan_legal_mask(workload: WorkloadSpec, plans: PlanArrays | ParallelPlan,
     ``gpus`` (int, array or None) adds the rule ``tp*pp*dp*cp == gpus``.
     """
     a = as_plan_arrays(plans)
-    mask = np.ones(np.broadcast(a.tp, a.micro_batch).shape, dtype=bool)
-    for _, ok, _ in _rules(workload, a, gpus):
+    oks = [np.asarray(ok) for _, ok, _ in _rules(workload, a, gpus)]
+    # each rule at its own shape (a TP rule spans the layouts only); the mask at their union
+    mask = np.ones(np.broadcast_shapes(np.shape(a.tp), np.shape(a.micro_batch),
+                                       *(ok.shape for ok in oks)), dtype=bool)
+    for ok in oks:
         mask &= ok
     return mask
 

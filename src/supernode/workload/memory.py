@@ -38,6 +38,7 @@ from supernode.workload.params import count_params
 from supernode.workload.stages import stage_layer_mix
 
 __all__ = ["STATE_BYTES", "memory_bytes_per_gpu", "model_state_bytes", "params_per_gpu",
+           "peak_memory_bytes_per_gpu",
            "predict_activation_memory", "predict_model_state_memory"]
 
 STATE_BYTES: dict[str, tuple[int, int, int]] = {
@@ -165,6 +166,15 @@ def memory_bytes_per_gpu(w: WorkloadSpec, plan: ParallelPlan | PlanArrays) -> di
     out = {k: np.where(use_first, first[k], last[k]) for k in first}
     out["peak_stage"] = np.where(use_first, 0, a.pp - 1)
     return out
+
+
+def peak_memory_bytes_per_gpu(w: WorkloadSpec, plan: ParallelPlan | PlanArrays) -> Any:
+    """``memory_bytes_per_gpu(w, plan)["total"]`` alone (bytes): the busiest stage's peak,
+    without selecting every component (the planner's memory grid needs only this)."""
+    a = as_plan_arrays(plan)
+    state_bytes(a.precision)
+    first, last = _stage_breakdown(w, a, "first"), _stage_breakdown(w, a, "last")
+    return np.where(first["total"] >= last["total"], first["total"], last["total"])
 
 
 def predict_model_state_memory(case: dict) -> float:
