@@ -91,19 +91,27 @@ def _from_elements(question: tuple, tables: Any, sizes: np.ndarray, ranks: np.nd
         _ELEMENTS.move_to_end(table_key)
     known = entry[1]
     s, n = np.broadcast_arrays(np.asarray(sizes, dtype=float), ranks)
-    pairs = list(zip(n.ravel().tolist(), s.ravel().tolist(), strict=True))
+    shape = s.shape
+    if n.size and np.all(n == n.flat[0]):  # one rank count: look up each distinct size once
+        unique_s, inverse = np.unique(s.ravel(), return_inverse=True)
+        n_flat = np.full(unique_s.shape, n.flat[0])
+        s_flat = unique_s
+    else:
+        s_flat, n_flat, inverse = s.ravel(), n.ravel(), None
+    pairs = list(zip(n_flat.tolist(), s_flat.tolist(), strict=True))
     unseen = [i for i, pair in enumerate(pairs) if pair not in known]
     if unseen:
-        fresh = compute(s.ravel()[unseen], n.ravel()[unseen])
+        fresh = compute(s_flat[unseen], n_flat[unseen])
         columns = [a.tolist() for a in (fresh.time_s, fresh.algorithm, fresh.protocol,
                                         fresh.binding, fresh.crossed)]
         for j, i in enumerate(unseen):
             known[pairs[i]] = tuple(column[j] for column in columns)
     rows = [known[pair] for pair in pairs]
-    shape = s.shape
-    time_s = np.array([r[0] for r in rows], dtype=float).reshape(shape)
-    text = [np.array([r[k] for r in rows], dtype=object).reshape(shape) for k in range(1, 5)]
-    return Choice(time_s, *text)
+    columns = [np.array([r[0] for r in rows], dtype=float)] + [
+        np.array([r[k] for r in rows], dtype=object) for k in range(1, 5)]
+    if inverse is not None:
+        columns = [c[inverse] for c in columns]
+    return Choice(*(c.reshape(shape) for c in columns))
 
 
 def _copy(choice: Choice) -> Choice:

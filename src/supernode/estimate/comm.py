@@ -115,8 +115,9 @@ def grouped_call_time_s(call: CollectiveCall, keys: np.ndarray,
         if n <= 1:
             continue
         work = active if len(groups) == 1 else active & (flat_keys == index)
-        if work.any():
-            one[work], _ = collective_time_s(call.kind, flat_msg[work], ranks, sub)
+        if work.any():  # each distinct message once (plans share few message sizes)
+            sizes, where = np.unique(flat_msg[work], return_inverse=True)
+            one[work] = collective_time_s(call.kind, sizes, ranks, sub)[0][where]
     one = one.reshape(shape)
     per_step = one * calls
     return one, per_step, tier_of[keys]
