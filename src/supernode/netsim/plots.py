@@ -111,7 +111,7 @@ def plot_heatmap(tier: str, table: dict[str, Any], path: Path, rows: int = HEATM
         ax.axhspan(i, i + 1, color="white", zorder=2)
     ax.set_ylim(len(labels), 0)
     ax.set_xlabel("time in the iteration (ms)")
-    ax.set_title(plot_safe(f"Link utilisation, tier {tier}"), fontsize=10)
+    ax.set_title(plot_safe(f"Link utilisation, tier {tier}"), fontsize=10, y=1.0)
     pos = ax.get_position()
     cax = fig.add_axes((pos.x1 + 0.015, pos.y0, 0.012, pos.height))
     bar = fig.colorbar(mesh, cax=cax, label=f"utilisation (▲ hot: >= {HOT_UTILIZATION:.0%} "
@@ -249,12 +249,12 @@ def plot_timeline(rows: list[tuple[str, str, str, float, float]], directory: Pat
                    [plot_safe(f"{job + ': ' if job else ''}{d} (busy "
                               f"{busy[i] / max(span, 1e-300):.0%})")
                     for i, (job, d) in enumerate(dims)], fontsize=8)
-    top.set_title("by parallel dimension (all ranks merged)", fontsize=9, loc="left")
+    top.set_title("by parallel dimension (all ranks merged)", fontsize=9, loc="left", y=1.0)
     _draw_lanes(bottom, s_lane, s_cat, s_start, s_end, cats, stacked=True)
     bottom.set_yticks([i + 0.4 for i in range(len(lanes))], lane_labels, fontsize=8)
     shown = f"all {len(lanes)} shown" if len(lanes) == len(all_lanes) else \
         f"{len(lanes)} of {len(all_lanes)} shown (sampled evenly, first and last included)"
-    bottom.set_title(f"each lane: {shown}", fontsize=9, loc="left")
+    bottom.set_title(f"each lane: {shown}", fontsize=9, loc="left", y=1.0)
     for ax, n in ((top, len(dims)), (bottom, len(lanes))):
         ax.set_ylim(-0.1, n)
         ax.invert_yaxis()
