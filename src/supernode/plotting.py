@@ -2,10 +2,11 @@
 palette; legends outside the data; hot marks; byte-identical files for identical inputs.
 
 Matplotlib costs about 0.3 s to import, so nothing imports it until a plot is drawn
-(:func:`pyplot`). :func:`save_png` writes with a fixed resolution and no ``Software``
-stamp (the PNG then depends on the figure alone: same inputs and matplotlib version, same
-bytes) and closes the figure whatever happens. User text is drawn through
-:func:`supernode.textsafe.plot_safe` by the callers.
+(:func:`pyplot`, or :func:`agg_figure` for a figure pyplot does not manage: no figure
+manager, nothing to close, and ``pyplot`` itself not imported). :func:`save_png` writes
+with a fixed resolution and no ``Software`` stamp (the PNG then depends on the figure
+alone: same inputs and matplotlib version, same bytes) and closes the figure whatever
+happens. User text is drawn through :func:`supernode.textsafe.plot_safe` by the callers.
 
 Text is most of what a figure costs to draw (matplotlib 3.11 lays out and renders it
 glyph by glyph), so PNGs are drawn with :data:`PNG_RC`: glyphs straight from their
@@ -48,6 +49,17 @@ def pyplot() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def agg_figure(width_in: float, height_in: float) -> Any:
+    """A new ``width_in`` x ``height_in`` inch :class:`matplotlib.figure.Figure` drawn by
+    Agg, outside pyplot (nothing to close; pyplot and its figure manager unused)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width_in, height_in))
+    FigureCanvasAgg(fig)
+    return fig
 
 
 def colour(name: str) -> str:
@@ -114,12 +126,11 @@ def stacked_axes(rows: list[int], label_chars: int, width_in: float = 11.0,
     edge, and callers give titles ``y=1.0``: matplotlib would otherwise measure every tick
     label at each draw to move them clear of the labels.
     """
-    plt = pyplot()
     left_in = min(4.5, 0.35 + 0.062 * label_chars)
     top_in, bottom_in = 0.45, 0.55
     heights = [max(r, 1) * row_in for r in rows]
     height_in = top_in + bottom_in + sum(heights) + title_in * len(rows)
-    fig = plt.figure(figsize=(width_in, height_in))
+    fig = agg_figure(width_in, height_in)
     axes: list[Any] = []
     y = height_in - top_in
     for h in heights:
@@ -138,14 +149,14 @@ def save_png(fig: Any, path: str | Path) -> Path:
     """Write ``fig`` as a PNG at :data:`DPI` (no software stamp: identical inputs give
     identical bytes; RGB when every pixel is opaque) and close it, even when the write
     fails."""
+    import matplotlib
     import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from PIL import Image
 
-    plt = pyplot()
     try:
         canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
-        with plt.rc_context(PNG_RC):
+        with matplotlib.rc_context(PNG_RC):
             fig.set_dpi(DPI)
             canvas.draw()
         rgba = np.asarray(canvas.buffer_rgba())
@@ -155,5 +166,6 @@ def save_png(fig: Any, path: str | Path) -> Path:
             image = image.convert("RGB")
         image.save(path, format="png", dpi=(DPI, DPI), compress_level=PNG_COMPRESS_LEVEL)
     finally:
-        plt.close(fig)
+        if fig.canvas.manager is not None:  # made by pyplot, which holds it until closed
+            pyplot().close(fig)
     return Path(path)

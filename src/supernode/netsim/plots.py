@@ -34,7 +34,6 @@ from supernode.plotting import (
     hot_label,
     label_rows,
     legend_outside,
-    pyplot,
     save_png,
     stacked_axes,
 )
@@ -231,7 +230,6 @@ def plot_timeline(rows: list[tuple[str, str, str, float, float]], directory: Pat
     """
     if not rows:
         return None
-    pyplot()  # the Agg backend before any artist
     first = min(r[3] for r in rows)
     span = max(r[4] for r in rows) - first
     gap = span * MERGE_FRACTION
