@@ -2,13 +2,11 @@
 
 Every plot aggregates, so drawing costs the same at 64 GPUs as at 131,072:
 
-* ``utilization.png``: link utilisation over time, one panel per tier that carried
-  traffic, on one time axis and one colour scale; each panel stacks the tier as a whole
-  (every link), its busiest switches (each switch's links together) and its busiest
-  links; every row labelled, hot rows (at or above 80 % for at least 1 % of the run)
-  marked ``▲`` in red, 80 % marked on the colour bar. One figure rather than one a tier:
-  the time axis, its label and the colour bar are drawn once (a figure's fixed cost is
-  about half of a panel's);
+* ``utilization.png``: link utilisation over time, a panel per tier that carried traffic
+  on one time axis and colour bar (a figure a tier cost half a panel more each): the tier
+  as a whole, its busiest switches (each switch's links together) and its busiest links;
+  every row labelled, hot rows (at or above 80 % for at least 1 % of the run) marked
+  ``▲`` in red, 80 % marked on the colour bar;
 * ``timeline.png``: when compute and each parallel dimension's communication ran: one
   lane per dimension (all ranks merged) above a sample of the pipeline stages (at most
   :data:`MAX_LANES`, first and last included), each drawn as one collection per
