@@ -2,8 +2,9 @@
 
 Run: ``.venv/bin/python benchmarks/plot_bench.py [--repeats N]`` (medians of N; see
 ``harness.py``): ``supernode simulate`` of one llama3-70b iteration (TP 8, PP 4) on the DGX
-H100 SuperPOD SU grown to 4,096 GPUs, without and with ``--plot`` (per-tier utilisation
-heatmaps and the timeline by parallel dimension), each timed whole by ``/usr/bin/time``.
+H100 SuperPOD SU grown to 4,096 and 16,384 GPUs, without and with ``--plot``
+(``utilization.png``, a heatmap panel per tier, and ``timeline.png``), each timed whole by
+``/usr/bin/time``.
 Target (issue 16): with plots within 2x the time without; exits 1 if missed.
 """
 

@@ -42,7 +42,7 @@ def test_readme_command_runs(command: str, tmp_path: Path) -> None:
     data = simulate(command, tmp_path)
     assert data["step_time_s"] > 0 and data["events"] > 0
     if "--plot" in command:
-        assert any(p.endswith("utilization_spine.png") for p in data["plots"])
+        assert any(p.endswith("utilization.png") for p in data["plots"])
     if "--placement" in command:
         assert [j["name"] for j in data["jobs"]] == ["llama-70b", "llama-8b"]
     if "--fail" in command:
@@ -79,4 +79,4 @@ def test_run_examples_reproduces_the_seed_findings(tmp_path: Path, capsys) -> No
     assert rows["burst adaptive makespan"] < rows["burst ecmp makespan"]
     for sub in ("cross-leaf-2to1", "burst-ecmp", "staggered-ecmp"):
         assert (tmp_path / sub / "timeline.png").exists()
-    assert (tmp_path / "cross-leaf-2to1" / "utilization_spine.png").exists()
+    assert (tmp_path / "cross-leaf-2to1" / "utilization.png").exists()

@@ -15,10 +15,11 @@ from supernode.netsim.network import TIER_CODES
 from supernode.netsim.plots import (
     HEATMAP_ROWS,
     MAX_LANES,
+    carried,
     dimension,
     heat_rows,
-    plot_heatmap,
     plot_timeline,
+    plot_utilization,
     sampled,
     write_plots,
 )
@@ -134,25 +135,47 @@ def _capture(monkeypatch):
 def test_heatmap_labels_its_rows_and_marks_the_hot_ones(run, monkeypatch, tmp_path) -> None:
     result, _ = run
     figures = _capture(monkeypatch)
-    table = result.tables.extra["heatmap"]["leaf"]
+    heat = result.tables.extra["heatmap"]
+    table = heat["leaf"]
     assert any(table["hot"])  # this run has hot leaf links
-    assert plot_heatmap("leaf", table, tmp_path / "x.png") is not None
-    ax = figures[0].axes[0]
-    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert plot_utilization(heat, tmp_path / "x.png") is not None
+    *panels, bar = figures[0].axes
+    shown = [tier for tier, t in heat.items() if carried(t)]
+    assert [ax.get_title(loc="left") for ax in panels] == [f"tier {t}" for t in shown]
+    ax = panels[shown.index("leaf")]
+    labels = [t.get_text() for t in ax.texts]
     expected, hot, header, util = heat_rows(table)
     assert labels == expected and len(labels) == util.shape[0]
+    # each label beside its row (row i spans y from i to i + 1)
+    assert [t.get_position()[1] for t in ax.texts] == [i + 0.5 for i in range(len(labels))]
     assert labels[0].startswith("whole tier: all ") and np.isnan(util[header]).all()
     n_links = min(HEATMAP_ROWS, len(table["links"]))
     assert labels[-n_links:] == [(HOT_MARK if h else "") + plot_safe(name) for name, h in
                                  zip(table["links"], table["hot"], strict=False)][:n_links]
-    for text, is_hot in zip(ax.get_yticklabels(), hot, strict=True):
+    for text, is_hot in zip(ax.texts, hot, strict=True):
         assert (text.get_color() == HOT) == is_hot
         assert text.get_text().startswith(HOT_MARK) == is_hot
     switch_rows = [t for t in labels if "links," in t]
     assert switch_rows and all(t.split(" (")[0].lstrip(HOT_MARK).startswith("leaf/")
                                for t in switch_rows)
-    bar = figures[0].axes[1]  # the colour bar marks the hot line
+    # one time axis: the panels share it, only the bottom one is labelled
+    assert all(p.get_xlim() == panels[-1].get_xlim() for p in panels)
+    assert [p.get_xlabel() for p in panels][-1] and not any(p.get_xlabel() for p in panels[:-1])
+    # the colour bar spans every panel and marks the hot line
+    assert bar.get_position().y0 == pytest.approx(panels[-1].get_position().y0)
+    assert bar.get_position().y1 == pytest.approx(panels[0].get_position().y1)
     assert any(np.allclose(line.get_ydata(), 0.8) for line in bar.lines)
+
+
+def test_a_tier_that_carried_nothing_has_no_panel(run, monkeypatch, tmp_path) -> None:
+    result, _ = run
+    figures = _capture(monkeypatch)
+    leaf = result.tables.extra["heatmap"]["leaf"]
+    idle = {**leaf, "mean": [0.0] * len(leaf["mean"])}
+    plot_utilization({"idle": idle, "leaf": leaf}, tmp_path / "x.png")
+    assert [ax.get_title(loc="left") for ax in figures[0].axes[:-1]] == ["tier leaf"]
+    assert plot_utilization({"idle": idle}, tmp_path / "y.png") is None
+    assert not (tmp_path / "y.png").exists()
 
 
 def _rows(stages: int) -> list[tuple[str, str, str, float, float]]:
@@ -171,11 +194,11 @@ def test_timeline_groups_by_dimension_and_samples_the_lanes(monkeypatch, tmp_pat
     figures = _capture(monkeypatch)
     plot_timeline(_rows(20), tmp_path)
     top, bottom = figures[0].axes
-    dims = [t.get_text() for t in top.get_yticklabels()]
+    dims = [t.get_text() for t in top.texts]
     assert [d.split(": ")[1].split(" (")[0] for d in dims] == ["compute", "tp", "dp"]
     assert all(d.startswith(plot_safe("job $x^$") + ": ") for d in dims)  # literal text
     assert "busy" in dims[0]
-    lanes = [t.get_text().split(": ")[1] for t in bottom.get_yticklabels()]
+    lanes = [t.get_text().split(": ")[1] for t in bottom.texts]
     assert len(lanes) == MAX_LANES and lanes[0] == "stage 0" and lanes[-1] == "stage 19"
     assert "8 of 20 shown" in bottom.get_title(loc="left")
     assert len(top.collections) == 3  # one collection per dimension, not per interval
@@ -204,7 +227,7 @@ def test_the_same_run_gives_the_same_bytes(run, tmp_path: Path) -> None:
     first = write_plots(result.tables, tmp_path / "a")
     second = write_plots(result.tables, tmp_path / "b")
     assert [p.name for p in first] == [p.name for p in second]
-    assert {p.name for p in first} >= {"timeline.png", "utilization_leaf.png"}
+    assert {p.name for p in first} >= {"timeline.png", "utilization.png"}
     for a, b in zip(first, second, strict=True):
         assert a.read_bytes() == b.read_bytes()
         assert b"Software" not in a.read_bytes()[:200]

@@ -121,3 +121,32 @@ def test_comparison_plot_legend_beside_and_bytes_identical(monkeypatch, tmp_path
     plots.plot_collective(1, entry, tmp_path / "again")
     assert _beside_or_above(figures[0], figures[0].axes[0])
     pyplot().close(figures[0])
+
+
+@pytest.mark.parametrize("transparent", [False, True])
+def test_png_is_rgb_when_opaque_and_keeps_its_alpha_otherwise(transparent: bool,
+                                                                tmp_path) -> None:
+    from PIL import Image
+
+    from supernode.plotting import DPI, agg_figure, save_png
+
+    fig = agg_figure(2.0, 1.0)
+    fig.patch.set_alpha(0.0 if transparent else 1.0)
+    fig.text(0.1, 0.5, "▲ spine/3 (64 links, 2 hot)")
+    path = save_png(fig, tmp_path / "a.png")
+    with Image.open(path) as image:
+        assert image.mode == ("RGBA" if transparent else "RGB")
+        assert image.size == (2 * DPI, DPI) and round(image.info["dpi"][0]) == DPI
+        assert "Software" not in image.info
+        pixels = np.asarray(image.convert("RGBA"))
+    ink = pixels[..., 3] > 0 if transparent else pixels[..., :3].min(axis=-1) < 128
+    assert 0 < ink.mean() < 0.5  # the text, and only the text, was drawn
+
+
+def test_a_pyplot_figure_is_closed_once_saved(tmp_path) -> None:
+    from supernode.plotting import save_png
+
+    plt = pyplot()
+    fig = plt.figure(figsize=(2, 1))
+    save_png(fig, tmp_path / "a.png")
+    assert not plt.fignum_exists(fig.number)

@@ -2,10 +2,11 @@
 
 Every plot aggregates, so drawing costs the same at 64 GPUs as at 131,072:
 
-* ``utilization_<tier>.png``: link utilisation over time in one tier, in three stacked
-  heatmaps: the tier as a whole (every link), its busiest switches (each switch's links
-  together) and its busiest links; every row labelled, hot rows (at or above 80 % for
-  at least 1 % of the run) marked ``▲`` in red, 80 % marked on the colour bar;
+* ``utilization.png``: link utilisation over time, a panel per tier that carried traffic
+  on one time axis and colour bar (a figure a tier cost half a panel more each): the tier
+  as a whole, its busiest switches (each switch's links together) and its busiest links;
+  every row labelled, hot rows (at or above 80 % for at least 1 % of the run) marked
+  ``▲`` in red, 80 % marked on the colour bar;
 * ``timeline.png``: when compute and each parallel dimension's communication ran: one
   lane per dimension (all ranks merged) above a sample of the pipeline stages (at most
   :data:`MAX_LANES`, first and last included), each drawn as one collection per
@@ -29,9 +30,8 @@ from supernode.outputs import output_errors, output_folder
 from supernode.plotting import (
     colour,
     hot_label,
+    label_rows,
     legend_outside,
-    mark_hot_labels,
-    pyplot,
     save_png,
     stacked_axes,
 )
@@ -88,46 +88,51 @@ def heat_rows(table: dict[str, Any], rows: int = HEATMAP_ROWS
     return labels, hot, header, np.asarray(data, dtype=float)
 
 
-def plot_heatmap(tier: str, table: dict[str, Any], path: Path, rows: int = HEATMAP_ROWS
-                 ) -> Path | None:
-    """One tier's utilisation heatmap (whole tier, busiest switches, busiest links; see
-    :func:`heat_rows`); None when the tier carried nothing."""
+def carried(table: dict[str, Any]) -> bool:
+    """Whether a tier's heatmap table shows any traffic."""
     whole = np.asarray(table.get("mean", table["utilization"]))
-    if whole.size == 0 or not np.any(whole > 0):
-        return None
-    labels, hot, header, util = heat_rows(table, rows)
-    fig, (ax,) = stacked_axes([len(labels)], max(len(t) for t in labels), row_in=0.19,
-                              right_in=1.4)
-    edges = np.asarray(table["edges_s"]) * 1e3
-    mesh = ax.pcolormesh(edges, np.arange(len(labels) + 1), np.ma.masked_invalid(util),
-                         vmin=0.0, vmax=1.0, cmap="magma", shading="flat")
-    ax.set_yticks(np.arange(len(labels)) + 0.5, labels, fontsize=7)
-    mark_hot_labels(ax, hot)
-    for label, is_header in zip(ax.get_yticklabels(), header, strict=True):
-        if is_header:
-            label.set_fontweight("bold")
-            label.set_fontstyle("italic")
+    return bool(whole.size and np.any(whole > 0))
+
+
+def _heat_panel(ax: Any, tier: str, edges_s: list[float],
+                rows: tuple[list[str], list[bool], list[bool], np.ndarray]) -> Any:
+    """Draw one tier's rows (from :func:`heat_rows`) on ``ax``; returns the mesh."""
+    labels, hot, header, util = rows
+    mesh = ax.pcolormesh(np.asarray(edges_s) * 1e3, np.arange(len(labels) + 1),
+                         np.ma.masked_invalid(util), vmin=0.0, vmax=1.0, cmap="magma",
+                         shading="flat")
+    label_rows(ax, labels, hot, header)
     for i in np.flatnonzero(header).tolist():
         ax.axhspan(i, i + 1, color="white", zorder=2)
     ax.set_ylim(len(labels), 0)
-    ax.set_xlabel("time in the iteration (ms)")
-    ax.set_title(plot_safe(f"Link utilisation, tier {tier}"), fontsize=10)
-    pos = ax.get_position()
-    cax = fig.add_axes((pos.x1 + 0.015, pos.y0, 0.012, pos.height))
+    ax.set_title(plot_safe(f"tier {tier}"), fontsize=9, loc="left", y=1.0)
+    return mesh
+
+
+def plot_utilization(heat: dict[str, dict[str, Any]], path: Path, rows: int = HEATMAP_ROWS
+                     ) -> Path | None:
+    """Link utilisation over time: a panel per tier that carried traffic (whole tier,
+    busiest switches, busiest links; see :func:`heat_rows`) on one time axis (ms) and
+    one colour bar (utilisation 0..1, the hot line at 80 %); None when no tier carried
+    anything."""
+    panels = [(tier, table["edges_s"], heat_rows(table, rows))
+              for tier, table in heat.items() if carried(table)]
+    if not panels:
+        return None
+    fig, axes = stacked_axes([len(r[0]) for *_, r in panels],
+                             max(len(t) for *_, r in panels for t in r[0]), row_in=0.19,
+                             right_in=1.4, title_in=0.32)
+    for ax, (tier, edges_s, r) in zip(axes, panels, strict=True):
+        mesh = _heat_panel(ax, tier, edges_s, r)
+    axes[-1].set_xlabel("time in the iteration (ms)")
+    fig.suptitle("Link utilisation by tier", fontsize=10, y=1 - 0.12 / fig.get_figheight(),
+                 va="top")
+    first, last = axes[0].get_position(), axes[-1].get_position()
+    cax = fig.add_axes((first.x1 + 0.015, last.y0, 0.012, first.y1 - last.y0))
     bar = fig.colorbar(mesh, cax=cax, label=f"utilisation (▲ hot: >= {HOT_UTILIZATION:.0%} "
                                             "for >= 1% of the run)")
     bar.ax.axhline(HOT_UTILIZATION, color="cyan", linewidth=1.5)
     return _save(fig, path)
-
-
-def plot_heatmaps(heat: dict[str, dict[str, Any]], directory: Path) -> list[Path]:
-    """One utilisation figure per tier that carried traffic; returns the files written."""
-    out = []
-    for tier, table in heat.items():
-        path = plot_heatmap(tier, table, directory / f"utilization_{tier}.png")
-        if path is not None:
-            out.append(path)
-    return out
 
 
 def merged_intervals(lane: np.ndarray, cat: np.ndarray, start: np.ndarray, end: np.ndarray,
@@ -198,7 +203,7 @@ def _draw_lanes(ax: Any, lane: np.ndarray, cat: np.ndarray, start: np.ndarray,
         ax.add_collection(PolyCollection(_bars(lane[pick], base, height, start[pick],
                                                end[pick]),
                                          facecolors=colour(dimension(c)), alpha=0.9,
-                                         linewidths=0))
+                                         linewidths=0), autolim=False)  # limits set
 
 
 def _lane_arrays(rows: list[tuple[str, str, str, float, float]], key: Any,
@@ -223,7 +228,6 @@ def plot_timeline(rows: list[tuple[str, str, str, float, float]], directory: Pat
     """
     if not rows:
         return None
-    pyplot()  # the Agg backend before any artist
     first = min(r[3] for r in rows)
     span = max(r[4] for r in rows) - first
     gap = span * MERGE_FRACTION
@@ -245,16 +249,15 @@ def plot_timeline(rows: list[tuple[str, str, str, float, float]], directory: Pat
                                       row_in=0.32, right_in=1.5)
     _draw_lanes(top, d_lane, d_cat, d_start, d_end, dim_cats, stacked=False)
     busy = np.bincount(d_lane.astype(int), weights=d_end - d_start, minlength=len(dims))
-    top.set_yticks([i + 0.4 for i in range(len(dims))],
-                   [plot_safe(f"{job + ': ' if job else ''}{d} (busy "
-                              f"{busy[i] / max(span, 1e-300):.0%})")
-                    for i, (job, d) in enumerate(dims)], fontsize=8)
-    top.set_title("by parallel dimension (all ranks merged)", fontsize=9, loc="left")
+    label_rows(top, [plot_safe(f"{job + ': ' if job else ''}{d} (busy "
+                               f"{busy[i] / max(span, 1e-300):.0%})")
+                     for i, (job, d) in enumerate(dims)], fontsize=8, centre=0.4)
+    top.set_title("by parallel dimension (all ranks merged)", fontsize=9, loc="left", y=1.0)
     _draw_lanes(bottom, s_lane, s_cat, s_start, s_end, cats, stacked=True)
-    bottom.set_yticks([i + 0.4 for i in range(len(lanes))], lane_labels, fontsize=8)
+    label_rows(bottom, lane_labels, fontsize=8, centre=0.4)
     shown = f"all {len(lanes)} shown" if len(lanes) == len(all_lanes) else \
         f"{len(lanes)} of {len(all_lanes)} shown (sampled evenly, first and last included)"
-    bottom.set_title(f"each lane: {shown}", fontsize=9, loc="left")
+    bottom.set_title(f"each lane: {shown}", fontsize=9, loc="left", y=1.0)
     for ax, n in ((top, len(dims)), (bottom, len(lanes))):
         ax.set_ylim(-0.1, n)
         ax.invert_yaxis()
@@ -291,7 +294,7 @@ def write_plots(tables: Any, directory: str | Path, option: str = "--plot",
     """
     with output_folder(directory, option, inputs) as staging, \
             output_errors(directory, option):
-        files = plot_heatmaps(tables.extra.get("heatmap", {}), staging)
-        timeline = plot_timeline(tables.timeline, staging)
-        names = [p.name for p in files + ([timeline] if timeline else [])]
+        files = [plot_utilization(tables.extra.get("heatmap", {}), staging / "utilization.png"),
+                 plot_timeline(tables.timeline, staging)]
+        names = [p.name for p in files if p is not None]
     return [Path(directory) / name for name in names]
