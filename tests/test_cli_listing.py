@@ -91,3 +91,13 @@ def test_a_module_the_reader_cannot_state_is_imported_instead(tmp_path, monkeypa
     assert read_module("lazy_computed") is None
     listed, unreadable = listed_commands(("lazy_computed", "lazy_ok"))
     assert unreadable == ["lazy_computed"] and [e.name for e in listed] == ["one", "grp"]
+
+
+def test_the_console_script_freezes_its_objects_at_exit_and_a_caller_keeps_its_own() -> None:
+    code = ("import gc, sys\nfrom supernode.cli import main\nsys.argv = {argv!r}\n"
+            "try:\n    main({arg})\nexcept SystemExit as exc:\n"
+            "    print(exc.code, gc.get_freeze_count() > 0)")
+    script = _python(code.format(argv=["supernode", "catalog", "list"], arg=""))
+    caller = _python(code.format(argv=["python"], arg="['catalog', 'list']"))
+    assert script.stdout.split()[-2:] == ["0", "True"], script.stderr
+    assert caller.stdout.split()[-2:] == ["0", "False"], caller.stderr
