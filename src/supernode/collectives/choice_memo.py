@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -45,6 +45,8 @@ class Choice:
     crossed: np.ndarray
 
 
+#: The answer's arrays, in order (time first, then the text ones).
+FIELDS = tuple(f.name for f in fields(Choice))
 Compute = Callable[[np.ndarray, np.ndarray], Choice]
 
 _MEMO: OrderedDict[tuple, tuple[Any, Choice]] = OrderedDict()
@@ -102,19 +104,16 @@ def _from_elements(question: tuple, tables: Any, sizes: np.ndarray, ranks: np.nd
     unseen = [i for i, pair in enumerate(pairs) if pair not in known]
     if unseen:
         fresh = compute(s_flat[unseen], n_flat[unseen])
-        columns = [a.tolist() for a in (fresh.time_s, fresh.algorithm, fresh.protocol,
-                                        fresh.binding, fresh.crossed)]
+        columns = [getattr(fresh, name).tolist() for name in FIELDS]
         for j, i in enumerate(unseen):
             known[pairs[i]] = tuple(column[j] for column in columns)
     rows = [known[pair] for pair in pairs]
-    columns = [np.array([r[0] for r in rows], dtype=float)] + [
-        np.array([r[k] for r in rows], dtype=object) for k in range(1, 5)]
+    columns = [np.array([r[k] for r in rows], dtype=float if k == 0 else object)
+               for k in range(len(FIELDS))]
     if inverse is not None:
         columns = [c[inverse] for c in columns]
     return Choice(*(c.reshape(shape) for c in columns))
 
 
 def _copy(choice: Choice) -> Choice:
-    return Choice(*(np.array(a, copy=True) for a in (choice.time_s, choice.algorithm,
-                                                     choice.protocol, choice.binding,
-                                                     choice.crossed)))
+    return Choice(*(np.array(getattr(choice, name), copy=True) for name in FIELDS))

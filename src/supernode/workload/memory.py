@@ -160,21 +160,24 @@ def memory_bytes_per_gpu(w: WorkloadSpec, plan: ParallelPlan | PlanArrays) -> di
     Allocator fragmentation and the CUDA context are not included.
     """
     a = as_plan_arrays(plan)
-    state_bytes(a.precision)
-    first, last = _stage_breakdown(w, a, "first"), _stage_breakdown(w, a, "last")
-    use_first = first["total"] >= last["total"]
+    first, last, use_first = _end_stages(w, a)
     out = {k: np.where(use_first, first[k], last[k]) for k in first}
     out["peak_stage"] = np.where(use_first, 0, a.pp - 1)
     return out
 
 
+def _end_stages(w: WorkloadSpec, a: PlanArrays) -> tuple[dict[str, Any], dict[str, Any], Any]:
+    """The first and last stages' breakdowns, and where the first is the busier one."""
+    state_bytes(a.precision)
+    first, last = _stage_breakdown(w, a, "first"), _stage_breakdown(w, a, "last")
+    return first, last, first["total"] >= last["total"]
+
+
 def peak_memory_bytes_per_gpu(w: WorkloadSpec, plan: ParallelPlan | PlanArrays) -> Any:
     """``memory_bytes_per_gpu(w, plan)["total"]`` alone (bytes): the busiest stage's peak,
     without selecting every component (the planner's memory grid needs only this)."""
-    a = as_plan_arrays(plan)
-    state_bytes(a.precision)
-    first, last = _stage_breakdown(w, a, "first"), _stage_breakdown(w, a, "last")
-    return np.where(first["total"] >= last["total"], first["total"], last["total"])
+    first, last, use_first = _end_stages(w, as_plan_arrays(plan))
+    return np.where(use_first, first["total"], last["total"])
 
 
 def predict_model_state_memory(case: dict) -> float:
