@@ -9,9 +9,12 @@ process, medians of N; see ``harness.py``). Cases:
   inline (an H100 whose NVLink is cut to 400 GB/s bidirectional = 200 GB/s per
   direction: 8 links of 25 GB/s), global batch 1,024 x 4K.
 
-Each process searches twice: the first search (``cold s``: what one ``supernode plan``
-pays after start-up) and the second (warm caches, ``library s``, and its plans/s).
-Targets: at least 1,000,000 plans/s and the whole warm search within 5 s on 2 cores.
+Each process searches three times: the first search (``cold s``: what one process pays
+after start-up), the second (warm caches, ``library s``, and its plans/s), both in one
+process, and a third shared between processes as ``supernode plan`` does by default
+(``workers``, ``shared s`` and the speed-up over the second; its answer must be the
+same). Targets: at least 1,000,000 plans/s and the whole warm search within 5 s on 2
+cores, in one process.
 """
 
 from __future__ import annotations
@@ -50,13 +53,13 @@ def _h800_cluster():
     return spec.model_copy(update={"name": "h800-superpod-su", "host": host})
 
 
-def _search(cluster, workload: str, gpus: int, batch: int):
+def _search(cluster, workload: str, gpus: int, batch: int, workers: int | None = 1):
     from supernode.planner.build import build_target
     from supernode.planner.report import plan_job
 
     start = time.perf_counter()
     target, _ = build_target(cluster, workload, gpus, batch)
-    return plan_job(target, top=5), time.perf_counter() - start
+    return plan_job(target, top=5, workers=workers), time.perf_counter() - start
 
 
 def search(index: int) -> dict:
@@ -65,11 +68,16 @@ def search(index: int) -> dict:
     cluster = preset or _h800_cluster()
     _, cold = _search(cluster, workload, gpus, batch)
     report, warm = _search(cluster, workload, gpus, batch)
+    shared, _ = _search(cluster, workload, gpus, batch, workers=None)
+    if [r.layout for r in shared.outcome.ranked] != [r.layout for r in report.outcome.ranked]:
+        raise AssertionError("the shared search ranked differently")
     s, best = report.outcome.stats, report.plans[0]
     return {"library_s": warm, "cold_s": cold, "layouts": s.layouts_considered,
             "evaluated": s.candidates_evaluated, "pruned": s.candidates_pruned_by_memory,
             "legal": s.legal_candidates, "search_s": s.wall_time_s,
-            "plans_per_s": s.plans_per_s,
+            "plans_per_s": s.plans_per_s, "workers": shared.outcome.stats.workers,
+            "shared_s": shared.outcome.stats.wall_time_s,
+            "speedup": s.wall_time_s / shared.outcome.stats.wall_time_s,
             "best": f"TP{best.layout.tp} PP{best.layout.pp} DP{best.layout.dp} "
                     f"CP{best.layout.cp} EP{best.layout.ep}, {best.step_time_s:.3g} s, "
                     f"MFU {best.mfu:.0%}"}
@@ -86,9 +94,12 @@ def main(repeats: int = 3, quick: bool = False) -> int:
         rows.append([m.case.name, *process_columns(m), num(m.median("cold_s")),
                      f"{m.first('layouts'):,}", f"{m.first('evaluated'):,}",
                      f"{m.first('pruned'):,}", f"{m.first('legal'):,}",
-                     num(m.median("search_s")), f"{rate:,.0f}", m.first("best")])
+                     num(m.median("search_s")), f"{rate:,.0f}", str(m.first("workers")),
+                     num(m.median("shared_s")), f"{m.median('speedup') or 0:.2f}x",
+                     m.first("best")])
     header = ["case", *PROCESS_HEADER, "cold s", "layouts", "plans scored",
-              "pruned by memory", "legal", "search s", "plans/s", "best"]
+              "pruned by memory", "legal", "search s", "plans/s", "workers", "shared s",
+              "speed-up", "best"]
     print(table(header, rows))
     print(f"\n{machine(measured)}\n")
     print(f"targets (>= {TARGET_PLANS_PER_S:,} plans/s, warm search <= {TARGET_WALL_S:.0f} "

@@ -16,9 +16,10 @@ from supernode.commands._listing import listed_commands, read_module
 ENV = {**os.environ, "COLUMNS": "100", "TERM": "dumb", "NO_COLOR": "1"}
 
 
-def _python(code: str) -> subprocess.CompletedProcess[str]:
+def _python(code: str, env: dict[str, str] | None = None
+            ) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=ENV, check=False)
+                          env=ENV if env is None else env, check=False)
 
 
 def test_every_command_module_is_read_without_importing_it() -> None:
@@ -93,11 +94,19 @@ def test_a_module_the_reader_cannot_state_is_imported_instead(tmp_path, monkeypa
     assert unreadable == ["lazy_computed"] and [e.name for e in listed] == ["one", "grp"]
 
 
-def test_the_console_script_freezes_its_objects_at_exit_and_a_caller_keeps_its_own() -> None:
-    code = ("import gc, sys\nfrom supernode.cli import main\nsys.argv = {argv!r}\n"
-            "try:\n    main({arg})\nexcept SystemExit as exc:\n"
-            "    print(exc.code, gc.get_freeze_count() > 0)")
-    script = _python(code.format(argv=["supernode", "catalog", "list"], arg=""))
-    caller = _python(code.format(argv=["python"], arg="['catalog', 'list']"))
-    assert script.stdout.split()[-2:] == ["0", "True"], script.stderr
-    assert caller.stdout.split()[-2:] == ["0", "False"], caller.stderr
+def test_the_console_script_tunes_its_process_and_a_caller_keeps_its_own() -> None:
+    """Run as the console script: objects frozen at exit, a larger young generation and
+    one BLAS thread (unless the environment says); called with argv: none of it."""
+    code = ("import gc, os, sys\nfrom supernode.cli import main, GC_YOUNG_THRESHOLD\n"
+            "sys.argv = {argv!r}\ntry:\n    main({arg})\nexcept SystemExit as exc:\n"
+            "    print(exc.code, gc.get_freeze_count() > 0,\n"
+            "          gc.get_threshold()[0] == GC_YOUNG_THRESHOLD,\n"
+            "          os.environ.get('OPENBLAS_NUM_THREADS'))")
+    bare = {k: v for k, v in ENV.items() if k != "OPENBLAS_NUM_THREADS"}
+    script = _python(code.format(argv=["supernode", "catalog", "list"], arg=""), bare)
+    caller = _python(code.format(argv=["python"], arg="['catalog', 'list']"), bare)
+    assert script.stdout.split()[-4:] == ["0", "True", "True", "1"], script.stderr
+    assert caller.stdout.split()[-4:] == ["0", "False", "False", "None"], caller.stderr
+    told = _python(code.format(argv=["supernode", "catalog", "list"], arg=""),
+                   {**bare, "OPENBLAS_NUM_THREADS": "3"})
+    assert told.stdout.split()[-1] == "3", told.stderr

@@ -175,3 +175,56 @@ def test_search_never_mutates_inputs():
     plan_job(target, top=1)
     assert spec.model_dump() == before and target.system == system_before
     assert spec.supernodes == 32
+
+
+def _outcome_fields(outcome) -> list[tuple]:
+    return [(r.layout, r.axes, r.tp_crosses_domain, r.least_memory_bytes,
+             r.least_memory_index, r.best_index, r.objective, r.step_time_s)
+            for r in outcome.records]
+
+
+@pytest.mark.parametrize(("name", "objective"), [("dense", "time"), ("moe", "energy")])
+def test_the_search_on_forked_workers_equals_the_search_in_one_process(name, objective,
+                                                                      request):
+    """Differential: 1, 2 and 3 processes give the same records (bit for bit), ranking
+    and counts; the work is shared (several units, every worker used)."""
+    target = request.getfixturevalue(name)
+    one = search_layouts(target, objective, workers=1)
+    assert one.stats.workers == 1
+    for workers in (2, 3):
+        many = search_layouts(target, objective, workers=workers)
+        assert many.stats.workers == workers
+        assert _outcome_fields(many) == _outcome_fields(one)
+        assert [r.layout for r in many.ranked] == [r.layout for r in one.ranked]
+        for count in ("layouts_considered", "layouts_pruned_by_memory",
+                      "candidates_evaluated", "candidates_pruned_by_memory",
+                      "legal_candidates"):
+            assert getattr(many.stats, count) == getattr(one.stats, count), count
+
+
+def test_search_workers_grow_with_the_grid_and_stop_at_the_cores(monkeypatch) -> None:
+    from supernode.planner import search
+
+    monkeypatch.setattr(search.os, "sched_getaffinity", lambda _pid: {0, 1, 2, 3, 4, 5},
+                        raising=False)
+    per = search.POINTS_PER_WORKER
+    assert search.search_workers(per - 1) == 1
+    assert search.search_workers(2 * per) == 2
+    assert search.search_workers(100 * per) == min(6, search.MAX_WORKERS)
+    monkeypatch.setattr(search.os, "sched_getaffinity", lambda _pid: {0}, raising=False)
+    assert search.search_workers(100 * per) == 1
+
+
+def test_shares_balance_the_units_and_keep_search_order() -> None:
+    from supernode.planner.search import UNIT_COST_POINTS, _shares
+    from supernode.planner.space import KnobAxes
+
+    axes = KnobAxes((1,), ("none",), (False,), (1,), ((0, False),), (True,))
+    sizes = [50_000, 400_000, 10, 10, 300_000, 120_000, 80_000]
+    units = [(axes, [None] * n) for n in sizes]
+    shares = _shares(units, 2)
+    assert sorted(i for share in shares for i in share) == list(range(len(sizes)))
+    assert all(share == sorted(share) for share in shares)
+    loads = [sum(sizes[i] + UNIT_COST_POINTS for i in share) for share in shares]
+    assert max(loads) - min(loads) <= max(sizes) + UNIT_COST_POINTS
+    assert _shares(units[:1], 3) == [[0]]  # workers without a unit are dropped

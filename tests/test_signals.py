@@ -155,3 +155,22 @@ def test_signal_while_sweep_workers_run(tmp_path: Path, name: str) -> None:
     assert "Traceback" not in err
     assert not orphans, f"orphaned workers: {orphans}"
     assert not out.exists() and leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("name", list(SIGNALS))
+def test_signal_while_the_plan_search_runs_on_forked_workers(tmp_path: Path, name: str
+                                                             ) -> None:
+    """The search's forked worker is ended with its parent: signalled alone, the parent
+    kills and reaps it before exiting as interrupted."""
+    sig, code = SIGNALS[name]
+    args = ["plan", "--cluster", "gb200-nvl72-superpod", "--workload", "deepseek-v3",
+            "--global-batch", "1024", "--workers", "2", "--json"]
+    process = _start(args, tmp_path)
+    forked = wait_for(lambda: len(descendants(process.pid)) >= 1, 120, process)
+    assert forked, "the search never forked its worker"
+    children = descendants(process.pid)
+    process.send_signal(sig)
+    returncode, err, orphans = finish(process, children)
+    assert returncode == code, (returncode, err[-2000:])
+    assert "Traceback" not in err
+    assert not orphans, f"orphaned search workers: {orphans}"

@@ -43,6 +43,8 @@ from supernode.spec.plan import plan_from_data
 from supernode.textsafe import rich_safe
 
 GB = 1e9
+#: Most processes ``--workers`` may ask for.
+MAX_WORKERS_FLAG = 64
 
 
 def plans_table(report: PlanReport, title: str = "plans") -> Table:
@@ -126,8 +128,13 @@ def print_report(report: PlanReport) -> None:
     stdout.print(f"searched {d['layouts_considered']:,} layouts, scored "
                  f"{d['candidates_evaluated']:,} candidate plans ({d['legal_candidates']:,} "
                  f"legal and fitting; {d['candidates_pruned_by_memory']:,} pruned by memory) "
-                 f"in {d['search_wall_time_s']:.2f} s ({d['plans_per_s']:,.0f} plans/s)",
+                 f"in {d['search_wall_time_s']:.2f} s ({d['plans_per_s']:,.0f} plans/s"
+                 f"{_on_processes(d['search_workers'])})",
                  highlight=False)
+
+
+def _on_processes(workers: int) -> str:
+    return f" on {workers} processes" if workers > 1 else ""
 
 
 @app.command("plan")
@@ -170,6 +177,10 @@ def plan_command(
     compare: Path | None = typer.Option(None, "--compare", help="A plan file (YAML/JSON) to "
                                         "estimate and rank among the results."),
     calibration: CalibrationFile = None,
+    workers: int | None = typer.Option(None, "--workers", min=1, max=MAX_WORKERS_FLAG,
+                                       help="Processes scoring the search (default: one "
+                                            "per 250k plans, up to 4 and the CPU cores). "
+                                            "Same results for any number."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Search tp x pp x dp x cp x ep x knobs x rank order; rank, explain, tabulate.
@@ -193,7 +204,7 @@ def plan_command(
         reference = plan_from_data(data, source=str(compare))
     report = plan_job(target, objective=objective, top=top,
                       allow_cross_domain_tp=allow_cross_domain_tp, space=space,
-                      reference=reference)
+                      reference=reference, workers=workers)
     if json_output:
         print_json(report.to_dict())
     else:

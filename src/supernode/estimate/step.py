@@ -49,6 +49,7 @@ from supernode.estimate.calibration import Calibration
 from supernode.estimate.comm import call_time_s
 from supernode.estimate.compute import MicrobatchCompute, microbatch_compute, optimizer_step_s
 from supernode.estimate.pipeline_comm import pipeline_critical_s
+from supernode.estimate.select import Restrict, select
 from supernode.estimate.system import SystemModel
 from supernode.spec.plan import PlanArrays
 from supernode.spec.workload import WorkloadSpec
@@ -266,12 +267,19 @@ def dp_exposed_s(phase_s: dict[str, Any], comp: MicrobatchCompute, a: PlanArrays
     # ZeRO-0/1: one bucketed reduction per step under the last backward, one gather
     step_exposed = np.maximum(step - param_gather_window_s(
         comp.forward_s, comp.attention_core_forward_s, a.pp, a.vpp, eta), 0.0)
-    once = np.maximum(grads - bwd, 0.0) + step_exposed
-    # ZeRO-2/3: per micro-batch, layer by layer; gathers split between fwd and bwd
-    g, r = gathers / (2.0 * m), grads / m
-    layered = m * (layer_pipelined(g, fwd, n) + layer_pipelined(g + r, bwd, n)) + step_exposed
+
+    def once(r: Restrict) -> Any:
+        return np.maximum(r(grads) - r(bwd), 0.0) + r(step_exposed)
+
+    def layered(r: Restrict) -> Any:  # ZeRO-2/3: per micro-batch, layer by layer
+        mb, layers = r(m), r(n)
+        g, gr = r(gathers) / (2.0 * mb), r(grads) / mb  # gathers split between fwd, bwd
+        return mb * (layer_pipelined(g, r(fwd), layers)
+                     + layer_pipelined(g + gr, r(bwd), layers)) + r(step_exposed)
+
     total = grads + gathers + step
-    exposed = np.where(on, np.where(a.zero >= 2, layered, once), total)
+    hidden_where_on = select(a.zero >= 2, layered, once)  # each formula where it applies
+    exposed = hidden_where_on if on.all() else np.where(on, hidden_where_on, total)
     return exposed, total - exposed  # what is not exposed was hidden under compute
 
 

@@ -14,13 +14,21 @@
 Nothing here mutates a cluster: searches return plans (STYLE §2).
 """
 
-from supernode.planner.build import build_target, default_global_batch
-from supernode.planner.fit import FitInput, workload_fit
-from supernode.planner.mapping import MEGATRON_ORDER, Layout
-from supernode.planner.report import PlanReport, plan_job
-from supernode.planner.search import OBJECTIVES, PlanTarget, search_layouts
-from supernode.planner.sizing import SizingInput, size, template_for
-from supernode.planner.space import SearchSpace
+from supernode.lazy import lazy_names
+
+#: Where each public name lives; imported when first asked for, so that a command needing
+#: one module (``plan``: the search) does not import the sizing and fit modules and theirs
+#: (the reliability models).
+_HOMES = {
+    "build_target": "build", "default_global_batch": "build",
+    "FitInput": "fit", "workload_fit": "fit",
+    "MEGATRON_ORDER": "mapping", "Layout": "mapping",
+    "PlanReport": "report", "plan_job": "report",
+    "OBJECTIVES": "search", "PlanTarget": "search", "search_layouts": "search",
+    "SizingInput": "sizing", "size": "sizing", "template_for": "sizing",
+    "SearchSpace": "space",
+}
+__getattr__ = lazy_names(__name__, globals(), _HOMES)
 
 __all__ = [
     "MEGATRON_ORDER",

@@ -156,7 +156,8 @@ def score_grid(w: WorkloadSpec, layouts: list[Layout], axes: KnobAxes, global_ba
     time = time + _narrow(b, "dp_comm")
     # the all-to-all overlap pairs micro-batches: with pp > 1 only in the interleaved schedule
     a2a_bad = plans.moe_a2a_overlap & (plans.pp > 1) & (plans.vpp == 1)
-    time = np.where(a2a_bad, np.inf, time)
+    if np.any(a2a_bad):
+        time = np.where(a2a_bad, np.inf, time)
     objective = time
     if energy_weights is not None:
         busy = _narrow(b, "compute") + _narrow(b, "optimizer")

@@ -61,6 +61,7 @@ class PlanReport:
             "layouts_considered": s.layouts_considered,
             "layouts_pruned_by_memory": s.layouts_pruned_by_memory,
             "search_wall_time_s": s.wall_time_s, "plans_per_s": s.plans_per_s,
+            "search_workers": s.workers,
             "wall_time_s": self.wall_time_s,
             "economics": {"price_per_gpu_hour_usd": econ.price_per_gpu_hour,
                           "tdp_w": econ.tdp_w, "note": econ.price_note},
@@ -109,17 +110,18 @@ def reference_rank(outcome: SearchOutcome, plan: ParallelPlan,
 
 def plan_job(target: PlanTarget, objective: str = "time", top: int = 5,
              allow_cross_domain_tp: bool = False, space: SearchSpace | None = None,
-             cal: Calibration | None = None, reference: ParallelPlan | None = None
-             ) -> PlanReport:
+             cal: Calibration | None = None, reference: ParallelPlan | None = None,
+             workers: int | None = 1) -> PlanReport:
     """Search every plan of ``target`` and describe the ``top`` best distinct layouts.
 
     ``objective``: ``time`` (step time), ``cost`` (USD per token; with a fixed job size it
     ranks like time) or ``energy`` (GPU joules per token). ``reference``: a plan (e.g.
-    a published configuration) to rank among the results.
+    a published configuration) to rank among the results. ``workers``: processes for
+    the search (:func:`~supernode.planner.search.search_layouts`; None: as many as pay).
     """
     start = time.perf_counter()
     cal = cal or default_calibration()
-    outcome = search_layouts(target, objective, allow_cross_domain_tp, space, cal)
+    outcome = search_layouts(target, objective, allow_cross_domain_tp, space, cal, workers)
     chosen = distinct_top(outcome.ranked, max(top, 1))
     if chosen:
         plans = [record_detail(target, r, cal) for r in chosen]

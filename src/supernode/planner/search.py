@@ -10,21 +10,31 @@
 4. Layouts whose TP group leaves the scale-up domain are scored (so that the report can
    say what they would cost) but excluded unless ``allow_cross_domain_tp``.
 
+The batches, cut into units, may be shared between processes (``workers``; this one and
+forked children, :mod:`supernode.forked`): a layout's record depends on that layout
+alone, so the outcome is the same for any number of them, and so are the counts.
+
 Nothing here mutates the system or the workload; the result is a table of layouts.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import partial
 
+# np.unique imports numpy.ma on first use (numpy 2): import it once, before a search
+# forks its workers, not once in each (7 ms)
 import numpy as np
+import numpy.ma  # noqa: F401
 
 from supernode.errors import InputError
 from supernode.estimate.calibration import Calibration, default_calibration
 from supernode.estimate.system import SystemModel
+from supernode.forked import run_forked
 from supernode.planner.economics import Economics, default_economics
 from supernode.planner.evaluate import memory_grid, score_grid
 from supernode.planner.mapping import Layout, group_factors, slowest_tier
@@ -34,6 +44,13 @@ from supernode.spec.workload import WorkloadSpec
 OBJECTIVES = ("time", "cost", "energy")
 #: Grid points per evaluated batch (bounds memory: a few arrays of this many floats).
 MAX_GRID_POINTS = 1_500_000
+#: Grid points that pay for one more search process (~60 ms of scoring), and the most
+#: processes a search uses by default (:func:`search_workers`).
+POINTS_PER_WORKER = 250_000
+MAX_WORKERS = 4
+#: What scoring a unit costs beyond its points, in points (~5 ms on the 2-core machine,
+#: measured: a batch of 32 points takes 3-10 ms, one of 221,184 points 63 ms).
+UNIT_COST_POINTS = 20_000
 
 
 @dataclass(frozen=True)
@@ -90,7 +107,7 @@ class LayoutRecord:
 
 @dataclass
 class SearchStats:
-    """Counts and timing of one search."""
+    """Counts and timing of one search (``workers``: processes that scored it)."""
 
     layouts_considered: int = 0
     layouts_pruned_by_memory: int = 0
@@ -98,6 +115,13 @@ class SearchStats:
     candidates_pruned_by_memory: int = 0
     legal_candidates: int = 0
     wall_time_s: float = 0.0
+    workers: int = 1
+
+    def add(self, other: SearchStats) -> None:
+        """Add ``other``'s counts (not its time) to these."""
+        for name in ("layouts_pruned_by_memory", "candidates_evaluated",
+                     "candidates_pruned_by_memory", "legal_candidates"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
     @property
     def plans_per_s(self) -> float:
@@ -135,8 +159,14 @@ def check_target(target: PlanTarget, objective: str) -> None:
 
 def search_layouts(target: PlanTarget, objective: str = "time",
                    allow_cross_domain_tp: bool = False, space: SearchSpace | None = None,
-                   cal: Calibration | None = None) -> SearchOutcome:
-    """Score every legal layout of ``target`` and rank the eligible ones (best first)."""
+                   cal: Calibration | None = None, workers: int | None = 1
+                   ) -> SearchOutcome:
+    """Score every legal layout of ``target`` and rank the eligible ones (best first).
+
+    ``workers``: processes scoring the layouts (this one and forked children,
+    :func:`supernode.forked.run_forked`; None: :func:`search_workers`). The outcome is
+    the same for any number: each layout's record depends on that layout alone.
+    """
     check_target(target, objective)
     space = space or SearchSpace()
     cal = cal or default_calibration()
@@ -150,18 +180,63 @@ def search_layouts(target: PlanTarget, objective: str = "time",
     for layout in layouts:
         batches[knob_axes(target.workload, layout, target.global_batch_sequences, space)
                 ].append(layout)
-    records: list[LayoutRecord] = []
     weights = target.economics_or_default().energy_weights if objective == "energy" else None
-    for axes, group in batches.items():
-        step = max(1, MAX_GRID_POINTS // axes.size)
-        for i in range(0, len(group), step):
-            records += _score_batch(target, group[i:i + step], axes, cal, weights, stats)
+    points = sum(len(group) * axes.size for axes, group in batches.items())
+    workers = search_workers(points) if workers is None else max(1, int(workers))
+    units = _units(batches, max(1, -(-points // workers)) if workers > 1 else None)
+    shares = _shares(units, workers)
+
+    def score(share: list[int]) -> tuple[list[list[LayoutRecord]], SearchStats]:
+        counts = SearchStats()
+        return [_score_batch(target, units[i][1], units[i][0], cal, weights, counts)
+                for i in share], counts
+
+    by_unit: dict[int, list[LayoutRecord]] = {}
+    for share, (scored, counts) in zip(shares, run_forked(
+            [partial(score, share) for share in shares]), strict=True):
+        by_unit.update(zip(share, scored, strict=True))
+        stats.add(counts)
+    records = [r for i in range(len(units)) for r in by_unit[i]]
+    stats.workers = len(shares)
     stats.wall_time_s = time.perf_counter() - start
     eligible = [r for r in records if r.fits and (allow_cross_domain_tp
                                                   or not r.tp_crosses_domain)]
     ranked = sorted(eligible, key=_rank_key)
     return SearchOutcome(target, objective, allow_cross_domain_tp, records, ranked, stats,
                          space)
+
+
+def search_workers(points: int) -> int:
+    """Processes worth using for a search of ``points`` grid points: one per
+    :data:`POINTS_PER_WORKER` points, at most one per CPU core this process may run on and
+    :data:`MAX_WORKERS` (a worker costs a fork and its own first collective choices)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+        else (os.cpu_count() or 1)
+    return max(1, min(cores, MAX_WORKERS, points // POINTS_PER_WORKER))
+
+
+def _units(batches: dict[KnobAxes, list[Layout]], cap: int | None
+           ) -> list[tuple[KnobAxes, list[Layout]]]:
+    """The batches cut into evaluation units of at most :data:`MAX_GRID_POINTS` points
+    (and ``cap``, to share the work between processes), in search order."""
+    units = []
+    for axes, group in batches.items():
+        step = max(1, min(MAX_GRID_POINTS, cap or MAX_GRID_POINTS) // axes.size)
+        units += [(axes, group[i:i + step]) for i in range(0, len(group), step)]
+    return units
+
+
+def _shares(units: list[tuple[KnobAxes, list[Layout]]], workers: int) -> list[list[int]]:
+    """Unit indices per worker, each share in search order: the costliest unit first to
+    the least loaded worker, a unit costing its points plus :data:`UNIT_COST_POINTS`
+    (its collective choices and small arrays); workers left without a unit are dropped."""
+    cost = [len(group) * axes.size + UNIT_COST_POINTS for axes, group in units]
+    load, shares = [0] * workers, [[] for _ in range(workers)]
+    for i in sorted(range(len(units)), key=lambda i: -cost[i]):
+        k = load.index(min(load))
+        shares[k].append(i)
+        load[k] += cost[i]
+    return [sorted(share) for share in shares if share]
 
 
 def _rank_key(r: LayoutRecord) -> tuple:

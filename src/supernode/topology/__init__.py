@@ -8,20 +8,24 @@ Checks on built graphs: :mod:`supernode.topology.verify`. Scale-up kinds are reg
 in :data:`SCALE_UP_KINDS`.
 """
 
-from supernode.topology.cluster_graph import build_cluster_graph
+from supernode.lazy import lazy_names
+
+# these two functions share their module's name: imported now, or the module would win
 from supernode.topology.fat_tree import fat_tree, fat_tree_layout
-from supernode.topology.graph import LinkType, Place, SwitchType
 from supernode.topology.hybrid import hybrid
-from supernode.topology.kinds import SCALE_UP_KINDS, ScaleUpKind
-from supernode.topology.metrics import TopologyReport, topology_report
-from supernode.topology.scale_up import (
-    full_mesh,
-    mesh,
-    nvswitch_domain,
-    switched_two_tier,
-    torus,
-)
-from supernode.topology.sizing import FatTreeSizing, RadixError, size_fat_tree
+
+#: Where each other public name lives, imported when first asked for (a cluster check
+#: needs the fat-tree sizing, not the graph builders and metrics).
+_HOMES = {
+    "build_cluster_graph": "cluster_graph",
+    "LinkType": "graph", "Place": "graph", "SwitchType": "graph",
+    "SCALE_UP_KINDS": "kinds", "ScaleUpKind": "kinds",
+    "TopologyReport": "metrics", "topology_report": "metrics",
+    "full_mesh": "scale_up", "mesh": "scale_up", "nvswitch_domain": "scale_up",
+    "switched_two_tier": "scale_up", "torus": "scale_up",
+    "FatTreeSizing": "sizing", "RadixError": "sizing", "size_fat_tree": "sizing",
+}
+__getattr__ = lazy_names(__name__, globals(), _HOMES)
 
 __all__ = [
     "SCALE_UP_KINDS",
