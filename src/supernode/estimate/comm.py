@@ -100,10 +100,16 @@ def grouped_call_time_s(call: CollectiveCall, keys: np.ndarray,
     message = np.asarray(call.message_bytes, dtype=float)
     calls = np.asarray(call.calls_per_step)
     shape = np.broadcast_shapes(keys.shape, message.shape)
-    flat_keys = np.broadcast_to(keys, shape).ravel()
-    flat_msg = np.broadcast_to(message, shape).ravel()
-    active = _made_somewhere(calls, shape).ravel()
-    one = np.zeros(flat_msg.shape)
+    active = np.flatnonzero(_made_somewhere(calls, shape).ravel())
+    active_keys = np.broadcast_to(keys, shape).ravel()[active]
+    # every distinct (group, message size) of the active elements, sorted by group then size
+    sizes, size_of = np.unique(np.broadcast_to(message, shape).ravel()[active],
+                               return_inverse=True)
+    pairs, pair_of = np.unique(active_keys * max(sizes.size, 1) + size_of,
+                               return_inverse=True)
+    pair_group, pair_size = np.divmod(pairs, max(sizes.size, 1))
+    bounds = np.searchsorted(pair_group, np.arange(len(groups) + 1))
+    pair_time = np.zeros(pairs.shape)
     names = [t.name for t in fabric.tiers]
     tier_of = np.zeros(len(groups), dtype=np.int64)
     for index, (sub, n) in enumerate(groups):
@@ -112,12 +118,12 @@ def grouped_call_time_s(call: CollectiveCall, keys: np.ndarray,
         else:
             ranks = n
         tier_of[index] = names.index(sub.tiers[-1].name)
-        if n <= 1:
-            continue
-        work = active if len(groups) == 1 else active & (flat_keys == index)
-        if work.any():  # each distinct message once (plans share few message sizes)
-            sizes, where = np.unique(flat_msg[work], return_inverse=True)
-            one[work] = collective_time_s(call.kind, sizes, ranks, sub)[0][where]
+        first, last = bounds[index], bounds[index + 1]
+        if n > 1 and last > first:  # the group's distinct sizes, ascending: each once
+            pair_time[first:last] = collective_time_s(
+                call.kind, sizes[pair_size[first:last]], ranks, sub)[0]
+    one = np.zeros(int(np.prod(shape)))
+    one[active] = pair_time[pair_of.ravel()]
     one = one.reshape(shape)
     per_step = one * calls
     return one, per_step, tier_of[keys]

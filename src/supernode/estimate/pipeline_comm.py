@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from supernode.estimate.compute import MicrobatchCompute
+from supernode.estimate.select import Restrict, select
 from supernode.spec.plan import PlanArrays
 
 
@@ -30,15 +31,27 @@ def pipeline_critical_s(one: Any, comp: MicrobatchCompute, a: PlanArrays) -> Any
     with unequal ones.
     """
     p = np.asarray(a.pp, dtype=np.int64)
+    if not np.any(p > 1):
+        return 0.0
     v = np.asarray(a.vpp, dtype=np.int64)
     pf = p.astype(float)
-    slack = np.maximum(comp.total_s - comp.mean_stage_s, 0.0) / v
-    rounds = (v - 1) * pf * np.maximum(one - slack, 0.0)
-    plain = _plain_steady_s(one, comp, a)
-    return np.where(p > 1, (pf - 1.0) * one + np.where(v > 1, rounds, plain), 0.0)
+    m = np.maximum(np.asarray(a.microbatches, dtype=np.int64), 1)
+    stages = (comp.stage_s["first"], comp.stage_s["middle"], comp.stage_s["last"])
+
+    def rounds(r: Restrict) -> Any:
+        slack = np.maximum(r(comp.total_s) - r(comp.mean_stage_s), 0.0) / r(v)
+        return (r(v) - 1) * r(pf) * np.maximum(r(one) - slack, 0.0)
+
+    def plain(r: Restrict) -> Any:
+        return _plain_steady_s(r(one), *map(r, stages), r(comp.total_s),
+                               r(comp.mean_stage_s), r(p), r(m))
+
+    # each schedule's formula only where it runs (interleaving: most of the vpp axis)
+    return np.where(p > 1, (pf - 1.0) * one + select(v > 1, rounds, plain), 0.0)
 
 
-def _plain_steady_s(one: Any, comp: MicrobatchCompute, a: PlanArrays) -> Any:
+def _plain_steady_s(one: Any, first: Any, middle: Any, last: Any, busiest: Any,
+                    mean: Any, p: Any, m: Any) -> Any:
     """Steady-state sends exposed by plain 1F1B (seconds per step).
 
     Between its forward and backward each device exchanges with both neighbours and has
@@ -49,16 +62,15 @@ def _plain_steady_s(one: Any, comp: MicrobatchCompute, a: PlanArrays) -> Any:
     the steady-state hops each way of equal stages. The runs are those of first, middle
     (equal) and last stages. With a busier stage the exposure is at least the hops from
     it to the last device (at most ``n``): they follow its last pass.
+
+    ``first``, ``middle``, ``last``, ``busiest``, ``mean``: a micro-batch's pass seconds
+    on those stages; ``p`` stages (int), ``m`` micro-batches (int, >= 1).
     """
-    p = np.asarray(a.pp, dtype=np.int64)
     pf = p.astype(float)
-    m = np.maximum(np.asarray(a.microbatches, dtype=np.int64), 1)
     n = (m - 1 - (m + p - 2) // np.maximum(p, 1)).astype(float)
-    first, middle, last = (comp.stage_s[k] for k in ("first", "middle", "last"))
-    busiest = comp.total_s
     inner = np.maximum(pf - 2.0, 0.0)
     per_hop = one / 2.0
-    runs = [comp.mean_stage_s + 2.0 * (pf - 1.0) / np.maximum(pf, 1.0) * per_hop]
+    runs = [mean + 2.0 * (pf - 1.0) / np.maximum(pf, 1.0) * per_hop]
     edge = 2.0 * inner / np.maximum(pf - 1.0, 1.0) * per_hop
     middles = np.where(p >= 3, middle + 2.0 * np.maximum(pf - 3.0, 0.0)
                        / np.maximum(inner, 1.0) * per_hop, 0.0)

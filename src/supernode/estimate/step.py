@@ -213,6 +213,8 @@ def _ep_exposed(issued: Any, window: Any, a: PlanArrays, cal: Calibration,
     """Expert communication left exposed (all of it without the all-to-all overlap):
     the paired passes' share hides under their share of ``window`` (compute seconds)."""
     on = np.asarray(a.moe_a2a_overlap if overlap.a2a is None else overlap.a2a)
+    if not on.any():  # nothing paired: all of it exposed (dense models, overlap off)
+        return issued - 0.0
     paired = paired_share(a) * on
     hidden = np.minimum(paired * issued, cal.a2a_overlap * paired * window)
     return issued - hidden

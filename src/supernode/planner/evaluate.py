@@ -2,13 +2,16 @@
 
 A batch of ``L`` layouts sharing one :class:`~supernode.planner.space.KnobAxes` becomes
 one :class:`~supernode.spec.plan.PlanArrays` whose fields are broadcastable arrays on
-eleven axes: layout, micro-batch, recompute, sequence parallelism, interleaving, ZeRO,
-pipeline layout (the axes memory depends on), then the expert all-to-all overlap and the
-tp / dp / pp overlap switches. The step-time model
-(:func:`supernode.estimate.step.step_arrays`) computes every term at its own shape
-(a TP message depends on layout and micro-batch only) and only the final sums reach the
-full grid. Collective costs are computed once per distinct group (its factors on the
-fabric) and message size: :class:`LayoutCallTime`.
+eleven axes: micro-batch, recompute, sequence parallelism, interleaving, ZeRO, pipeline
+layout (the knob axes memory depends on), the expert all-to-all overlap and the tp / dp /
+pp overlap switches, then the layout. The layout axis is last because numpy's loops run
+along the innermost axis: it is the longest axis of most batches, where the pipeline
+layout's two values made every broadcasting operation on the full grid ~8x slower. A
+layout's knob points keep their C order (:func:`knob_index`), so ties break as before.
+The step-time model (:func:`supernode.estimate.step.step_arrays`) computes every term at
+its own shape (a TP message depends on layout and micro-batch only) and only the final
+sums reach the full grid. Collective costs are computed once per distinct group (its
+factors on the fabric) and message size: :class:`LayoutCallTime`.
 """
 
 from __future__ import annotations
@@ -30,9 +33,9 @@ from supernode.spec.plan import PP_LAYOUT_CODES, RECOMPUTE_CODES, PlanArrays, pl
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.memory import peak_memory_bytes_per_gpu
 
-#: layout, mb, recompute, sp, vpp, zero, pp layout | a2a, overlap tp, overlap dp, overlap pp
+#: mb, recompute, sp, vpp, zero, pp layout | a2a, overlap tp, overlap dp, overlap pp | layout
 NDIM = 11
-KNOB_NDIM = 7  # the axes memory depends on (layout axis included)
+LAYOUT_AXIS = NDIM - 1
 
 
 def axis_array(values: Any, axis: int, dtype: Any = None) -> np.ndarray:
@@ -46,44 +49,44 @@ def axis_array(values: Any, axis: int, dtype: Any = None) -> np.ndarray:
 class LayoutCallTime(FactorCallTime):
     """Per-layout collective costs for :func:`step_arrays` (its ``call_time`` hook): each
     call dimension's group of every layout interned and costed once per distinct group
-    (:class:`~supernode.estimate.layout.FactorCallTime` with the layout axis first)."""
+    (:class:`~supernode.estimate.layout.FactorCallTime` on the layout axis)."""
 
     def __init__(self, layouts: list[Layout], fabric: Fabric) -> None:
         factors = [group_factors(layout) for layout in layouts]
         assert all(f is not None for f in factors)  # enumerate_layouts drops the others
-        super().__init__(factors, fabric, axis=0, ndim=NDIM)  # type: ignore[arg-type]
+        super().__init__(factors, fabric, axis=LAYOUT_AXIS, ndim=NDIM)  # type: ignore[arg-type]
 
 
 def grid_plans(layouts: list[Layout], axes: KnobAxes, global_batch: int,
                precision: str) -> tuple[PlanArrays, Overlap]:
     """The broadcastable plan arrays and overlap switches of a batch's grid."""
-    col = {k: axis_array([getattr(x, k) for x in layouts], 0, np.int64)
+    col = {k: axis_array([getattr(x, k) for x in layouts], LAYOUT_AXIS, np.int64)
            for k in ("tp", "pp", "dp", "cp", "ep")}
-    col["etp"] = axis_array([x.expert_tp for x in layouts], 0, np.int64)
-    zero = axis_array([z for z, _ in axes.zero], 5, np.int64)
+    col["etp"] = axis_array([x.expert_tp for x in layouts], LAYOUT_AXIS, np.int64)
+    zero = axis_array([z for z, _ in axes.zero], 4, np.int64)
     plans = PlanArrays(
         **col,
-        vpp=axis_array(axes.vpp, 4, np.int64),
-        micro_batch=axis_array(axes.micro_batch, 1, np.int64),
+        vpp=axis_array(axes.vpp, 3, np.int64),
+        micro_batch=axis_array(axes.micro_batch, 0, np.int64),
         global_batch_sequences=np.asarray(global_batch, dtype=np.int64),
-        recompute=axis_array([RECOMPUTE_CODES[r] for r in axes.recompute], 2, np.int64),
-        sequence_parallel=axis_array(axes.sequence_parallel, 3, bool),
+        recompute=axis_array([RECOMPUTE_CODES[r] for r in axes.recompute], 1, np.int64),
+        sequence_parallel=axis_array(axes.sequence_parallel, 2, bool),
         zero_stage=zero,
-        distributed_optimizer=axis_array([d for _, d in axes.zero], 5, bool),
+        distributed_optimizer=axis_array([d for _, d in axes.zero], 4, bool),
         flash_attention=np.asarray(True),
-        moe_a2a_overlap=axis_array(axes.a2a, 7, bool),
-        pp_layout=axis_array([PP_LAYOUT_CODES[x] for x in axes.pp_layout], 6, np.int64),
+        moe_a2a_overlap=axis_array(axes.a2a, 6, bool),
+        pp_layout=axis_array([PP_LAYOUT_CODES[x] for x in axes.pp_layout], 5, np.int64),
         grad_fp32=np.asarray(axes.grad_fp32),
         precision=precision,
     )
-    overlap = Overlap(tp=axis_array(axes.overlap, 8, bool), dp=axis_array(axes.overlap, 9, bool),
-                      pp=axis_array(axes.overlap, 10, bool))
+    overlap = Overlap(tp=axis_array(axes.overlap, 7, bool), dp=axis_array(axes.overlap, 8, bool),
+                      pp=axis_array(axes.overlap, 9, bool))
     return plans, overlap
 
 
 @dataclass(frozen=True)
 class GridScores:
-    """Scores of a batch's grid (NDIM-dimensional arrays, layout axis first).
+    """Scores of a batch's grid (NDIM-dimensional arrays, layout axis last).
 
     ``step_time_s`` and ``objective`` span the full grid; ``memory_bytes``, ``legal``
     and ``fits`` the memory axes only (the all-to-all and overlap axes have length 1).
@@ -99,21 +102,32 @@ class GridScores:
     def best(self, axes: KnobAxes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per layout: flat grid index, objective and step time (s) of the best fitting
         point (objective inf: none fits)."""
-        shape = grid_shape(self.fits.shape[0], axes)
-        n = shape[0]
-        masked = np.broadcast_to(np.where(self.fits, self.objective, np.inf), shape)
-        masked = masked.reshape(n, -1)
+        n = self.fits.shape[LAYOUT_AXIS]
+        masked = per_layout(np.where(self.fits, self.objective, np.inf), n, axes)
         index = np.argmin(masked, axis=1)
         rows = np.arange(n)
-        times = np.broadcast_to(self.step_time_s, shape).reshape(n, -1)[rows, index]
+        times = per_layout(self.step_time_s, n, axes)[rows, index]
         return index, masked[rows, index], times
 
 
+def knob_shape(axes: KnobAxes) -> tuple[int, ...]:
+    """Shape of one layout's knob grid (the order :func:`knob_index` unravels)."""
+    return (len(axes.micro_batch), len(axes.recompute), len(axes.sequence_parallel),
+            len(axes.vpp), len(axes.zero), len(axes.pp_layout), len(axes.a2a),
+            len(axes.overlap), len(axes.overlap), len(axes.overlap))
+
+
 def grid_shape(layouts: int, axes: KnobAxes) -> tuple[int, ...]:
-    """Full NDIM shape of a batch's grid (the order :func:`knob_index` unravels)."""
-    return (layouts, len(axes.micro_batch), len(axes.recompute),
-            len(axes.sequence_parallel), len(axes.vpp), len(axes.zero), len(axes.pp_layout),
-            len(axes.a2a), len(axes.overlap), len(axes.overlap), len(axes.overlap))
+    """Full NDIM shape of a batch's grid: the knob axes, then the layouts."""
+    return (*knob_shape(axes), layouts)
+
+
+def per_layout(grid: np.ndarray, layouts: int, axes: KnobAxes | None = None) -> np.ndarray:
+    """``grid`` (broadcast to the batch's full shape, or as it is when ``axes`` is None:
+    the memory axes) as one row per layout, its knob points in C order (a copy)."""
+    if axes is not None:
+        grid = np.broadcast_to(grid, grid_shape(layouts, axes))
+    return np.moveaxis(grid, LAYOUT_AXIS, 0).reshape(layouts, -1)
 
 
 def memory_grid(w: WorkloadSpec, layouts: list[Layout], axes: KnobAxes, global_batch: int,
@@ -127,11 +141,11 @@ def memory_grid(w: WorkloadSpec, layouts: list[Layout], axes: KnobAxes, global_b
     """
     no_overlap = replace(axes, overlap=(True,), a2a=(False,))
     plans, _ = grid_plans(layouts, no_overlap, global_batch, precision)
-    knob_shape = np.broadcast_shapes(*(np.shape(getattr(plans, f)) for f in (
+    shape = np.broadcast_shapes(*(np.shape(getattr(plans, f)) for f in (
         "tp", "micro_batch", "recompute", "sequence_parallel", "vpp", "zero_stage",
         "pp_layout")))
-    legal = np.broadcast_to(plan_legal_mask(w, plans, gpus) & interleave_ok(plans), knob_shape)
-    memory = np.broadcast_to(peak_memory_bytes_per_gpu(w, plans), knob_shape)
+    legal = np.broadcast_to(plan_legal_mask(w, plans, gpus) & interleave_ok(plans), shape)
+    memory = np.broadcast_to(peak_memory_bytes_per_gpu(w, plans), shape)
     return memory, legal
 
 
@@ -181,7 +195,7 @@ def _unbroadcast(arr: np.ndarray) -> np.ndarray:
 
 def knob_index(axes: KnobAxes, flat: int) -> dict[str, Any]:
     """The knob values of grid point ``flat`` (index into one layout's grid)."""
-    i = np.unravel_index(flat, grid_shape(1, axes)[1:])
+    i = np.unravel_index(flat, knob_shape(axes))
     zero, distopt = axes.zero[i[4]]
     return {"micro_batch": axes.micro_batch[i[0]], "recompute": axes.recompute[i[1]],
             "sequence_parallel": bool(axes.sequence_parallel[i[2]]), "vpp": axes.vpp[i[3]],

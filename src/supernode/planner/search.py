@@ -36,7 +36,7 @@ from supernode.estimate.calibration import Calibration, default_calibration
 from supernode.estimate.system import SystemModel
 from supernode.forked import run_forked
 from supernode.planner.economics import Economics, default_economics
-from supernode.planner.evaluate import memory_grid, score_grid
+from supernode.planner.evaluate import memory_grid, per_layout, score_grid
 from supernode.planner.mapping import Layout, group_factors, slowest_tier
 from supernode.planner.space import KnobAxes, SearchSpace, enumerate_layouts, knob_axes
 from supernode.spec.workload import WorkloadSpec
@@ -261,7 +261,7 @@ def _score_batch(target: PlanTarget, layouts: list[Layout], axes: KnobAxes,
     w, gb, system = target.workload, target.global_batch_sequences, target.system
     memory, legal = memory_grid(w, layouts, axes, gb, target.gpus, target.precision)
     n = len(layouts)
-    mem_masked = np.where(legal, memory, np.inf).reshape(n, -1)
+    mem_masked = per_layout(np.where(legal, memory, np.inf), n)
     least_index = np.argmin(mem_masked, axis=1)
     least = mem_masked[np.arange(n), least_index]
     records = [LayoutRecord(x, axes, tp_crosses_domain(x, system), float(least[i]),
@@ -273,12 +273,12 @@ def _score_batch(target: PlanTarget, layouts: list[Layout], axes: KnobAxes,
     if keep.size == 0:
         return records
     kept = [layouts[i] for i in keep]
-    scores = score_grid(w, kept, axes, gb, system, cal, target.precision, memory[keep],
-                        legal[keep], weights)
+    scores = score_grid(w, kept, axes, gb, system, cal, target.precision,
+                        memory[..., keep], legal[..., keep], weights)
     index, value, times = scores.best(axes)
     stats.candidates_evaluated += keep.size * axes.size
     allowed = np.array([not records[i].tp_crosses_domain for i in keep])
-    fits_per_layout = scores.fits.reshape(keep.size, -1).sum(axis=1)
+    fits_per_layout = per_layout(scores.fits, keep.size).sum(axis=1)
     stats.legal_candidates += int(fits_per_layout[allowed].sum()) * overlap_points
     for j, i in enumerate(keep):
         if math.isfinite(value[j]):
