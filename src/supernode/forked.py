@@ -25,6 +25,7 @@ import pickle
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -65,7 +66,9 @@ def _start(task: Callable[[], Any]) -> tuple[int, int] | None:
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, CHILD_DEFAULTS)
     gc.freeze()  # the child's collections then leave the shared objects' pages alone
     try:
-        pid = os.fork()
+        with warnings.catch_warnings():  # 3.12+ warns of other threads (a progress bar's
+            warnings.simplefilter("ignore", DeprecationWarning)  # refresh): the child
+            pid = os.fork()  # runs pure code on its one thread and never touches theirs
     except OSError:
         os.close(read_fd)
         os.close(write_fd)

@@ -119,8 +119,9 @@ def view_from_members(fabric: Fabric, members: np.ndarray) -> Fabric:
         inside = bool(np.all(members // tier.group_size == members[:, :1] // tier.group_size))
         last = j == len(fabric.tiers) - 1
         if j == 0:
-            size = int(max(np.unique(row // tier.group_size, return_counts=True)[1].max()
-                           for row in members))
+            blocks = members // tier.group_size  # the most members of a row in one block
+            key = np.arange(members.shape[0])[:, None] * (int(blocks.max()) + 1) + blocks
+            size = int(np.unique(key, return_counts=True)[1].max())
             shape = _torus_shape(tier, members[0]) if tier.kind == "torus" else ()
             tiers.append(with_group_size(tier, size, shape=shape))
             previous = size

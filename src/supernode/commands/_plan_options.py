@@ -26,6 +26,12 @@ from supernode.spec.plan import MAX_GLOBAL_BATCH
 PlanFile = Annotated[Path | None, typer.Option("--plan", help="Plan file (YAML/JSON).")]
 Gpus = Annotated[int | None, typer.Option("--gpus", min=1, help="GPUs the job uses (the "
                                           "cluster grows by whole units if smaller).")]
+#: Most processes ``--workers`` may ask for.
+MAX_SEARCH_WORKERS = 64
+SearchWorkers = Annotated[int | None, typer.Option(
+    "--workers", min=1, max=MAX_SEARCH_WORKERS,
+    help="Processes scoring each plan search (default: one per 250k plans, up to 4 and "
+         "the CPU cores). Same results for any number.")]
 Tp = Annotated[int | None, typer.Option("--tp", help="Tensor-parallel size.")]
 Pp = Annotated[int | None, typer.Option("--pp", help="Pipeline stages.")]
 Dp = Annotated[int | None, typer.Option("--dp", help="Data-parallel size (default: fill).")]

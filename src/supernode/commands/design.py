@@ -18,7 +18,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
-from supernode.commands._plan_options import CalibrationFile, calibrated
+from supernode.commands._plan_options import CalibrationFile, SearchWorkers, calibrated
 from supernode.design import FLAGSHIP, STAGES, DesignInput, example, run_design
 from supernode.errors import InputError
 from supernode.netsim.scenario import MAX_SEED
@@ -27,13 +27,14 @@ from supernode.textsafe import rich_safe
 
 def design_input(cluster: str | None, workload: str | None, plan: Path | None,
                  rules: Path | None, name: str | None, simulate: bool, seed: int,
-                 global_batch: int | None, prometheus_major: int | None = None
-                 ) -> DesignInput:
+                 global_batch: int | None, prometheus_major: int | None = None,
+                 workers: int | None = None) -> DesignInput:
     """The inputs: an example (``--example`` or none given: the flagship), or the files."""
     if cluster is None and workload is None:
         e = example(name or FLAGSHIP)
         return DesignInput(e.cluster, e.workload, plan or e.plan, rules, simulate, 5, seed,
-                           global_batch, e.name, prometheus_major=prometheus_major)
+                           global_batch, e.name, prometheus_major=prometheus_major,
+                           workers=workers)
     if name is not None:
         raise InputError("--example", "give either --example or --cluster/--workload")
     if cluster is None or workload is None:
@@ -41,7 +42,7 @@ def design_input(cluster: str | None, workload: str | None, plan: Path | None,
                          "give both --cluster and --workload (or neither: the flagship "
                          "example)")
     return DesignInput(cluster, workload, plan, rules, simulate, 5, seed, global_batch,
-                       prometheus_major=prometheus_major)
+                       prometheus_major=prometheus_major, workers=workers)
 
 
 def progress_display(quiet: bool):
@@ -89,6 +90,7 @@ def design_command(
         None, "--prometheus-major", help="Window rules the monitoring/ test values follow: "
         "2 or 3 (default: 3, current Prometheus)."),
     calibration: CalibrationFile = None,
+    workers: SearchWorkers = None,
     json_output: bool = typer.Option(False, "--json", help="Print results.json only."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
@@ -99,7 +101,7 @@ def design_command(
 
     check_output_folder(out, "--out")
     inputs = design_input(cluster, workload, plan, rules, name, simulate, seed, global_batch,
-                          prometheus_major)
+                          prometheus_major, workers)
     with progress_display(quiet or json_output) as bar:
         result = run_design(inputs, stage_hook(bar))
         data = result.to_dict()

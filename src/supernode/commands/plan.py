@@ -26,6 +26,7 @@ from supernode.commands._plan_options import (
     PpLayout,
     RankOrder,
     Recompute,
+    SearchWorkers,
     SequenceParallel,
     Tp,
     Vpp,
@@ -43,8 +44,6 @@ from supernode.spec.plan import plan_from_data
 from supernode.textsafe import rich_safe
 
 GB = 1e9
-#: Most processes ``--workers`` may ask for.
-MAX_WORKERS_FLAG = 64
 
 
 def plans_table(report: PlanReport, title: str = "plans") -> Table:
@@ -177,10 +176,7 @@ def plan_command(
     compare: Path | None = typer.Option(None, "--compare", help="A plan file (YAML/JSON) to "
                                         "estimate and rank among the results."),
     calibration: CalibrationFile = None,
-    workers: int | None = typer.Option(None, "--workers", min=1, max=MAX_WORKERS_FLAG,
-                                       help="Processes scoring the search (default: one "
-                                            "per 250k plans, up to 4 and the CPU cores). "
-                                            "Same results for any number."),
+    workers: SearchWorkers = None,
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Search tp x pp x dp x cp x ep x knobs x rank order; rank, explain, tabulate.

@@ -69,6 +69,7 @@ class DesignInput:
     reliability_runs: int = DESIGN_RUNS
     reliability_days: float = DESIGN_DAYS
     prometheus_major: int | None = None
+    workers: int | None = None  # processes per plan search (None: as many as pay)
 
 
 @dataclass
@@ -115,11 +116,13 @@ def _given_plan(doc: dict[str, Any] | None, gpus: int, global_batch: int,
     return plan_from_data(data, source=source)
 
 
-def _fit(spec, workload, global_batch: int, size: int) -> tuple[dict | None, str | None]:
+def _fit(spec, workload, global_batch: int, size: int, workers: int | None
+         ) -> tuple[dict | None, str | None]:
     """The planner's workload fit at 8 GPUs and at the supernode's size (or why not)."""
     try:
         fit = workload_fit(FitInput(workload, spec, None, global_batch,
-                                    tuple(sorted({CONVENTIONAL_DOMAIN, size}))))
+                                    tuple(sorted({CONVENTIONAL_DOMAIN, size})),
+                                    workers=workers))
         return fit, None
     except InputError as exc:
         return None, f"workload fit not computed: {exc.message}"
@@ -222,9 +225,10 @@ def run_design(inputs: DesignInput, progress: Progress | None = None) -> DesignR
     clock("plan")
     target, _ = build_target(spec, workload, None, inputs.global_batch)
     given = _given_plan(doc, target.gpus, target.global_batch_sequences, str(inputs.plan))
-    report = plan_job(target, top=inputs.top, reference=given)
+    report = plan_job(target, top=inputs.top, reference=given, workers=inputs.workers)
     view = given_view(target, given, report) if given is not None else best_view(report)
-    fit, fit_note = _fit(spec, workload, target.global_batch_sequences, cluster.scale_up.size)
+    fit, fit_note = _fit(spec, workload, target.global_batch_sequences, cluster.scale_up.size,
+                         inputs.workers)
     plan, order = simulation_plan(view, report, given) if view is not None else (None, ())
     clock("simulate")
     sim = None

@@ -56,6 +56,7 @@ class FitInput:
     sizes: tuple[int, ...] = DEFAULT_SIZES
     price_per_gpu_hour: float | None = None
     supernode_premium: float = DEFAULT_SUPERNODE_PREMIUM
+    workers: int | None = 1  # processes per plan search (None: as many as pay)
 
 
 def usable_sizes(spec: ClusterSpec, sizes: tuple[int, ...], gpus: int) -> list[int]:
@@ -70,7 +71,7 @@ def _plan_size(req: FitInput, size: int, gpus: int, price: float) -> tuple[PlanR
     spec = with_domain_size(req.cluster, size, gpus)
     target, scaled = build_target(spec, req.workload, gpus, req.global_batch,
                                   price_per_gpu_hour=price, add_tiers=True)
-    return plan_job(target, top=1), scaled
+    return plan_job(target, top=1, workers=req.workers), scaled
 
 
 def _row(size: int, report: PlanReport, base: PlanReport | None, price: float
