@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from test_signals import alive
 
-from supernode.forked import can_fork, run_forked
+from supernode.forked import can_fork, prepared_child, run_forked
 
 
 def test_answers_come_in_order_from_distinct_processes() -> None:
@@ -117,3 +117,42 @@ def test_a_child_dies_with_its_killed_parent(tmp_path: Path) -> None:
     if not gone:
         os.kill(child, signal.SIGKILL)
     assert gone, "the child outlived its SIGKILLed parent"
+
+
+def _pid_and(value: int) -> tuple[int, int]:
+    return os.getpid(), value * 2
+
+
+def _fails(value: int) -> int:
+    raise ValueError(f"bad {value}")
+
+
+def test_a_prepared_child_prepares_beside_the_caller_then_runs_the_task(tmp_path: Path
+                                                                        ) -> None:
+    mark = tmp_path / "prepared"
+    with prepared_child(lambda: mark.write_text(str(os.getpid()))) as child:
+        pid, doubled = child.run(_pid_and, 21)
+    assert doubled == 42 and pid != os.getpid()
+    assert int(mark.read_text()) == pid  # prepared in the child that ran the task
+    assert not alive(pid)
+
+
+def test_a_prepared_childs_failures_fall_back_to_this_process() -> None:
+    with prepared_child(lambda: os._exit(4)) as child:  # dies while preparing
+        assert child.run(_pid_and, 1) == (os.getpid(), 2)
+    with prepared_child(lambda: None) as child:  # a task not picklable: run here
+        assert child.run(lambda v: (os.getpid(), v), 5) == (os.getpid(), 5)
+    with prepared_child(lambda: None) as child, pytest.raises(ValueError, match="bad 3"):
+        child.run(_fails, 3)  # its error raised as inline
+
+
+def test_a_prepared_child_never_given_a_task_is_ended(tmp_path: Path) -> None:
+    mark = tmp_path / "pid"
+    with prepared_child(lambda: (mark.write_text(str(os.getpid())), time.sleep(60))):
+        deadline = time.monotonic() + 30
+        while not (mark.exists() and mark.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    pid = int(mark.read_text())
+    assert not alive(pid)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)

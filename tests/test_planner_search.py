@@ -228,3 +228,17 @@ def test_shares_balance_the_units_and_keep_search_order() -> None:
     loads = [sum(sizes[i] + UNIT_COST_POINTS for i in share) for share in shares]
     assert max(loads) - min(loads) <= max(sizes) + UNIT_COST_POINTS
     assert _shares(units[:1], 3) == [[0]]  # workers without a unit are dropped
+
+
+def test_a_search_that_cannot_fork_counts_one_process(dense) -> None:
+    """Asked for 2 workers from a thread other than the main one (no fork there), the
+    search runs here, says so, and gives the same records."""
+    import threading
+
+    box = {}
+    thread = threading.Thread(target=lambda: box.setdefault(
+        "outcome", search_layouts(dense, workers=2)))
+    thread.start()
+    thread.join()
+    assert box["outcome"].stats.workers == 1
+    assert _outcome_fields(box["outcome"]) == _outcome_fields(search_layouts(dense, workers=1))

@@ -11,6 +11,10 @@ answer (no ``fork`` on the platform, a thread other than the main one, a child t
 or is killed) the parent runs that task itself and the answer is the same; an error a task
 raises is raised by the parent's own run of it, as inline.
 
+:func:`prepared_child` forks a child early, to run slow preparation (imports) while the
+caller works, then one task handed to it later with its arguments, pickled (the
+plots of ``simulate --plot``: matplotlib is imported beside the simulation).
+
 No child outlives its parent: Ctrl-C, SIGTERM or an error in the parent ends every child
 (SIGKILL, then reaped) before the exception goes on; a child dies with its parent on Linux
 (``PR_SET_PDEATHSIG``) even when the parent is killed outright; and children take the
@@ -26,7 +30,9 @@ import signal
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 #: Signals a child takes the default action for, and that are held back while forking.
@@ -59,8 +65,67 @@ def run_forked(tasks: Sequence[Callable[[], Any]]) -> list[Any]:
         raise
 
 
-def _start(task: Callable[[], Any]) -> tuple[int, int] | None:
-    """Fork a child running ``task``: (pid, read end of its pipe); None if fork fails."""
+class PreparedChild:
+    """A forked child that has run its preparation and waits for one task (:meth:`run`);
+    without a child (no fork here, or it failed) the task runs in this process."""
+
+    def __init__(self, child: tuple[int, int] | None, task_fd: int | None) -> None:
+        self._children = [child]
+        self._task_fd = task_fd
+
+    def run(self, task: Callable[..., Any], *args: Any) -> Any:
+        """``task(*args)`` in the child (``task`` a module-level function, the arguments
+        picklable), or here when the child cannot answer; once."""
+        if self._task_fd is None or self._children[0] is None:
+            return task(*args)
+        fd, self._task_fd = self._task_fd, None
+        try:
+            with os.fdopen(fd, "wb") as pipe:
+                pickle.dump((task, args), pipe, protocol=pickle.HIGHEST_PROTOCOL)
+        except (OSError, pickle.PickleError, AttributeError, TypeError, RecursionError):
+            _stop(self._children)  # the child never got it: do it here
+            return task(*args)
+        return _collect(self._children, 0, lambda: task(*args))
+
+    def stop(self) -> None:
+        """End the child if it still runs (its task unused or unfinished)."""
+        if self._task_fd is not None:
+            os.close(self._task_fd)
+            self._task_fd = None
+        _stop(self._children)
+
+
+@contextmanager
+def prepared_child(prepare: Callable[[], Any]) -> Iterator[PreparedChild]:
+    """A child forked now that runs ``prepare()`` at once, beside the caller, then the one
+    task :meth:`PreparedChild.run` hands it; ended on leaving, whatever happens."""
+    child, task_fd = None, None
+    if can_fork():
+        read_fd, task_fd = os.pipe()
+        child = _start(partial(_prepared, prepare, read_fd), close=(task_fd,))
+        os.close(read_fd)
+        if child is None:
+            os.close(task_fd)
+            task_fd = None
+    prepared = PreparedChild(child, task_fd)
+    try:
+        yield prepared
+    finally:
+        prepared.stop()
+
+
+def _prepared(prepare: Callable[[], Any], task_fd: int) -> Any:  # pragma: no cover - child
+    """In the child: prepare, then read the task and its arguments and run it."""
+    prepare()
+    with os.fdopen(task_fd, "rb") as pipe:
+        task, args = pickle.load(pipe)  # EOF (nothing handed over) ends the child
+    return task(*args)
+
+
+def _start(task: Callable[[], Any], close: tuple[int, ...] = ()
+           ) -> tuple[int, int] | None:
+    """Fork a child running ``task``: (pid, read end of its pipe); None if fork fails.
+    The child closes ``close`` (this process's ends of pipes to it) first."""
     read_fd, write_fd = os.pipe()
     parent = os.getpid()
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, CHILD_DEFAULTS)
@@ -78,13 +143,13 @@ def _start(task: Callable[[], Any]) -> tuple[int, int] | None:
             gc.unfreeze()
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     if pid == 0:  # pragma: no cover - the child; its coverage is not collected
-        _child(task, read_fd, write_fd, parent, blocked)
+        _child(task, read_fd, write_fd, parent, blocked, close)
     os.close(write_fd)
     return pid, read_fd
 
 
 def _child(task: Callable[[], Any], read_fd: int, write_fd: int, parent: int,
-           blocked: Any) -> None:  # pragma: no cover - runs in the child
+           blocked: Any, close: tuple[int, ...]) -> None:  # pragma: no cover - in the child
     """Run ``task`` and write its pickled answer; never returns."""
     code = 1
     try:
@@ -92,7 +157,8 @@ def _child(task: Callable[[], Any], read_fd: int, write_fd: int, parent: int,
             signal.signal(sig, signal.SIG_DFL)
         _die_with(parent)
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        os.close(read_fd)
+        for fd in (read_fd, *close):
+            os.close(fd)
         data = pickle.dumps(task(), protocol=pickle.HIGHEST_PROTOCOL)
         with os.fdopen(write_fd, "wb") as pipe:
             pipe.write(data)
@@ -136,9 +202,10 @@ def _collect(children: list[tuple[int, int] | None], index: int,
 
 
 def _stop(children: list[tuple[int, int] | None]) -> None:
-    """End and reap every child not yet collected, closing their pipes (a child not yet
-    reaped keeps its pid, so the signal cannot reach another process)."""
-    for child in children:
+    """End and reap every child not yet collected, closing their pipes and clearing their
+    entries (a child not yet reaped keeps its pid, so the signal cannot reach another
+    process)."""
+    for index, child in enumerate(children):
         if child is None:
             continue
         pid, read_fd = child
@@ -147,4 +214,5 @@ def _stop(children: list[tuple[int, int] | None]) -> None:
             os.waitpid(pid, 0)
         except (ProcessLookupError, ChildProcessError):
             pass  # already reaped (a signal between the wait and the bookkeeping)
+        children[index] = None
         os.close(read_fd)

@@ -41,6 +41,17 @@ PNG_RC = {"text.hinting": "no_hinting"}
 PNG_COMPRESS_LEVEL = 3
 
 
+def preload() -> None:
+    """Import what drawing and writing a figure needs and load the default font, so that
+    the first plot does not pay for them (~0.25 s; run in a child beside a simulation,
+    :func:`supernode.forked.prepared_child`)."""
+    from PIL import Image  # noqa: F401
+
+    fig = agg_figure(1.0, 1.0)
+    fig.text(0.5, 0.5, "0")
+    fig.canvas.draw()
+
+
 def pyplot() -> Any:
     """``matplotlib.pyplot`` on the Agg backend (imported on first use)."""
     import matplotlib

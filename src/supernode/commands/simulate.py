@@ -184,19 +184,32 @@ def simulate_command(
                        grad_fp32=grad_fp32, a2a_overlap=a2a_overlap, pp_layout=pp_layout,
                        rank_order=rank_order, overlap_tp=overlap_tp, overlap_dp=overlap_dp,
                        overlap_pp=overlap_pp, precision=precision)
-    with _progress(quiet or json_output) as bar:
-        hook = _hook(bar)
-        if traffic is not None:
-            doc = validate_document(read_document(traffic), TrafficFile, source=str(traffic))
-            result = simulate_traffic(loaded, doc, failures=tuple(fail), options=options,
-                                      progress=hook)
-        else:
-            jobs, notes = job_inputs(loaded, workload, plan, flags, placement, gpus)
-            result = simulate_jobs(loaded, jobs, failures=tuple(fail), options=options,
-                                   progress=hook)
-            result.notes[:0] = grown + notes
-    inputs = [p for p in (cluster, workload, plan, placement, traffic, *fail) if p is not None]
-    _report(result, plot, json_output, inputs)
+    with _drawer(plot) as drawer:  # with --plot, matplotlib loads beside the simulation
+        with _progress(quiet or json_output) as bar:
+            hook = _hook(bar)
+            if traffic is not None:
+                doc = validate_document(read_document(traffic), TrafficFile,
+                                        source=str(traffic))
+                result = simulate_traffic(loaded, doc, failures=tuple(fail), options=options,
+                                          progress=hook)
+            else:
+                jobs, notes = job_inputs(loaded, workload, plan, flags, placement, gpus)
+                result = simulate_jobs(loaded, jobs, failures=tuple(fail), options=options,
+                                       progress=hook)
+                result.notes[:0] = grown + notes
+        inputs = [p for p in (cluster, workload, plan, placement, traffic, *fail)
+                  if p is not None]
+        _report(result, plot, json_output, inputs, drawer)
+
+
+def _drawer(plot: Path | None) -> Any:
+    """With ``--plot``: a child importing matplotlib to draw the plots later
+    (:func:`supernode.netsim.plots.prepare_drawing`); else nothing."""
+    if plot is None:
+        return nullcontext(None)
+    from supernode.netsim.plots import prepare_drawing
+
+    return prepare_drawing()
 
 
 def _cluster(cluster: str, gpus: int | None, fixed: bool) -> tuple[Any, list[str]]:
@@ -226,13 +239,15 @@ def _hook(bar):
 
 
 def _report(result: SimResult, plot: Path | None, json_output: bool,
-            inputs: list[Any]) -> None:
-    """Write plots (all or none; never over an input), then JSON or tables."""
+            inputs: list[Any], drawer: Any = None) -> None:
+    """Write plots (all or none; never over an input; drawn by ``drawer`` when given),
+    then JSON or tables."""
     plots = []
     if plot is not None:
         from supernode.netsim.plots import write_plots
 
-        plots = [str(p) for p in write_plots(result.tables, plot, "--plot", tuple(inputs))]
+        plots = [str(p) for p in write_plots(result.tables, plot, "--plot", tuple(inputs),
+                                             drawer)]
     if json_output:
         data: dict[str, Any] = result.to_dict()
         data["plots"] = plots

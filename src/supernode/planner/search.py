@@ -44,8 +44,8 @@ from supernode.spec.workload import WorkloadSpec
 OBJECTIVES = ("time", "cost", "energy")
 #: Grid points per evaluated batch (bounds memory: a few arrays of this many floats).
 MAX_GRID_POINTS = 1_500_000
-#: Grid points that pay for one more search process (~60 ms of scoring), and the most
-#: processes a search uses by default (:func:`search_workers`).
+#: Grid points that pay for one more search process (~40 ms of scoring on the 2-core
+#: machine), and the most processes a search uses by default (:func:`search_workers`).
 POINTS_PER_WORKER = 250_000
 MAX_WORKERS = 4
 #: What scoring a unit costs beyond its points, in points (~5 ms on the 2-core machine,
@@ -186,18 +186,20 @@ def search_layouts(target: PlanTarget, objective: str = "time",
     units = _units(batches, max(1, -(-points // workers)) if workers > 1 else None)
     shares = _shares(units, workers)
 
-    def score(share: list[int]) -> tuple[list[list[LayoutRecord]], SearchStats]:
+    def score(share: list[int]) -> tuple[list[list[LayoutRecord]], SearchStats, int]:
         counts = SearchStats()
         return [_score_batch(target, units[i][1], units[i][0], cal, weights, counts)
-                for i in share], counts
+                for i in share], counts, os.getpid()
 
     by_unit: dict[int, list[LayoutRecord]] = {}
-    for share, (scored, counts) in zip(shares, run_forked(
+    processes = set()
+    for share, (scored, counts, pid) in zip(shares, run_forked(
             [partial(score, share) for share in shares]), strict=True):
         by_unit.update(zip(share, scored, strict=True))
         stats.add(counts)
+        processes.add(pid)
     records = [r for i in range(len(units)) for r in by_unit[i]]
-    stats.workers = len(shares)
+    stats.workers = len(processes)  # those that did score (a failed child's share: here)
     stats.wall_time_s = time.perf_counter() - start
     eligible = [r for r in records if r.fits and (allow_cross_domain_tp
                                                   or not r.tp_crosses_domain)]
