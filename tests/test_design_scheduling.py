@@ -213,3 +213,24 @@ def test_the_replay_is_memoised_per_cluster_and_seed_as_copies(flawed_runs):
         cache.memoised("test", ("n", i), dict)
     cache.memoised("test", ("k", 1), lambda: calls.append(1) or {"x": [1]})
     assert calls == [1, 1]  # the oldest entry was dropped
+
+
+def test_the_replay_run_beside_equals_the_one_run_here_and_is_remembered(flawed_runs):
+    """Started in a forked child (as ``design`` does), the replay is the one computed in
+    this process (timings aside), and this process remembers it afterwards."""
+    import os
+
+    from supernode.design.pipeline import DesignInput, _scheduling_beside
+    from supernode.design.scheduling import scheduling_remembered
+
+    cluster, (_, _, here) = flawed_runs
+    cache.clear()
+    with _scheduling_beside(cluster, DesignInput("c", "w", seed=4, workers=1)) as inline:
+        assert inline is None  # one process: the replay runs in its stage
+    with _scheduling_beside(cluster, DesignInput("c", "w", seed=4)) as beside:
+        assert beside is not None and beside._children[0][0] != os.getpid()
+        got = run_scheduling(cluster, 4, beside)[0]
+    assert _without_timing(copy.deepcopy(got)) == _without_timing(copy.deepcopy(here))
+    assert scheduling_remembered(cluster, 4)
+    with _scheduling_beside(cluster, DesignInput("c", "w", seed=4)) as again:
+        assert again is None  # remembered: nothing to start

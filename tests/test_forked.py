@@ -10,12 +10,13 @@ import sys
 import textwrap
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
 from test_signals import alive
 
-from supernode.forked import can_fork, prepared_child, run_forked
+from supernode.forked import can_fork, in_background, prepared_child, run_forked
 
 
 def test_answers_come_in_order_from_distinct_processes() -> None:
@@ -156,3 +157,18 @@ def test_a_prepared_child_never_given_a_task_is_ended(tmp_path: Path) -> None:
     assert not alive(pid)
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
+
+
+def test_a_background_task_runs_beside_and_answers_when_asked(tmp_path: Path) -> None:
+    with in_background(partial(_pid_and, 4)) as job:
+        pid, value = job.result()
+    assert value == 8 and pid != os.getpid() and not alive(pid)
+    parent = os.getpid()
+    with in_background(lambda: os._exit(2) if os.getpid() != parent else "here") as job:
+        assert job.result() == "here"  # the child gave nothing: computed here
+    mark = tmp_path / "pid"
+    with in_background(lambda: (mark.write_text(str(os.getpid())), time.sleep(60))):
+        deadline = time.monotonic() + 30
+        while not (mark.exists() and mark.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert not alive(int(mark.read_text()))  # never asked: ended on leaving

@@ -14,6 +14,8 @@ raises is raised by the parent's own run of it, as inline.
 :func:`prepared_child` forks a child early, to run slow preparation (imports) while the
 caller works, then one task handed to it later with its arguments, pickled (the
 plots of ``simulate --plot``: matplotlib is imported beside the simulation).
+:func:`in_background` forks a child that runs a task at once, beside the caller, whose
+answer the caller collects when it needs it (``design``'s scheduling replay).
 
 No child outlives its parent: Ctrl-C, SIGTERM or an error in the parent ends every child
 (SIGKILL, then reaped) before the exception goes on; a child dies with its parent on Linux
@@ -63,6 +65,33 @@ def run_forked(tasks: Sequence[Callable[[], Any]]) -> list[Any]:
     except BaseException:
         _stop(children)
         raise
+
+
+class Background:
+    """A task running in a forked child beside the caller (:func:`in_background`); its
+    answer by :meth:`result`, computed here where the child cannot give it."""
+
+    def __init__(self, task: Callable[[], Any]) -> None:
+        self._task = task
+        self._children = [_start(task) if can_fork() else None]
+
+    def result(self) -> Any:
+        """The task's answer (waits for the child; once)."""
+        return _collect(self._children, 0, self._task)
+
+    def stop(self) -> None:
+        """End the child if it still runs (its answer unused)."""
+        _stop(self._children)
+
+
+@contextmanager
+def in_background(task: Callable[[], Any]) -> Iterator[Background]:
+    """``task`` started now in a forked child; ended on leaving, whatever happens."""
+    job = Background(task)
+    try:
+        yield job
+    finally:
+        job.stop()
 
 
 class PreparedChild:

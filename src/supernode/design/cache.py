@@ -44,6 +44,11 @@ def memoised(stage: str, key: Hashable, compute: Callable[[], T]) -> T:
     return copy.deepcopy(table[key])
 
 
+def remembered(stage: str, key: Hashable) -> bool:
+    """True when (``stage``, ``key``) is in memory (:func:`memoised` would not compute)."""
+    return key in _MEMO.get(stage, {})
+
+
 def clear() -> None:
     """Forget every memoised result (the next call of each stage computes again)."""
     _MEMO.clear()

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +31,12 @@ from supernode.design.decisions import decision_records
 from supernode.design.monitoring import monitoring_summary
 from supernode.design.plans import best_view, given_view, simulation_plan
 from supernode.design.reliability import DESIGN_DAYS, DESIGN_RUNS, run_reliability
-from supernode.design.scheduling import run_scheduling
+from supernode.design.scheduling import run_scheduling, scheduling_remembered
 from supernode.design.simulation import run_simulation, simulation_results
 from supernode.design.summary import cluster_summary, workload_summary
 from supernode.errors import InputError
 from supernode.facility import WorkloadUse, facility_report
+from supernode.forked import in_background
 from supernode.monitor.pack import build_pack
 from supernode.monitor.promtool import semantics_for
 from supernode.planner import build_target, plan_job
@@ -187,8 +190,10 @@ class _Reviewed:
 
 
 def _operations(inputs: DesignInput, cluster, topo, reviewed: _Reviewed,
-                prometheus: tuple[Any, int], clock: _Clock) -> dict[str, Any]:
-    """Reliability, facility, monitoring, scheduling and artefacts stages."""
+                prometheus: tuple[Any, int], clock: _Clock, scheduling: Any = None
+                ) -> dict[str, Any]:
+    """Reliability, facility, monitoring, scheduling (``scheduling``: the replay running
+    beside, or None to run it here) and artefacts stages."""
     workload, target, view, plan, sim = (reviewed.workload, reviewed.target, reviewed.view,
                                          reviewed.plan, reviewed.sim)
     clock("reliability")
@@ -206,7 +211,7 @@ def _operations(inputs: DesignInput, cluster, topo, reviewed: _Reviewed,
     pack = build_pack(cluster)
     monitoring = monitoring_summary(cluster, pack)
     clock("scheduling")
-    scheduling, sched_note = run_scheduling(cluster, inputs.seed)
+    scheduling, sched_note = run_scheduling(cluster, inputs.seed, scheduling)
     clock("artefacts")
     files, artefacts = design_artefacts(cluster, pack, *prometheus)
     return {"rel": rel, "alt": alt, "fac": fac, "monitoring": monitoring,
@@ -215,10 +220,30 @@ def _operations(inputs: DesignInput, cluster, topo, reviewed: _Reviewed,
 
 
 def run_design(inputs: DesignInput, progress: Progress | None = None) -> DesignResult:
-    """Run every stage of the review; InputError for bad input anywhere in the chain."""
+    """Run every stage of the review; InputError for bad input anywhere in the chain.
+
+    The scheduling replay depends on the cluster and the seed alone: unless ``workers``
+    is 1 (or it is remembered), it runs in a forked child from here on, beside the plan,
+    simulation and reliability stages (:func:`supernode.forked.in_background`); the
+    results are the same either way."""
     clock = _Clock(progress)
     clock("validate")
-    spec, cluster, workload, pack, doc = _load(inputs)
+    loaded = _load(inputs)
+    with _scheduling_beside(loaded[1], inputs) as scheduling:
+        return _review(inputs, loaded, clock, scheduling)
+
+
+def _scheduling_beside(cluster, inputs: DesignInput) -> AbstractContextManager[Any]:
+    """The scheduling replay started in a child now (None: run it in its stage)."""
+    if inputs.workers == 1 or scheduling_remembered(cluster, inputs.seed):
+        return nullcontext(None)
+    return in_background(partial(run_scheduling, cluster, inputs.seed))
+
+
+def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
+            ) -> DesignResult:
+    """The stages after validation (``scheduling``: the replay running beside, or None)."""
+    spec, cluster, workload, pack, doc = loaded
     semantics, major = semantics_for(inputs.prometheus_major)
     clock("topology")
     topo = topology_report(cluster)
@@ -235,7 +260,7 @@ def run_design(inputs: DesignInput, progress: Progress | None = None) -> DesignR
     if inputs.simulate and plan is not None:
         sim = simulation_results(run_simulation(cluster, workload, plan, order, inputs.seed))
     ops = _operations(inputs, cluster, topo, _Reviewed(workload, target, view, plan, sim),
-                      (semantics, major), clock)
+                      (semantics, major), clock, scheduling)
     clock("rules")
     facts = Facts(cluster, workload_summary(workload), topo.to_dict(), report.to_dict(), view,
                   sim, ops["fac"], fit, ops["rel"], ops["scheduling"], ops["artefacts"])

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from supernode.design.cache import cluster_key, memoised
+from supernode.design.cache import cluster_key, memoised, remembered
 from supernode.errors import InputError
 from supernode.scheduler import (
     POLICIES,
@@ -165,13 +165,21 @@ def _comparison(result, names: list[str]) -> dict[str, Any]:
             "queue_ratio": blind["mean_queue_s"] / queue if queue > 0 else None}
 
 
-def run_scheduling(cluster: Cluster, seed: int) -> tuple[dict[str, Any] | None, str | None]:
+def run_scheduling(cluster: Cluster, seed: int, beside: Any = None
+                   ) -> tuple[dict[str, Any] | None, str | None]:
     """``results.json`` -> ``scheduling`` for ``cluster`` (see the module doc), or None and
     the reason when the cluster cannot be scheduled (e.g. supernodes without a fabric).
     Memoised per process by (cluster, seed) (:mod:`supernode.design.cache`): the replay
-    does not depend on the workload (its ``wall_time_s`` are those of the first run)."""
-    return memoised("scheduling", (cluster_key(cluster), seed),
-                    lambda: _replay(cluster, seed))
+    does not depend on the workload (its ``wall_time_s`` are those of the first run).
+    ``beside``: the same replay already running in a child
+    (:class:`supernode.forked.Background`), whose answer is taken (and remembered)."""
+    replay = beside.result if beside is not None else (lambda: _replay(cluster, seed))
+    return memoised("scheduling", (cluster_key(cluster), seed), replay)
+
+
+def scheduling_remembered(cluster: Cluster, seed: int) -> bool:
+    """True when this process has the replay of (``cluster``, ``seed``) in memory."""
+    return remembered("scheduling", (cluster_key(cluster), seed))
 
 
 def _replay(cluster: Cluster, seed: int) -> tuple[dict[str, Any] | None, str | None]:
