@@ -174,3 +174,22 @@ def test_signal_while_the_plan_search_runs_on_forked_workers(tmp_path: Path, nam
     assert returncode == code, (returncode, err[-2000:])
     assert "Traceback" not in err
     assert not orphans, f"orphaned search workers: {orphans}"
+
+
+@pytest.mark.parametrize("name", list(SIGNALS))
+def test_signal_while_design_runs_its_stages_beside(tmp_path: Path, name: str) -> None:
+    """design forks the scheduling replay (and its search workers): signalled alone, it
+    ends them, writes no report folder and exits as interrupted."""
+    sig, code = SIGNALS[name]
+    out = tmp_path / "report"
+    process = _start(["design", "--out", str(out), "--quiet", "--no-simulate"], tmp_path)
+    forked = wait_for(lambda: len(descendants(process.pid)) >= 1, 120, process)
+    assert forked, "design never forked its scheduling replay"
+    time.sleep(0.3)  # into the plan search
+    children = descendants(process.pid)
+    process.send_signal(sig)
+    returncode, err, orphans = finish(process, children)
+    assert returncode == code, (returncode, err[-2000:])
+    assert "Traceback" not in err
+    assert not orphans, f"orphaned children: {orphans}"
+    assert not out.exists() and leftovers(tmp_path) == []
