@@ -173,7 +173,7 @@ def test_plot_path_that_is_not_a_folder_exits_2_before_the_run(tmp_path: Path,
 def test_plot_write_failure_is_an_input_error(tmp_path: Path, monkeypatch) -> None:
     from supernode import outputs
     from supernode.errors import InputError
-    from supernode.netsim import plots
+    from supernode.netsim import plot_files
 
     class Tables:
         extra = {"heatmap": {"leaf": {"utilization": [[0.5, 0.9]], "edges_s": [0, 1, 2]}}}
@@ -184,5 +184,5 @@ def test_plot_write_failure_is_an_input_error(tmp_path: Path, monkeypatch) -> No
 
     monkeypatch.setattr(outputs.os, "rename", broken)
     with pytest.raises(InputError, match="--plot.*No space left"):
-        plots.write_plots(Tables(), tmp_path / "p")
+        plot_files.write_plots(Tables(), tmp_path / "p")
     assert list(tmp_path.iterdir()) == []  # all or nothing: no folder, no staging left

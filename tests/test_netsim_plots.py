@@ -12,6 +12,7 @@ import pytest
 
 from supernode.netsim import JobInput, SimOptions, results, simulate_jobs
 from supernode.netsim.network import TIER_CODES
+from supernode.netsim.plot_files import write_plots
 from supernode.netsim.plots import (
     HEATMAP_ROWS,
     MAX_LANES,
@@ -21,7 +22,6 @@ from supernode.netsim.plots import (
     plot_timeline,
     plot_utilization,
     sampled,
-    write_plots,
 )
 from supernode.plotting import HOT, HOT_MARK
 from supernode.spec.clusterfile import load_cluster

@@ -135,25 +135,34 @@ def test_signal_while_simulate_writes_plots(tmp_path: Path, name: str) -> None:
     assert not orphans
 
 
-@pytest.mark.parametrize("name", list(SIGNALS))
-def test_signal_while_sweep_workers_run(tmp_path: Path, name: str) -> None:
+def interrupt_once_forked(args: list[str], cwd: Path, name: str, what: str,
+                          children_needed: int = 1, settle_s: float = 0.0) -> None:
+    """Start the command, wait for its ``children_needed`` child processes (``what``),
+    let it run ``settle_s`` more, send signal ``name`` to it alone; then it must exit as
+    interrupted, with no traceback and no child left running."""
     sig, code = SIGNALS[name]
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(yaml.safe_dump({
-        "name": "sig", "base": {"cluster": "dgx-h100-superpod-su", "workload": "llama3-70b"},
-        "axes": {"plan.global_batch": [128, 256, 512, 1024, 2048, 4096]}}), encoding="utf-8")
-    out = tmp_path / "results"
-    process = _start(["sweep", str(spec), "--workers", "2", "--out", str(out), "--quiet"],
-                     tmp_path)
-    busy = wait_for(lambda: len(descendants(process.pid)) >= 2, 120, process)
-    assert busy, "the pool's workers never started"
-    time.sleep(1.0)  # let them pick up variants
+    process = _start(args, cwd)
+    forked = wait_for(lambda: len(descendants(process.pid)) >= children_needed, 120, process)
+    assert forked, f"{what} never started"
+    time.sleep(settle_s)
     children = descendants(process.pid)
     process.send_signal(sig)
     returncode, err, orphans = finish(process, children)
     assert returncode == code, (returncode, err[-2000:])
     assert "Traceback" not in err
-    assert not orphans, f"orphaned workers: {orphans}"
+    assert not orphans, f"orphaned {what}: {orphans}"
+
+
+@pytest.mark.parametrize("name", list(SIGNALS))
+def test_signal_while_sweep_workers_run(tmp_path: Path, name: str) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump({
+        "name": "sig", "base": {"cluster": "dgx-h100-superpod-su", "workload": "llama3-70b"},
+        "axes": {"plan.global_batch": [128, 256, 512, 1024, 2048, 4096]}}), encoding="utf-8")
+    out = tmp_path / "results"
+    interrupt_once_forked(["sweep", str(spec), "--workers", "2", "--out", str(out),
+                           "--quiet"], tmp_path, name, "the pool's workers",
+                          children_needed=2, settle_s=1.0)  # let them pick up variants
     assert not out.exists() and leftovers(tmp_path) == []
 
 
@@ -162,34 +171,17 @@ def test_signal_while_the_plan_search_runs_on_forked_workers(tmp_path: Path, nam
                                                              ) -> None:
     """The search's forked worker is ended with its parent: signalled alone, the parent
     kills and reaps it before exiting as interrupted."""
-    sig, code = SIGNALS[name]
-    args = ["plan", "--cluster", "gb200-nvl72-superpod", "--workload", "deepseek-v3",
-            "--global-batch", "1024", "--workers", "2", "--json"]
-    process = _start(args, tmp_path)
-    forked = wait_for(lambda: len(descendants(process.pid)) >= 1, 120, process)
-    assert forked, "the search never forked its worker"
-    children = descendants(process.pid)
-    process.send_signal(sig)
-    returncode, err, orphans = finish(process, children)
-    assert returncode == code, (returncode, err[-2000:])
-    assert "Traceback" not in err
-    assert not orphans, f"orphaned search workers: {orphans}"
+    interrupt_once_forked(["plan", "--cluster", "gb200-nvl72-superpod", "--workload",
+                           "deepseek-v3", "--global-batch", "1024", "--workers", "2",
+                           "--json"], tmp_path, name, "the search's worker")
 
 
 @pytest.mark.parametrize("name", list(SIGNALS))
 def test_signal_while_design_runs_its_stages_beside(tmp_path: Path, name: str) -> None:
     """design forks the scheduling replay (and its search workers): signalled alone, it
     ends them, writes no report folder and exits as interrupted."""
-    sig, code = SIGNALS[name]
     out = tmp_path / "report"
-    process = _start(["design", "--out", str(out), "--quiet", "--no-simulate"], tmp_path)
-    forked = wait_for(lambda: len(descendants(process.pid)) >= 1, 120, process)
-    assert forked, "design never forked its scheduling replay"
-    time.sleep(0.3)  # into the plan search
-    children = descendants(process.pid)
-    process.send_signal(sig)
-    returncode, err, orphans = finish(process, children)
-    assert returncode == code, (returncode, err[-2000:])
-    assert "Traceback" not in err
-    assert not orphans, f"orphaned children: {orphans}"
+    interrupt_once_forked(["design", "--out", str(out), "--quiet", "--no-simulate"],
+                          tmp_path, name, "design's scheduling replay",
+                          settle_s=0.3)  # into the plan search
     assert not out.exists() and leftovers(tmp_path) == []

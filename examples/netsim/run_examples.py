@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from supernode.netsim import SimOptions, TrafficFile, simulate_traffic
-from supernode.netsim.plots import write_plots
+from supernode.netsim.plot_files import write_plots
 from supernode.spec.clusterfile import load_cluster
 from supernode.spec.loader import read_document, validate_document
 

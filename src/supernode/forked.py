@@ -54,17 +54,14 @@ def run_forked(tasks: Sequence[Callable[[], Any]]) -> list[Any]:
     (all inline when :func:`can_fork` is False or there is one task)."""
     if len(tasks) <= 1 or not can_fork():
         return [task() for task in tasks]
-    children: list[tuple[int, int] | None] = []
+    jobs: list[Background] = []
     try:
         for task in tasks[1:]:
-            children.append(_start(task))
-        answers = [tasks[0]()]
-        for i, task in enumerate(tasks[1:]):
-            answers.append(_collect(children, i, task))
-        return answers
-    except BaseException:
-        _stop(children)
-        raise
+            jobs.append(Background(task))
+        return [tasks[0](), *(job.result() for job in jobs)]
+    finally:  # an error or a signal here: the children still running are ended
+        for job in jobs:
+            job.stop()
 
 
 class Background:

@@ -204,10 +204,10 @@ def simulate_command(
 
 def _drawer(plot: Path | None) -> Any:
     """With ``--plot``: a child importing matplotlib to draw the plots later
-    (:func:`supernode.netsim.plots.prepare_drawing`); else nothing."""
+    (:func:`supernode.netsim.plot_files.prepare_drawing`); else nothing."""
     if plot is None:
         return nullcontext(None)
-    from supernode.netsim.plots import prepare_drawing
+    from supernode.netsim.plot_files import prepare_drawing
 
     return prepare_drawing()
 
@@ -244,7 +244,7 @@ def _report(result: SimResult, plot: Path | None, json_output: bool,
     then JSON or tables."""
     plots = []
     if plot is not None:
-        from supernode.netsim.plots import write_plots
+        from supernode.netsim.plot_files import write_plots
 
         plots = [str(p) for p in write_plots(result.tables, plot, "--plot", tuple(inputs),
                                              drawer)]

@@ -72,7 +72,9 @@ class DesignInput:
     reliability_runs: int = DESIGN_RUNS
     reliability_days: float = DESIGN_DAYS
     prometheus_major: int | None = None
-    workers: int | None = None  # processes per plan search (None: as many as pay)
+    #: processes per plan search (None: as many as pay); 1 also keeps the scheduling
+    #: replay in this process
+    workers: int | None = None
 
 
 @dataclass

@@ -105,9 +105,9 @@ def grouped_call_time_s(call: CollectiveCall, keys: np.ndarray,
     # every distinct (group, message size) of the active elements, sorted by group then size
     sizes, size_of = np.unique(np.broadcast_to(message, shape).ravel()[active],
                                return_inverse=True)
-    pairs, pair_of = np.unique(active_keys * max(sizes.size, 1) + size_of,
-                               return_inverse=True)
-    pair_group, pair_size = np.divmod(pairs, max(sizes.size, 1))
+    radix = max(sizes.size, 1)
+    pairs, pair_of = np.unique(active_keys * radix + size_of, return_inverse=True)
+    pair_group, pair_size = np.divmod(pairs, radix)
     bounds = np.searchsorted(pair_group, np.arange(len(groups) + 1))
     pair_time = np.zeros(pairs.shape)
     names = [t.name for t in fabric.tiers]

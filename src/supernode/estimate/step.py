@@ -24,7 +24,7 @@ Per busiest GPU and step (seconds), every part adds up to the step time exactly:
   gradients share one stream, so their calls of a phase share one window: with ZeRO-0/1
   the bucketed gradient reduction runs under the last micro-batch's backward and the
   parameter all-gather under the next step's forwards up to each model chunk's first
-  one (:func:`param_gather_window_s`; Megatron
+  one (:func:`~supernode.estimate.dp_comm.param_gather_window_s`; Megatron
   ``--overlap-grad-reduce`` / ``--overlap-param-gather``); ZeRO-2/3 communicate every
   micro-batch layer by layer, each layer's transfer prefetched under the previous layer's
   compute: of a pass's comm ``c`` over its ``n`` layers, the first layer's ``c / n`` is
@@ -48,8 +48,8 @@ from supernode.collectives import Fabric
 from supernode.estimate.calibration import Calibration
 from supernode.estimate.comm import call_time_s
 from supernode.estimate.compute import MicrobatchCompute, microbatch_compute, optimizer_step_s
+from supernode.estimate.dp_comm import dp_exposed_s
 from supernode.estimate.pipeline_comm import pipeline_critical_s
-from supernode.estimate.select import Restrict, select
 from supernode.estimate.system import SystemModel
 from supernode.spec.plan import PlanArrays
 from supernode.spec.workload import WorkloadSpec
@@ -214,75 +214,10 @@ def _ep_exposed(issued: Any, window: Any, a: PlanArrays, cal: Calibration,
     the paired passes' share hides under their share of ``window`` (compute seconds)."""
     on = np.asarray(a.moe_a2a_overlap if overlap.a2a is None else overlap.a2a)
     if not on.any():  # nothing paired: all of it exposed (dense models, overlap off)
-        return issued - 0.0
+        return issued
     paired = paired_share(a) * on
     hidden = np.minimum(paired * issued, cal.a2a_overlap * paired * window)
     return issued - hidden
-
-
-def layer_pipelined(comm: Any, work: Any, layers: Any) -> Any:
-    """Exposed seconds of ``comm`` split over ``layers`` layer transfers of one pass, each
-    prefetched under the compute ``work``: the first layer's share is exposed, the rest
-    hides as far as the compute lasts, ``c / n + max(c (n - 1) / n - w, 0)``."""
-    n = np.maximum(layers, 1.0)
-    first = comm / n
-    return first + np.maximum(comm - first - work, 0.0)
-
-
-def param_gather_window_s(forward_s: Any, core_forward_s: Any, pp: Any, vpp: Any,
-                          eta: float) -> Any:
-    """Compute seconds the distributed optimizer's parameter all-gather (issued after
-    the optimizer step) hides under in the next step (Megatron ``--overlap-param-gather``:
-    each model chunk's gather must land before that chunk's first forward).
-
-    ``forward_s`` and ``core_forward_s``: one micro-batch's forward on the device and its
-    attention core (which hides the CP exchange, not this). A device of Megatron's
-    schedule runs its chunks' forwards in rounds of ``p`` micro-batches, so its last
-    chunk's first forward ends ``(v - 1) p + 1`` chunk forwards into the step:
-    ``eta (forward - core) ((v - 1) p + 1) / v`` (one micro-batch forward without
-    interleaving).
-    """
-    v = np.maximum(np.asarray(vpp, dtype=float), 1.0)
-    rounds = ((v - 1.0) * np.asarray(pp, dtype=float) + 1.0) / v
-    return eta * np.maximum(forward_s - core_forward_s, 0.0) * rounds
-
-
-def dp_exposed_s(phase_s: dict[str, Any], comp: MicrobatchCompute, a: PlanArrays,
-                 cal: Calibration, on: Any = True) -> tuple[Any, Any]:
-    """Data-parallel seconds left exposed per step, and the compute seconds used to hide
-    them (see the module docstring).
-
-    ``phase_s``: issued seconds per step of every dp / dp_expert call by phase
-    (``backward``: gradient reduction; ``forward``: ZeRO-3 parameter gathers before each
-    micro-batch's forward and backward; ``step``: the parameter all-gather after the
-    optimizer). ``on``: the overlap switch (off: everything exposed). The windows are a
-    pass's compute outside its attention core (which hides the CP exchange).
-    """
-    on = np.asarray(on)
-    eta = cal.dp_overlap
-    grads, gathers, step = phase_s["backward"], phase_s["forward"], phase_s["step"]
-    m = np.maximum(a.microbatches, 1).astype(float)
-    n = np.maximum(comp.layers, 1.0)
-    fwd = eta * np.maximum(comp.forward_s - comp.attention_core_forward_s, 0.0)
-    bwd = eta * np.maximum(comp.backward_s + comp.recompute_s
-                           - comp.attention_core_backward_s, 0.0)
-    # ZeRO-0/1: one bucketed reduction per step under the last backward, one gather
-    step_exposed = np.maximum(step - param_gather_window_s(
-        comp.forward_s, comp.attention_core_forward_s, a.pp, a.vpp, eta), 0.0)
-
-    def once(r: Restrict) -> Any:
-        return np.maximum(r(grads) - r(bwd), 0.0) + r(step_exposed)
-
-    def layered(r: Restrict) -> Any:  # ZeRO-2/3: per micro-batch, layer by layer
-        mb, layers = r(m), r(n)
-        g, gr = r(gathers) / (2.0 * mb), r(grads) / mb  # gathers split between fwd, bwd
-        return mb * (layer_pipelined(g, r(fwd), layers)
-                     + layer_pipelined(g + gr, r(bwd), layers)) + r(step_exposed)
-
-    total = grads + gathers + step
-    hidden_where_on = select(a.zero >= 2, layered, once)  # each formula where it applies
-    exposed = hidden_where_on if on.all() else np.where(on, hidden_where_on, total)
-    return exposed, total - exposed  # what is not exposed was hidden under compute
 
 
 def _pp_exposed(per_step: Any, one: Any, comp: MicrobatchCompute, a: PlanArrays,

@@ -8,11 +8,11 @@ the ``backward`` phase) start as each model chunk's last backward runs, bucket b
 as Megatron's overlapped gradient reduction does; then the optimizer step; then the parameter
 all-gather of the distributed optimizer (``step`` phase), which the next iteration's
 forwards hide up to each chunk's first one (the analytic model's
-:func:`~supernode.estimate.step.param_gather_window_s`; with the DP overlap switch off,
+:func:`~supernode.estimate.dp_comm.param_gather_window_s`; with the DP overlap switch off,
 every bucket waits for the device's last backward and the gather is fully exposed).
 ZeRO-2/3 per-micro-batch collectives run with each pass on the device's data-parallel
 stream, layer by layer: the first layer's share before the pass's compute, the rest beside
-it (off: after it), as the analytic model's :func:`~supernode.estimate.step.
+it (off: after it), as the analytic model's :func:`~supernode.estimate.dp_comm.
 layer_pipelined`. With the expert all-to-all overlap, passes outside the pipeline's
 warm-up and cool-down run their all-to-all beside their compute.
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from supernode.estimate.step import param_gather_window_s
+from supernode.estimate.dp_comm import param_gather_window_s
 from supernode.netsim.dag import delay
 from supernode.netsim.engine import Environment, Task
 from supernode.netsim.groups import dp_groups, pp_pairs, replica_sets

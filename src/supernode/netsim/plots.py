@@ -13,28 +13,25 @@ Every plot aggregates, so drawing costs the same at 64 GPUs as at 131,072:
   category from merged intervals.
 
 Every user-supplied name drawn (job, collective, link) goes through
-:func:`supernode.textsafe.plot_safe`; the set of files is written all or none, with the
-same bytes for the same run (:func:`supernode.plotting.save_png`).
+:func:`supernode.textsafe.plot_safe`; each file has the same bytes for the same run
+(:func:`supernode.plotting.save_png`). The set is written all or none by
+:mod:`supernode.netsim.plot_files`.
 """
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from supernode.forked import PreparedChild, prepared_child
 from supernode.netsim.fluid import HOT_UTILIZATION
 from supernode.netsim.results import PARALLEL_DIMS
-from supernode.outputs import output_errors, output_folder
 from supernode.plotting import (
     colour,
     hot_label,
     label_rows,
     legend_outside,
-    preload,
     save_png,
     stacked_axes,
 )
@@ -285,35 +282,3 @@ def _lane_key(lane: str) -> tuple:
     ``stage 9``), words as text; mixed kinds compare by kind first."""
     return tuple((0, int(p), "") if p.isascii() and p.isdigit() and len(p) <= 18
                  else (1, 0, p) for p in lane.split())
-
-
-def write_plots(tables: Any, directory: str | Path, option: str = "--plot",
-                inputs: tuple[str | Path, ...] = (), drawer: PreparedChild | None = None
-                ) -> list[Path]:
-    """Write every plot of a run's tables into ``directory``, all or none; return the files.
-
-    The set is staged and moved into place at once (:func:`supernode.outputs.output_folder`):
-    a path that is not a folder, a write that fails or a signal leaves ``directory`` as it
-    was. Errors are :class:`InputError` at ``option``. ``drawer``: a child that has
-    imported matplotlib (:func:`prepare_drawing`) draws them; else this process.
-    """
-    with output_folder(directory, option, inputs) as staging, \
-            output_errors(directory, option):
-        heat = tables.extra.get("heatmap", {})
-        names = drawer.run(draw_plots, heat, tables.timeline, staging) if drawer else \
-            draw_plots(heat, tables.timeline, staging)
-    return [Path(directory) / name for name in names]
-
-
-def draw_plots(heat: dict[str, dict[str, Any]], timeline: list[tuple], folder: Path
-               ) -> list[str]:
-    """Draw the utilisation and timeline plots into ``folder``: the names written."""
-    files = [plot_utilization(heat, folder / "utilization.png"),
-             plot_timeline(timeline, folder)]
-    return [p.name for p in files if p is not None]
-
-
-def prepare_drawing() -> AbstractContextManager[PreparedChild]:
-    """A child importing matplotlib now, to draw the plots later (a context manager,
-    :func:`supernode.forked.prepared_child`; the caller simulates meanwhile)."""
-    return prepared_child(preload)

@@ -30,20 +30,4 @@ _HOMES = {
 }
 __getattr__ = lazy_names(__name__, globals(), _HOMES)
 
-__all__ = [
-    "MEGATRON_ORDER",
-    "OBJECTIVES",
-    "FitInput",
-    "Layout",
-    "PlanReport",
-    "PlanTarget",
-    "SearchSpace",
-    "SizingInput",
-    "build_target",
-    "default_global_batch",
-    "plan_job",
-    "search_layouts",
-    "size",
-    "template_for",
-    "workload_fit",
-]
+__all__ = list(_HOMES)

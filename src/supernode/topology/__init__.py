@@ -27,24 +27,4 @@ _HOMES = {
 }
 __getattr__ = lazy_names(__name__, globals(), _HOMES)
 
-__all__ = [
-    "SCALE_UP_KINDS",
-    "FatTreeSizing",
-    "LinkType",
-    "Place",
-    "RadixError",
-    "ScaleUpKind",
-    "SwitchType",
-    "TopologyReport",
-    "build_cluster_graph",
-    "fat_tree",
-    "fat_tree_layout",
-    "full_mesh",
-    "hybrid",
-    "mesh",
-    "nvswitch_domain",
-    "size_fat_tree",
-    "switched_two_tier",
-    "topology_report",
-    "torus",
-]
+__all__ = ["fat_tree", "fat_tree_layout", "hybrid", *_HOMES]
