@@ -41,8 +41,8 @@ def synthetic_log(rows: int) -> str:
 
 def real_outputs() -> dict:
     """Child: every real output of tests/data compared on its cluster, findings included."""
+    from supernode.cluster.load import load_cluster
     from supernode.measurements import compare_results
-    from supernode.spec.clusterfile import load_cluster
 
     groups = [("gb200-nvl72-superpod", sorted((DATA / "nccl_tests").glob("oci-gb200-*rack.txt"))),
               (str(ROOT / "examples" / "gb300-nvl72-3rack.yaml"),
@@ -73,9 +73,9 @@ def log_read() -> dict:
 
 def log_compare() -> dict:
     """Child: compare the synthetic log (already read) with the model."""
+    from supernode.cluster.load import load_cluster
     from supernode.measurements.compare import compare_set
     from supernode.measurements.reader import results_from_text
-    from supernode.spec.clusterfile import load_cluster
 
     (big,) = results_from_text(synthetic_log(ROWS), "synthetic.log", ranks=8)
     cluster = load_cluster("hgx-h100")
@@ -86,8 +86,8 @@ def log_compare() -> dict:
 
 def bench_plan_case() -> dict:
     """Child: the bench plan of the largest preset."""
+    from supernode.cluster.load import load_cluster
     from supernode.measurements import bench_plan
-    from supernode.spec.clusterfile import load_cluster
 
     cluster = load_cluster("dgx-b200-superpod-4su")
     start = time.perf_counter()

@@ -27,9 +27,9 @@ def _best_of(func, repeats: int) -> float:
 
 def one_estimate(fixed: bool) -> dict:
     """Child: best-of-5 time of one ``estimate_plan`` (llama3-70b, TP8 PP4 DP8)."""
+    from supernode.cluster.load import load_cluster
     from supernode.estimate.model import estimate_plan
     from supernode.estimate.system import system_from_cluster
-    from supernode.spec.clusterfile import load_cluster
     from supernode.spec.plan import ParallelPlan
     from supernode.workload import load_workload
 
@@ -48,10 +48,10 @@ def vectorised() -> dict:
     """Child: the vectorised step model over 200,000 random plans (best of 2)."""
     import numpy as np
 
+    from supernode.cluster.load import load_cluster
     from supernode.estimate.calibration import default_calibration
     from supernode.estimate.step import step_arrays
     from supernode.estimate.system import system_from_cluster
-    from supernode.spec.clusterfile import load_cluster
     from supernode.spec.plan import PlanArrays
     from supernode.workload import load_workload
 

@@ -25,9 +25,9 @@ TARGET_S = 60.0
 
 
 def _dgx_cluster(hosts: int):
+    from supernode.cluster.resolve import resolve_cluster
     from supernode.spec.cluster import ClusterSpec
     from supernode.spec.loader import validate_document
-    from supernode.spec.resolve import resolve_cluster
 
     doc = {
         "name": f"dgx-{hosts * 8}", "supernodes": hosts,

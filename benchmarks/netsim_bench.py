@@ -45,9 +45,9 @@ SCALING = (1024, 4096, 16_384, 65_536, 131_072)
 
 
 def _cluster(hosts: int, switch: str):
+    from supernode.cluster.resolve import resolve_cluster
     from supernode.spec.cluster import ClusterSpec
     from supernode.spec.loader import validate_document
-    from supernode.spec.resolve import resolve_cluster
 
     doc = {
         "name": f"h100-{hosts * 8}", "supernodes": hosts,
@@ -115,8 +115,8 @@ def iteration(gpus: int, switch: str) -> dict:
 
 def all_to_all() -> dict:
     """Child: a direct all-to-all of 256 MiB per rank among 1,024 GPUs (ECMP)."""
+    from supernode.cluster.load import load_cluster
     from supernode.netsim import SimOptions, TrafficFile, simulate_traffic
-    from supernode.spec.clusterfile import load_cluster
 
     phases = _phases()
     start, cpu = time.perf_counter(), time.process_time()

@@ -34,7 +34,7 @@ CASES = (
 
 
 def _h800_cluster():
-    from supernode.spec.clusterfile import load_cluster_spec
+    from supernode.cluster.load import load_cluster_spec
     from supernode.spec.hardware import AcceleratorSpec
 
     #: H800 SXM: H100 compute and memory, NVLink cut to 8 links (400 GB/s bidirectional).

@@ -19,9 +19,9 @@ RUNS, DAYS, GPUS = 1_000, 365.0, 100_000
 
 
 def _cluster():
+    from supernode.cluster.resolve import resolve_cluster
     from supernode.spec.cluster import ClusterSpec
     from supernode.spec.loader import validate_document
-    from supernode.spec.resolve import resolve_cluster
 
     doc = {"name": "bench-100k", "supernodes": GPUS // 8,
            "host": {"accelerator": "h100-sxm-80gb", "accelerators_per_host": 8,

@@ -40,9 +40,9 @@ def _cpu_s() -> float:
 
 
 def _inputs(case: str, jobs: int):
-    from supernode.planner.scaling import scale_cluster
+    from supernode.cluster.load import load_cluster_spec
+    from supernode.cluster.scaling import scale_cluster
     from supernode.scheduler import SyntheticSpec, TraceRules, load_trace, synthetic_trace
-    from supernode.spec.clusterfile import load_cluster_spec
 
     if case == "philly":
         gb200 = scale_cluster(load_cluster_spec("gb200-nvl72-superpod")).cluster

@@ -33,9 +33,9 @@ MODES = ("metrics", "graph", "arrays")
 
 
 def _cluster(hosts: int, switch: str, tiers: int, nic_gbit: int):
+    from supernode.cluster.resolve import resolve_cluster
     from supernode.spec.cluster import ClusterSpec
     from supernode.spec.loader import validate_document
-    from supernode.spec.resolve import resolve_cluster
 
     doc = {
         "name": f"bench-{hosts}", "supernodes": hosts,

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from supernode.cluster.load import load_cluster
 from supernode.collectives import busbw_bytes_per_s, choose
 from supernode.measurements.calfile import calibrated_tables_of
 from supernode.measurements.identify import NOISE_FLOOR
 from supernode.measurements.model import CollectiveResult, JobContext, MeasurementSet, Timing
 from supernode.measurements.placement import place_job
-from supernode.spec.clusterfile import load_cluster
 
 H100 = load_cluster("dgx-h100-superpod-su")
 #: The "true" values of the synthetic cluster (packaged: 0.822, 0.6728, 0.8769).

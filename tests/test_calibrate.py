@@ -11,6 +11,7 @@ import pytest
 import yaml
 from calibration_data import H100, SIZES, TRUTH, synthetic, synthetic_sets
 
+from supernode.cluster.load import load_cluster
 from supernode.collectives.efficiency import (
     in_force,
     load_efficiency_tables,
@@ -29,7 +30,6 @@ from supernode.measurements.calfile import (
 from supernode.measurements.calibration import calibrate_cluster
 from supernode.measurements.identify import identify
 from supernode.measurements.model import MeasurementSet
-from supernode.spec.clusterfile import load_cluster
 
 DATA = Path(__file__).parent / "data" / "nccl_tests"
 EXAMPLES = Path(__file__).parents[1] / "examples"

@@ -9,10 +9,11 @@ from supernode.collectives import calibrate, case_groups, load_efficiency_tables
 from supernode.collectives.efficiency import efficiency_curve
 from supernode.collectives.efficiency_file import read_efficiency_file, tables_from_file_spec
 from supernode.errors import InputError
+from supernode.spec.casefile import read_cases, source_of
 
 
 def _groups():
-    return case_groups.collective_groups(case_groups.read_cases())
+    return case_groups.collective_groups(read_cases())
 
 
 def test_calibration_check_passes(capsys):
@@ -62,11 +63,11 @@ def test_committed_tables_fit_the_cases():
     assert np.median(np.abs(errors)) < 0.05
 
 
-def test_source_key_is_the_benchmark_page():
-    key = case_groups.source_key("oracle-quickstart/oci-gpu-quickstarts nvidia/GB200/"
+def test_source_is_the_benchmark_page():
+    key = source_of("oracle-quickstart/oci-gpu-quickstarts nvidia/GB200/"
                                "README-GB200.md @2a52, '#### NCCL All Reduce'")
     assert key == "oracle-quickstart/oci-gpu-quickstarts nvidia/GB200/README-GB200.md"
-    assert case_groups.source_key("Azure/AI-benchmarking-guide Azure_Results/ND_A100_v4_"
+    assert source_of("Azure/AI-benchmarking-guide Azure_Results/ND_A100_v4_"
                                 "results.md ('NCCL Bandwidth')").endswith("ND_A100_v4_results.md")
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from supernode.cluster.resolve import resolve_cluster
 from supernode.collectives import (
     choose,
     consecutive_view,
@@ -29,7 +30,6 @@ from supernode.netsim.network import network_from_cluster
 from supernode.netsim.routing import Router, RoutingConfig
 from supernode.spec.cluster import ClusterSpec
 from supernode.spec.loader import validate_document
-from supernode.spec.resolve import resolve_cluster
 
 SIZES = (2.0**10, 2.0**20, 2.0**30)
 RANKS = (8, 72, 144, 1152)

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from supernode.cluster.load import load_cluster
 from supernode.collectives import (
     Fabric,
     FabricTier,
@@ -25,7 +26,6 @@ from supernode.collectives.generations import (
 from supernode.collectives.groups import view_from_members
 from supernode.collectives.systems import job_domain_size
 from supernode.errors import InputError
-from supernode.spec.clusterfile import load_cluster
 
 TABLES = load_efficiency_tables()
 
@@ -238,9 +238,9 @@ def test_cluster_fabric_comes_from_the_topology():
 
 
 def test_per_leaf_oversubscription_and_nics_faster_than_ports(tmp_path):
+    from supernode.cluster.resolve import resolve_cluster
     from supernode.spec.cluster import ClusterSpec
     from supernode.spec.loader import validate_document
-    from supernode.spec.resolve import resolve_cluster
 
     def cluster(**out):
         doc = {"name": "c", "supernodes": 64,

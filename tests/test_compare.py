@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from supernode.cluster.load import load_cluster
 from supernode.collectives.validate import predict_collective_case
 from supernode.errors import InputError
 from supernode.measurements import (
@@ -21,7 +22,6 @@ from supernode.measurements import (
 from supernode.measurements.model import JobContext
 from supernode.measurements.reader import results_from_text
 from supernode.measurements.report import report_dict
-from supernode.spec.clusterfile import load_cluster
 
 DATA = Path(__file__).parent / "data"
 EXAMPLES = Path(__file__).parents[1] / "examples"

@@ -165,9 +165,9 @@ def test_checkpoint_decision_is_filled_from_the_reliability_result(report: Path)
 
 
 def test_reliability_and_monitoring_sections_show_their_results(report: Path):
+    from supernode.cluster.load import load_cluster
     from supernode.design import example
     from supernode.monitor.pack import monitoring_rules
-    from supernode.spec.clusterfile import load_cluster
 
     data = json.loads((report / "results.json").read_text())
     keys = {v["data-key"] for v in _parsed(report).values}

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from supernode.cluster.load import load_cluster
 from supernode.design import cache, example
 from supernode.design.scheduling import (
     DESIGN_LOAD,
@@ -27,7 +28,6 @@ from supernode.design.scheduling import (
 from supernode.rules import RULES, Facts, load_pack
 from supernode.rules.pack import settings as rule_settings
 from supernode.scheduler import Trace
-from supernode.spec.clusterfile import load_cluster
 
 RULE = "topology_blind_scheduling"
 

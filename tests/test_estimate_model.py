@@ -10,12 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from supernode.cluster.load import load_cluster
 from supernode.commands import app, register_all
 from supernode.estimate.calibration import default_calibration
 from supernode.estimate.model import estimate_plan
 from supernode.estimate.step import BREAKDOWN_KEYS, step_arrays
 from supernode.estimate.system import system_from_cluster
-from supernode.spec.clusterfile import load_cluster
 from supernode.spec.plan import ParallelPlan, PlanArrays
 from supernode.workload import load_workload, model_flops_per_step
 from supernode.workload.flops import EXECUTED

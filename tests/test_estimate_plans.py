@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from supernode.cluster.load import load_cluster, load_cluster_spec
 from supernode.commands import app, register_all
 from supernode.estimate.comm import group_stride
 from supernode.estimate.layout import group_factors
 from supernode.estimate.model import estimate_plan
 from supernode.estimate.system import job_system, system_from_cluster
 from supernode.planner import build_target, plan_job
-from supernode.spec.clusterfile import load_cluster, load_cluster_spec
 from supernode.spec.plan import ParallelPlan, PlanArrays
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload import load_workload

@@ -15,12 +15,12 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from supernode.cluster.load import load_cluster
 from supernode.collectives import Fabric
 from supernode.estimate.calibration import default_calibration
 from supernode.estimate.compute import attention_core_flops, microbatch_compute
 from supernode.estimate.model import estimate_plan
 from supernode.estimate.system import system_from_cluster
-from supernode.spec.clusterfile import load_cluster
 from supernode.spec.plan import ParallelPlan, PlanArrays, plan_legal_mask
 from supernode.workload import load_workload
 

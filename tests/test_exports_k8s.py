@@ -12,6 +12,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from supernode.cluster.load import load_cluster_spec
+from supernode.cluster.scaling import scale_cluster
 from supernode.errors import InputError
 from supernode.exports import ExportOptions, export_files
 from supernode.exports.names import (
@@ -24,8 +26,6 @@ from supernode.exports.names import (
     object_name,
     slurm_name,
 )
-from supernode.planner.scaling import scale_cluster
-from supernode.spec.clusterfile import load_cluster_spec
 
 SCHEMAS = Path(__file__).parent / "data" / "k8s"
 CLUSTERS = [("gb200-nvl72-superpod", None), ("dgx-h100-superpod-su", 4096),

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from supernode.cluster.load import load_cluster, load_cluster_spec
+from supernode.cluster.resolve import resolve_cluster
 from supernode.errors import InputError
 from supernode.exports import export_files
 from supernode.exports.nccl_xml import PCIE_SPEED, gpu_sm, host_layout, nccl_topology_xml
 from supernode.importers.nccl_xml import parse_nccl_xml
 from supernode.spec.cluster import ClusterSpec
-from supernode.spec.clusterfile import load_cluster, load_cluster_spec
-from supernode.spec.resolve import resolve_cluster
 
 GOLDEN = Path(__file__).parent / "data" / "exports" / "nccl-topo-dgx-h100.xml"
 NVIDIA = ["dgx-h100-superpod-su", "gb200-nvl72-superpod", "dgx-a100-selene-like",

@@ -10,10 +10,10 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from supernode.cluster.load import load_cluster_spec
+from supernode.cluster.scaling import scale_cluster
 from supernode.exports import export_files
 from supernode.exports.hostlist import compress, expand
-from supernode.planner.scaling import scale_cluster
-from supernode.spec.clusterfile import load_cluster_spec
 
 GOLDEN = Path(__file__).parent / "data" / "exports"
 CLUSTERS = [("gb200-nvl72-superpod", None), ("dgx-h100-superpod-su", None),

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from supernode.cluster.load import load_cluster_spec
+from supernode.cluster.scaling import scale_cluster
 from supernode.exports import export_files
 from supernode.exports.hostlist import compress, expand
-from supernode.planner.scaling import scale_cluster
-from supernode.spec.clusterfile import load_cluster_spec
 
 TOOLS = ("slurmctld", "scontrol", "munged")
 

@@ -9,12 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from supernode.catalog.power import power_assumptions
+from supernode.cluster.load import load_cluster
 from supernode.facility import WorkloadUse, facility_report
 from supernode.facility.cooling import coolant_flow_m3_per_s
 from supernode.facility.data import coolant_properties, facility_data
 from supernode.facility.power import utilisation_factor
-from supernode.planner.economics import WAITING_POWER_FRACTION, default_economics, energy_per_step_j
-from supernode.spec.clusterfile import load_cluster
+from supernode.planner.economics import default_economics, energy_per_step_j
 from supernode.topology.metrics import topology_report
 
 LPM = 60e3  # m^3/s -> L/min
@@ -96,7 +97,7 @@ def test_weight_from_parts_when_not_stated():
 
 def test_workload_power_uses_the_planners_energy_model():
     assert utilisation_factor(1.0) == 1.0
-    assert utilisation_factor(0.0) == pytest.approx(WAITING_POWER_FRACTION)
+    assert utilisation_factor(0.0) == pytest.approx(power_assumptions().waiting_fraction_of_tdp)
     cluster, tdp = _report("gb200-nvl72-superpod")
     _, fac = _report("gb200-nvl72-superpod", WorkloadUse(0.7, 8.0, 4.7e6))
     chip = cluster.accelerator.tdp_w

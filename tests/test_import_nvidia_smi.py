@@ -9,12 +9,12 @@ from importlib import resources
 import pytest
 import yaml
 
+from supernode.cluster.resolve import resolve_cluster
 from supernode.errors import InputError
 from supernode.importers.nvidia_smi import TopoMatrix, parse_topo, read_topo
 from supernode.importers.nvidia_smi_host import import_host, rails, render_yaml
 from supernode.spec.cluster import ClusterSpec, HostSpec
 from supernode.spec.loader import validate_document
-from supernode.spec.resolve import resolve_cluster
 
 SAMPLE = resources.files("supernode") / "data" / "samples" / "nvidia-smi-topo-m_8xB300.txt"
 TEXT = SAMPLE.read_text(encoding="utf-8")

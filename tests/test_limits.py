@@ -38,7 +38,7 @@ def _constants() -> dict[str, int | float]:
     from supernode.planner.sweep_spec import MAX_VARIANTS
     from supernode.spec import loader, workload
     from supernode.spec.plan import MAX_GLOBAL_BATCH, MAX_PARALLEL
-    from supernode.spec.resolve import MAX_ACCELERATORS
+    from supernode.spec.resolved import MAX_ACCELERATORS
 
     return {
         "input bytes": DEFAULT_INPUT_LIMIT_BYTES, "document bytes": loader.MAX_DOCUMENT_BYTES,

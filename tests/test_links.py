@@ -142,8 +142,8 @@ def test_effective_drain_levels():
 
 
 def test_scale_out_generation_of_clusters():
+    from supernode.cluster.load import load_cluster
     from supernode.links import scale_out_generation
-    from supernode.spec.clusterfile import load_cluster
 
     examples = Path(__file__).parents[1] / "examples"
     assert scale_out_generation(load_cluster("dgx-h100-superpod-su")).name == "infiniband-ndr"
@@ -171,8 +171,8 @@ def test_generation_for_rate():
 
 def test_netsim_slow_link_by_ber_uses_the_link_model():
     """`slow:link:U-V:ber=B` slows the link by the link model's bandwidth fraction."""
+    from supernode.cluster.load import load_cluster
     from supernode.netsim import apply_failures, network_from_cluster
-    from supernode.spec.clusterfile import load_cluster
 
     net = network_from_cluster(load_cluster("dgx-h100-superpod-su"))
     _, (nic, nvl, named) = apply_failures(net, [

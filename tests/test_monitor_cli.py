@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from supernode.cluster.load import load_cluster
 from supernode.commands import app, register_all
 from supernode.monitor.dcgm import field_table, parse_counters_csv
 from supernode.monitor.exposition import parse_exposition
 from supernode.monitor.pack import build_pack
-from supernode.spec.clusterfile import load_cluster
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "monitor" / "dgx-h100-su"

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from supernode.catalog import cluster_presets
+from supernode.cluster.load import load_cluster
 from supernode.errors import InputError
 from supernode.monitor.config import load_config
 from supernode.monitor.pack import ALL_ALERTS, build_pack, monitoring_rules
@@ -17,7 +18,6 @@ from supernode.monitor.placement import monitor_topology
 from supernode.monitor.promtests import scenarios_for, verify_scenario
 from supernode.monitor.rules_fabric import NIC_BER, SW_BER
 from supernode.monitor.storage import Semantics
-from supernode.spec.clusterfile import load_cluster
 from supernode.topology import build_cluster_graph
 
 DATA = Path(__file__).parent / "data" / "monitor"

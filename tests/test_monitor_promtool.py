@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from monitor_random import random_scenario
 
+from supernode.cluster.load import load_cluster
 from supernode.monitor import promtool
 from supernode.monitor.artefacts import RULES, dump_yaml, render, write
 from supernode.monitor.config import load_config
@@ -26,7 +27,6 @@ from supernode.monitor.promql_syntax import duration
 from supernode.monitor.promtests import LONG_INTERVAL_S, SHORT_INTERVAL_S, evaluator_test_group
 from supernode.monitor.rules import rule_file
 from supernode.monitor.storage import Semantics
-from supernode.spec.clusterfile import load_cluster
 
 DATA = Path(__file__).parent / "data" / "monitor"
 

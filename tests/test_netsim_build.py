@@ -12,13 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from supernode.catalog import cluster_presets
+from supernode.cluster.load import load_cluster
+from supernode.cluster.resolve import resolve_cluster
 from supernode.netsim.build import _describe, domain_template, network_arrays
 from supernode.netsim.network import Network, network_from_cluster
 from supernode.netsim.node_names import NodeTable
 from supernode.spec.cluster import ClusterSpec
-from supernode.spec.clusterfile import load_cluster
 from supernode.spec.loader import validate_document
-from supernode.spec.resolve import resolve_cluster
 
 ROOT = Path(__file__).resolve().parents[1]
 ARRAYS = ("kind", "node_tier", "domain", "rail", "node_latency_s", "tail", "head",

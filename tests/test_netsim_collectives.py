@@ -132,7 +132,7 @@ def test_unknown_or_mismatched_algorithm_is_bad_input() -> None:
 
 
 def test_full_mesh_rings_use_every_link() -> None:
-    from supernode.spec.clusterfile import load_cluster
+    from supernode.cluster.load import load_cluster
 
     net = network(load_cluster("mi300x-8"))  # 7 xGMI links of 64 GB/s per GPU
     t, env = run_collective(net, "all_reduce", "ring", np.arange(8), S)

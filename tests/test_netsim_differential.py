@@ -20,16 +20,16 @@ from test_netsim_engine import _run, traffic
 import supernode.netsim.build as build
 import supernode.netsim.routing as routing
 import supernode.netsim.scenario as scenario
+from supernode.cluster.load import load_cluster
+from supernode.cluster.resolve import resolve_cluster
 from supernode.netsim import JobInput, SimOptions, TrafficFile, simulate_jobs, simulate_traffic
 from supernode.netsim.fluid import HOT_UTILIZATION
 from supernode.netsim.maxmin import max_min_rates
 from supernode.netsim.network import network_from_cluster
 from supernode.netsim.routing import RoutingConfig
 from supernode.spec.cluster import ClusterSpec
-from supernode.spec.clusterfile import load_cluster
 from supernode.spec.loader import read_document, validate_document
 from supernode.spec.plan import plan_from_data
-from supernode.spec.resolve import resolve_cluster
 from supernode.workload.presets import load_workload
 
 EX = Path(__file__).resolve().parents[1] / "examples" / "netsim"

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from supernode.cluster.load import load_cluster
 from supernode.netsim import JobInput, SimOptions, results, simulate_jobs
 from supernode.netsim.network import TIER_CODES
 from supernode.netsim.plot_files import write_plots
@@ -24,7 +25,6 @@ from supernode.netsim.plots import (
     sampled,
 )
 from supernode.plotting import HOT, HOT_MARK
-from supernode.spec.clusterfile import load_cluster
 from supernode.spec.plan import plan_from_data
 from supernode.textsafe import plot_safe
 from supernode.workload.presets import load_workload

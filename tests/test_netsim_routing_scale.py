@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from test_netsim_support import domain_cluster, fat_tree_cluster, network
 
+from supernode.cluster.load import load_cluster
 from supernode.netsim.failures import apply_failures
 from supernode.netsim.grouping import group_rows
 from supernode.netsim.routing import Router, RoutingConfig
 from supernode.netsim.subgraph import LocalShape, build_subgraph
 from supernode.netsim.updown import UpDownShape
-from supernode.spec.clusterfile import load_cluster
 
 FABRICS = {
     "two-tier": lambda: fat_tree_cluster(40),

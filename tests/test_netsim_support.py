@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from supernode.cluster.resolve import resolve_cluster
 from supernode.collectives import fabric_from_cluster, load_efficiency_tables
 from supernode.collectives.efficiency import ideal_tables
 from supernode.netsim.collectives import Ctx
@@ -20,7 +21,7 @@ from supernode.netsim.network import Network, network_from_cluster
 from supernode.netsim.routing import Router, RoutingConfig
 from supernode.spec.cluster import ClusterSpec
 from supernode.spec.loader import validate_document
-from supernode.spec.resolve import Cluster, resolve_cluster
+from supernode.spec.resolved import Cluster
 
 NIC_BYTES_PER_S = 50e9  # 400 Gb/s
 

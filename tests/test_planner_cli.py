@@ -138,8 +138,8 @@ def test_size_cards_over_the_modelled_maximum_say_so():
 def test_size_sync_bytes_are_gradients_and_states_use_usable_memory():
     """Gradients are reduced as fp32 main grads (4 B/param for bf16, as the traffic model);
     the fewest cards for the model states divide by usable memory, as the planner does."""
+    from supernode.cluster.load import load_cluster
     from supernode.estimate.system import system_from_cluster
-    from supernode.spec.clusterfile import load_cluster
     from supernode.workload.memory import state_bytes
 
     out = run("size", "--workload", "llama3-70b", "--tokens", "1e12", "--days", "10",
@@ -205,9 +205,9 @@ def test_fit_bad_input_exits_2(args, fragment):
 
 
 def test_fit_zero_gpus_is_refused_not_the_whole_cluster():
+    from supernode.cluster.load import load_cluster_spec
     from supernode.errors import InputError
     from supernode.planner.fit import FitInput, workload_fit
-    from supernode.spec.clusterfile import load_cluster_spec
     from supernode.workload.presets import load_workload
 
     req = FitInput(load_workload("llama3-8b"), load_cluster_spec("dgx-h100-superpod-su"),

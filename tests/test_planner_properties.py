@@ -13,9 +13,9 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from supernode.cluster.load import load_cluster_spec
 from supernode.planner import build_target, plan_job
 from supernode.planner.variants import with_domain_size
-from supernode.spec.clusterfile import load_cluster_spec
 from supernode.spec.hardware import AcceleratorSpec
 from supernode.spec.workload import WorkloadSpec
 

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from supernode.cluster.load import load_cluster_spec
 from supernode.collectives import Fabric, make_tier
 from supernode.estimate.calibration import default_calibration
 from supernode.estimate.comm import factored_group_fabric, group_fabric, group_stride
@@ -18,7 +19,6 @@ from supernode.planner.mapping import effective_orders, group_factors, rail_alig
 from supernode.planner.report import record_detail
 from supernode.planner.search import search_layouts
 from supernode.planner.space import SearchSpace, enumerate_layouts, knob_axes
-from supernode.spec.clusterfile import load_cluster_spec
 from supernode.spec.plan import ParallelPlan, PlanArrays
 
 REL = 1e-9

@@ -17,7 +17,7 @@ import pytest
 
 from supernode.estimate.system import system_from_validation
 from supernode.planner import PlanTarget, plan_job
-from supernode.validation.training_case import case_plan, case_workload
+from supernode.spec.training_case import case_plan, case_workload
 from supernode.workload import load_workload
 
 CASES = [c for c in json.loads((resources.files("supernode") / "data" / "validation"

@@ -37,8 +37,8 @@ def _capture(monkeypatch, module) -> list:
 
 @pytest.fixture(scope="module")
 def reliability():
+    from supernode.cluster.load import load_cluster
     from supernode.reliability.assess import ReliabilityOptions, assess_reliability
-    from supernode.spec.clusterfile import load_cluster
     from supernode.spec.plan import plan_from_data
     from supernode.workload.presets import load_workload
 
@@ -69,8 +69,8 @@ def test_reliability_plots_are_byte_identical(reliability, tmp_path) -> None:
 
 @pytest.fixture(scope="module")
 def scheduled():
+    from supernode.cluster.load import load_cluster
     from supernode.scheduler import SyntheticSpec, schedule, synthetic_trace
-    from supernode.spec.clusterfile import load_cluster
 
     cluster = load_cluster("gb200-nvl72-superpod")
     trace = synthetic_trace(SyntheticSpec(jobs=300, load=1.2, max_gpus=64),
@@ -106,10 +106,10 @@ def test_a_distribution_is_drawn_from_at_most_cdf_points(n: int) -> None:
 
 
 def test_comparison_plot_legend_beside_and_bytes_identical(monkeypatch, tmp_path) -> None:
+    from supernode.cluster.load import load_cluster
     from supernode.measurements import plots
     from supernode.measurements.report import report_dict
     from supernode.measurements.run import compare_results
-    from supernode.spec.clusterfile import load_cluster
 
     report = compare_results(load_cluster("gb300-nvl72"),
                              [DATA / "nccl_tests" / "oci-gb300-allreduce-1rack.txt"])

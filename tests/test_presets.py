@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from supernode import catalog
-from supernode.spec.clusterfile import load_cluster
+from supernode.cluster.load import load_cluster
 from supernode.topology.sizing import size_fat_tree
 
 REQUIRED = {

@@ -152,10 +152,10 @@ def _moe_job(tp: int, dp: int, ep: int, etp: int | None):
     """DeepSeek-V3 on 576 GB200 (8 NVL72 racks), four pipeline stages."""
     import dataclasses
 
+    from supernode.cluster.load import load_cluster
     from supernode.estimate.model import estimate_plan
     from supernode.estimate.system import system_from_cluster
     from supernode.reliability.degraded import Job
-    from supernode.spec.clusterfile import load_cluster
     from supernode.spec.plan import ParallelPlan
     from supernode.workload import load_workload
 

@@ -7,9 +7,9 @@ import pytest
 import yaml
 
 from supernode.catalog import cluster_presets
+from supernode.cluster.load import load_cluster
 from supernode.reliability.assess import ReliabilityOptions, assess_reliability
 from supernode.reliability.standby import hot_standby, measured_hot_standby
-from supernode.spec.clusterfile import load_cluster
 from supernode.spec.plan import plan_from_data
 from supernode.topology import topology_report
 from supernode.workload.presets import load_workload

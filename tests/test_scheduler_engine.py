@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from supernode.cluster.load import load_cluster
 from supernode.scheduler import (
     EngineOptions,
     SyntheticSpec,
@@ -19,7 +20,6 @@ from supernode.scheduler.policies import POLICIES
 from supernode.scheduler.run import job_table
 from supernode.scheduler.slowdown import SlowdownModel
 from supernode.scheduler.state import Occupancy
-from supernode.spec.clusterfile import load_cluster
 
 CLUSTER = load_cluster("gb200-nvl72-superpod")
 HIERARCHY = build_hierarchy(CLUSTER)

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import pytest
 
-from supernode.planner.scaling import scale_cluster
+from supernode.cluster.load import load_cluster_spec
+from supernode.cluster.scaling import scale_cluster
 from supernode.scheduler import TraceRules, load_trace, schedule
-from supernode.spec.clusterfile import load_cluster_spec
 
 CASES = [("gb200-nvl72-superpod", None, 8000), ("gb200-nvl72-superpod", 1152, 6000)]
 

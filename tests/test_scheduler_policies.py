@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from supernode.cluster.load import load_cluster
 from supernode.errors import InputError
 from supernode.scheduler import POLICIES, build_hierarchy
 from supernode.scheduler.policies import PolicyRegistry
 from supernode.scheduler.segments import best_window, divisors_desc, segment_size
 from supernode.scheduler.slowdown import classify
 from supernode.scheduler.state import Occupancy
-from supernode.spec.clusterfile import load_cluster
 
 PRESETS = ("gb200-nvl72-superpod", "dgx-h100-superpod-su")
 HIERARCHIES = {name: build_hierarchy(load_cluster(name)) for name in PRESETS}

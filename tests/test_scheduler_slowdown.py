@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from supernode.cluster.load import load_cluster
 from supernode.scheduler import build_hierarchy
 from supernode.scheduler.shapes import model_index
 from supernode.scheduler.slowdown import PlacementClass, SlowdownModel
-from supernode.spec.clusterfile import load_cluster
 
 CLUSTER = load_cluster("gb200-nvl72-superpod")
 MODEL = SlowdownModel(CLUSTER, build_hierarchy(CLUSTER))

@@ -6,7 +6,7 @@ import importlib.util
 import re
 from pathlib import Path
 
-from supernode.spec.clusterfile import load_cluster
+from supernode.cluster.load import load_cluster
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 DOC = DOCS / "cluster-file.md"

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
+from supernode.cluster.load import load_cluster, load_cluster_spec
 from supernode.errors import InputError
-from supernode.spec.clusterfile import load_cluster, load_cluster_spec
 from supernode.spec.loader import MAX_DOCUMENT_BYTES, parse_text
 
 PRESET_TEXT = """\

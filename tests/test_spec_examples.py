@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from supernode.spec.clusterfile import load_cluster
+from supernode.cluster.load import load_cluster
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.yaml"))
 

@@ -18,10 +18,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from supernode.cluster.resolve import resolve_cluster
 from supernode.errors import InputError
 from supernode.spec.cluster import ClusterSpec
 from supernode.spec.loader import parse_text, validate_document
-from supernode.spec.resolve import MAX_ACCELERATORS, resolve_cluster
+from supernode.spec.resolved import MAX_ACCELERATORS
 from supernode.spec.schema import json_schema
 
 BASES_TEXT = [

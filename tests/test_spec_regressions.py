@@ -20,7 +20,7 @@ from test_spec_errors import (
     put,
 )
 
-from supernode.spec.clusterfile import load_cluster_spec
+from supernode.cluster.load import load_cluster_spec
 
 
 def test_non_finite_numbers_refused(tmp_path: Path) -> None:

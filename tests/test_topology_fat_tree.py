@@ -170,9 +170,9 @@ def test_nic_faster_than_its_switch_port_runs_at_the_port_rate():
     """An 800G NIC on a 400G-port switch: injection, bisection and oversubscription are
     the 400G port's (the old report doubled injection and bisection and called it
     non-blocking)."""
+    from supernode.cluster.resolve import resolve_cluster
     from supernode.spec.cluster import ClusterSpec
     from supernode.spec.loader import validate_document
-    from supernode.spec.resolve import resolve_cluster
     from supernode.topology.metrics import topology_report
 
     def report(nic: int):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from supernode.catalog import cluster_presets
-from supernode.spec.clusterfile import load_cluster
+from supernode.cluster.load import load_cluster
 from supernode.topology import topology_report
 
 GB = 1e9

@@ -8,10 +8,10 @@ from collections import Counter
 import pytest
 
 from supernode.catalog import cluster_presets
+from supernode.cluster.load import load_cluster
+from supernode.cluster.resolve import resolve_cluster
 from supernode.spec.cluster import ClusterSpec
-from supernode.spec.clusterfile import load_cluster
 from supernode.spec.loader import validate_document
-from supernode.spec.resolve import resolve_cluster
 from supernode.topology import build_cluster_graph, topology_report
 from supernode.topology.verify import accelerator_hops, graph_counts, server_hops
 

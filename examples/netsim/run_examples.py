@@ -18,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
+from supernode.cluster.load import load_cluster
 from supernode.netsim import SimOptions, TrafficFile, simulate_traffic
 from supernode.netsim.plot_files import write_plots
-from supernode.spec.clusterfile import load_cluster
 from supernode.spec.loader import read_document, validate_document
 
 HERE = Path(__file__).resolve().parent

@@ -38,12 +38,7 @@ import yaml
 from scipy.optimize import least_squares
 from scipy.stats import qmc
 
-from supernode.collectives.case_groups import (
-    CaseGroup,
-    collective_groups,
-    log_errors,
-    read_cases,
-)
+from supernode.collectives.case_groups import CaseGroup, collective_groups, log_errors
 from supernode.collectives.efficiency_file import (
     EfficiencyFileSpec,
     default_efficiency_path,
@@ -51,6 +46,7 @@ from supernode.collectives.efficiency_file import (
     resolve_values,
     tables_from_file_spec,
 )
+from supernode.spec.casefile import read_cases
 
 #: name -> (lower bound, upper bound), in file units.
 BOUNDS: dict[str, tuple[float, float]] = {

@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,6 +25,7 @@ from supernode.collectives.model import Option, _names, options
 from supernode.collectives.schedule import schedule_time_s
 from supernode.collectives.systems import fabric_from_validation_system
 from supernode.collectives.validate import UnsupportedCase, collective_case_inputs
+from supernode.spec.casefile import case_source
 from supernode.units import GBYTE_PER_S
 
 
@@ -42,19 +41,6 @@ class CaseGroup:
     sources: tuple[str, ...]
     fabric: Fabric
     runnable: tuple[Option, ...]
-
-
-def default_cases_path() -> Path:
-    """The packaged public validation file."""
-    return Path(str(resources.files("supernode") / "data" / "validation" / "public.json"))
-
-
-def source_key(source: str) -> str:
-    """One benchmark page: the citation up to its section (commit, quote, parenthesis)."""
-    text = str(source or "")
-    for mark in (" @", " (", ",", " '"):
-        text = text.split(mark)[0]
-    return text.strip()
 
 
 def case_group(op: str, ranks: int, fabric: Fabric, message_bytes, measured_gbyte_per_s,
@@ -84,7 +70,7 @@ def collective_groups(cases: Sequence[Mapping[str, Any]], tables: Tables | None 
             continue
         key = (json.dumps(system, sort_keys=True), op, ranks)
         buckets.setdefault(key, []).append((size, float(measured), system,
-                                            source_key(case.get("source", ""))))
+                                            case_source(case)))
     out = []
     for (_, op, ranks), rows in buckets.items():
         system = rows[0][2]
@@ -118,7 +104,3 @@ def log_errors(groups: Sequence[CaseGroup], tables: Tables, softness: float = 0.
     return np.concatenate(out) if out else np.zeros(0)
 
 
-def read_cases(path: Path | None = None) -> list[dict]:
-    """The cases of a validation file (default: the packaged public set)."""
-    where = path or default_cases_path()
-    return json.loads(where.read_text(encoding="utf-8"))["cases"]

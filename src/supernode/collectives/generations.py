@@ -87,12 +87,6 @@ def scale_out_efficiency_name(nic_bytes_per_s: float, ethernet: bool = False) ->
     return "infiniband_ndr" if nic_bytes_per_s >= 300 * GBIT_PER_S else "infiniband_hdr"
 
 
-def switch_is_ethernet(name: str, display_name: str | None = None) -> bool:
-    """True for Ethernet switches (Spectrum, Tomahawk, ...GbE), false for InfiniBand."""
-    text = f"{name} {display_name or ''}".lower()
-    return any(k in text for k in ("spectrum", "tomahawk", "gbe", "ethernet", "roce"))
-
-
 def vendor_uses_ethernet(accelerator: str | None) -> bool:
     """Assumption for validation systems: AMD Instinct platforms use RoCE NICs."""
     vendor = _catalog_link(accelerator)[1] or ""

@@ -6,7 +6,7 @@ Usage::
     python -m supernode.collectives.loso --json
 
 A *source* is one benchmark page (one cloud's one machine type): a case's ``source`` up
-to its section (:func:`~supernode.collectives.case_groups.source_key`). For each source,
+to its section (:func:`~supernode.spec.casefile.case_source`). For each source,
 the tables are refitted by :func:`~supernode.collectives.calibrate.fit` on every other
 source's cases, parameters no remaining case constrains falling back to their priors
 (their base table's value, or the sourced prior), and the held-out source's cases are
@@ -27,12 +27,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from supernode.collectives.calibrate import fit, with_values
-from supernode.collectives.case_groups import CaseGroup, collective_groups, log_errors, read_cases
+from supernode.collectives.case_groups import CaseGroup, collective_groups, log_errors
 from supernode.collectives.efficiency_file import (
     EfficiencyFileSpec,
     read_efficiency_file,
     tables_from_file_spec,
 )
+from supernode.spec.casefile import read_cases
 
 OUTLIER_ERROR = 0.25
 MAX_OUTLIERS = 2

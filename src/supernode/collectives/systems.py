@@ -27,7 +27,6 @@ from supernode.collectives.fabric import Fabric, FabricTier, make_tier
 from supernode.collectives.generations import (
     scale_out_efficiency_name,
     scale_up_link,
-    switch_is_ethernet,
     vendor_uses_ethernet,
 )
 from supernode.errors import InputError
@@ -46,7 +45,7 @@ def scale_up_tier(cluster, tables: Tables) -> tuple[FabricTier, bool]:
                                           cluster.accelerator.spec.scale_up_name)
     switch_s = up.switch.latency_s if up.switch else 0.0
     if up.kind in ("torus", "mesh"):
-        from supernode.spec.resolve import ports_per_dimension
+        from supernode.spec.resolved import ports_per_dimension
 
         dims = tuple(up.dims) or (up.size,)
         ports = max(1, sum(ports_per_dimension(dims)))
@@ -77,9 +76,7 @@ def scale_out_tiers(cluster, inner: int, tables: Tables) -> list[FabricTier]:
     per_rank = cluster.nics_per_accelerator * nic
     if out is None or per_rank <= 0:
         raise InputError("host.nics", "the cluster has no fabric between its accelerators")
-    spec = next((s for s in cluster.spec.switches if s.name == out.switch.name), None)
-    ethernet = switch_is_ethernet(out.switch.name, spec.display_name if spec else None)
-    name = scale_out_efficiency_name(nic, ethernet)
+    name = scale_out_efficiency_name(nic, out.switch.ethernet)
     sizing = size_fat_tree(cluster.hosts, cluster.host.nic_count, out.switch.radix, out.tiers,
                            out.oversubscription, out.rail_optimized)
     ratios = per_switch_oversubscription(sizing, nic, out.switch.port_bandwidth_bytes_per_s)

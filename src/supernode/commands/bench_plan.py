@@ -11,6 +11,7 @@ from pathlib import Path
 
 import typer
 
+from supernode.cluster.load import load_cluster
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.commands.collective import parse_size
@@ -18,7 +19,6 @@ from supernode.errors import InputError
 from supernode.measurements.bench_plan import bench_plan
 from supernode.measurements.bench_script import plan_dict, render_script
 from supernode.outputs import atomic_path, output_errors
-from supernode.spec.clusterfile import load_cluster
 from supernode.textsafe import rich_safe
 
 

@@ -37,8 +37,8 @@ def read_sources(paths: list[Path], op: str | None, ranks: int | None,
                  ranks_per_domain: int | None, progress=None) -> tuple[list, list[dict]]:
     """Every measurement set of ``paths`` and, per file, its provenance (path as given,
     SHA-256 of its bytes, sets read)."""
-    from supernode.importers.benchtext import MAX_RESULTS_BYTES
     from supernode.inputs import read_text_file
+    from supernode.measurements.benchtext import MAX_RESULTS_BYTES
     from supernode.measurements.reader import results_from_text
     from supernode.measurements.run import MAX_RESULTS_FILES  # the same limit as compare
 
@@ -127,11 +127,11 @@ def calibrate_command(
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
     """Fit this cluster's collective efficiencies from its benchmark outputs."""
+    from supernode.cluster.load import load_cluster
     from supernode.measurements.calfile import calibration_document, render_yaml
     from supernode.measurements.calibration import calibrate_cluster
     from supernode.measurements.compare import PLACEMENTS
     from supernode.outputs import check_output_file, write_text
-    from supernode.spec.clusterfile import load_cluster
 
     if placement not in PLACEMENTS:
         raise InputError("--placement", f"one of {', '.join(PLACEMENTS)}")

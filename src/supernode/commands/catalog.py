@@ -17,12 +17,12 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from supernode import catalog
+from supernode.cluster.load import load_cluster
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.errors import InputError
-from supernode.spec.clusterfile import load_cluster
 from supernode.spec.hardware import AcceleratorSpec, SwitchSpec
-from supernode.spec.resolve import Cluster, convert_accelerator
+from supernode.spec.resolved import Cluster, convert_accelerator
 from supernode.units import BITS_PER_BYTE
 from supernode.units import bytes_per_s_to_gbyte_per_s as to_gbyte_per_s
 

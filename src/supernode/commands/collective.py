@@ -14,13 +14,13 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
+from supernode.cluster.load import load_cluster
 from supernode.collectives import busbw_bytes_per_s, choose, consecutive_view
 from supernode.collectives.busbw import MAX_MESSAGE_BYTES, OPS
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.errors import InputError
 from supernode.estimate.system import system_from_cluster
-from supernode.spec.clusterfile import load_cluster
 from supernode.textsafe import rich_safe
 
 _SUFFIX = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}

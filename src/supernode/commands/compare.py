@@ -18,6 +18,7 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
+from supernode.cluster.load import load_cluster
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
 from supernode.commands._plan_options import CalibrationFile, calibrated
@@ -32,7 +33,6 @@ from supernode.measurements.findings import size_label
 from supernode.measurements.report import report_dict
 from supernode.measurements.run import compare_results
 from supernode.outputs import output_folder
-from supernode.spec.clusterfile import load_cluster
 from supernode.textsafe import rich_safe
 
 _MARK = {"critical": "[bold red]critical[/]", "warning": "[yellow]warning[/]",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
+from supernode.cluster.load import load_cluster_spec
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.commands._plan_options import (
@@ -38,7 +39,6 @@ from supernode.commands._plan_options import (
 from supernode.errors import InputError
 from supernode.estimate.model import COMM_SHARE_THRESHOLD, Estimate, estimate_plan
 from supernode.estimate.system import job_system
-from supernode.spec.clusterfile import load_cluster_spec
 from supernode.spec.plan import plan_from_data
 from supernode.spec.planfile import plan_data
 from supernode.textsafe import rich_safe

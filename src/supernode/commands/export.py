@@ -11,13 +11,13 @@ from pathlib import Path
 
 import typer
 
+from supernode.cluster.load import load_cluster_spec
+from supernode.cluster.scaling import scale_cluster
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.errors import InputError
 from supernode.exports import ALL_FORMATS, EXPORT_FORMATS, ExportOptions, export_files
 from supernode.outputs import check_output_folder, output_folder
-from supernode.planner.scaling import scale_cluster
-from supernode.spec.clusterfile import load_cluster_spec
 from supernode.textsafe import rich_safe
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
+from supernode.cluster.load import load_cluster_spec
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.commands._plan_options import GlobalBatch
@@ -16,7 +17,6 @@ from supernode.planner.fit import (
     FitInput,
     workload_fit,
 )
-from supernode.spec.clusterfile import load_cluster_spec
 from supernode.textsafe import rich_safe
 from supernode.workload.presets import load_workload
 

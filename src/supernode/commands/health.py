@@ -16,6 +16,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.tree import Tree
 
+from supernode.cluster.load import load_cluster
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
 from supernode.commands.monitor import ConfigOption, _status, interactive, semantics_for
@@ -24,7 +25,6 @@ from supernode.monitor.config import load_config
 from supernode.monitor.health import SEVERITY_ORDER, AlertView, HealthReport, evaluate
 from supernode.monitor.pack import build_pack
 from supernode.monitor.snapshots import load_snapshots
-from supernode.spec.clusterfile import load_cluster
 from supernode.textsafe import rich_safe
 
 FAIL_ON = ("never", "warning", "critical")

@@ -17,6 +17,7 @@ import typer
 from rich import box
 from rich.table import Table
 
+from supernode.cluster.load import load_cluster
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
 from supernode.errors import InputError
@@ -25,7 +26,6 @@ from supernode.monitor.artefacts import MANIFEST, RULES, TESTS, TESTS_LONG, rend
 from supernode.monitor.config import load_config
 from supernode.monitor.pack import RulePack, build_pack, describe_for
 from supernode.monitor.promtool import semantics_for  # noqa: F401  (health imports it here)
-from supernode.spec.clusterfile import load_cluster
 from supernode.textsafe import rich_safe
 
 monitor_app = typer.Typer(

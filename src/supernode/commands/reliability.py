@@ -10,6 +10,7 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from supernode.cluster.load import load_cluster
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
 from supernode.commands._plan_options import (
@@ -31,7 +32,6 @@ from supernode.commands._plan_options import (
 from supernode.errors import InputError
 from supernode.reliability.assess import ReliabilityOptions, assess_reliability
 from supernode.reliability.result import ReliabilityResult
-from supernode.spec.clusterfile import load_cluster
 from supernode.spec.plan import plan_from_data
 from supernode.spec.planfile import INLINE_PLAN_FIELDS, plan_data
 from supernode.textsafe import rich_safe
@@ -56,7 +56,7 @@ def _plan(loaded, workload, plan_file, flags):
     """The plan from the file and flags, or the planner's best when none is given."""
     if plan_file is None and all(v is None for k, v in flags.items()
                                  if k != "global_batch_sequences"):
-        from supernode.netsim.plans import default_plan
+        from supernode.planner.default_plan import default_plan
 
         plan, _, _ = default_plan(workload, loaded, loaded.accelerators,
                                   flags.get("global_batch_sequences"))
@@ -65,7 +65,7 @@ def _plan(loaded, workload, plan_file, flags):
                       f"{plan.global_batch_sequences:,})")
     data = plan_data(plan_file, flags, loaded.accelerators)
     if "global_batch_sequences" not in data:
-        from supernode.planner.build import default_global_batch
+        from supernode.workload.batch import default_global_batch
 
         gpus = (int(data.get("tp", 1)) * int(data.get("pp", 1)) * int(data["dp"])
                 * int(data.get("cp", 1)))

@@ -15,11 +15,12 @@ from rich import box
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from supernode.cluster.load import load_cluster_spec
+from supernode.cluster.scaling import scale_cluster
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
 from supernode.errors import InputError
 from supernode.outputs import check_output_folder
-from supernode.planner.scaling import scale_cluster
 from supernode.scheduler import (
     DEFAULT_POLICIES,
     POLICIES,
@@ -32,7 +33,6 @@ from supernode.scheduler import (
     synthetic_trace,
 )
 from supernode.scheduler.shapes import TP_CHOICES, model_index
-from supernode.spec.clusterfile import load_cluster_spec
 from supernode.spec.loader import validate_document
 from supernode.textsafe import rich_safe
 

@@ -11,6 +11,7 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from supernode.cluster.load import load_cluster
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
 from supernode.commands._plan_options import (
@@ -54,7 +55,6 @@ from supernode.netsim.scenario import (
     simulate_traffic,
 )
 from supernode.netsim.traffic import TrafficFile
-from supernode.spec.clusterfile import load_cluster
 from supernode.spec.loader import read_document, validate_document
 from supernode.textsafe import rich_safe
 
@@ -193,7 +193,10 @@ def simulate_command(
                 result = simulate_traffic(loaded, doc, failures=tuple(fail), options=options,
                                           progress=hook)
             else:
-                jobs, notes = job_inputs(loaded, workload, plan, flags, placement, gpus)
+                from supernode.planner.default_plan import default_plan
+
+                jobs, notes = job_inputs(loaded, workload, plan, flags, placement,
+                                         default_plan, gpus)
                 result = simulate_jobs(loaded, jobs, failures=tuple(fail), options=options,
                                        progress=hook)
                 result.notes[:0] = grown + notes
@@ -219,8 +222,8 @@ def _cluster(cluster: str, gpus: int | None, fixed: bool) -> tuple[Any, list[str
     if fixed:
         raise InputError("gpus", "--gpus sizes the one training job; with --placement or "
                                  "--traffic the jobs' accelerators are given there")
-    from supernode.planner.scaling import scale_cluster
-    from supernode.spec.clusterfile import load_cluster_spec
+    from supernode.cluster.load import load_cluster_spec
+    from supernode.cluster.scaling import scale_cluster
 
     scaled = scale_cluster(load_cluster_spec(cluster), gpus)
     return scaled.cluster, list(scaled.notes)

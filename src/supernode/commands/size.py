@@ -5,12 +5,12 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
+from supernode.cluster.load import load_cluster_spec
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.commands._plan_options import GlobalBatch
 from supernode.errors import InputError
 from supernode.planner.sizing import DEFAULT_HEADROOM, SizingInput, size, template_for
-from supernode.spec.clusterfile import load_cluster_spec
 from supernode.textsafe import rich_safe
 from supernode.workload.presets import load_workload
 

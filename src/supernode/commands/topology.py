@@ -11,10 +11,10 @@ import typer
 from rich import box
 from rich.table import Table
 
+from supernode.cluster.load import load_cluster
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.errors import InputError
-from supernode.spec.clusterfile import load_cluster
 from supernode.textsafe import rich_safe
 from supernode.topology.graph import LINK_TIERS
 from supernode.topology.metrics import TopologyReport, topology_report

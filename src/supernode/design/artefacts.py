@@ -23,7 +23,7 @@ from supernode.exports import EXPORT_FORMATS, export_files
 from supernode.monitor.artefacts import render
 from supernode.monitor.pack import RulePack
 from supernode.monitor.storage import Semantics
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 
 EXPORTS, MONITORING = "exports", "monitoring"
 #: What loads each exported file: format -> file name (``*``: any) -> text (docs/exports.md).

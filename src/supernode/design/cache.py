@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 
 T = TypeVar("T")
 #: Entries kept per stage.

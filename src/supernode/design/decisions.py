@@ -17,7 +17,7 @@ from supernode.facility.cooling import cooling_plan
 from supernode.facility.data import facility_data
 from supernode.reliability.assess import WHAT_IF_RUNS
 from supernode.spec.cluster import FacilitySpec, RackSpec
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 
 #: Rules about the scale-out fabric (the fabric decision's options and consequences).
 SCALE_OUT_RULES = ("no_oversubscription", "fabric_hops", "scale_out_links_per_supernode",

@@ -16,7 +16,7 @@ from typing import Any
 from supernode.monitor.pack import RulePack, build_pack
 from supernode.monitor.rules import SEVERITIES
 from supernode.monitor.templates import LABEL, TOKEN
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 
 
 def readable(template: str) -> str:

@@ -26,6 +26,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from supernode.cluster.load import load_cluster_spec
+from supernode.cluster.resolve import resolve_cluster
 from supernode.design.artefacts import design_artefacts
 from supernode.design.decisions import decision_records
 from supernode.design.monitoring import monitoring_summary
@@ -43,10 +45,8 @@ from supernode.planner import build_target, plan_job
 from supernode.planner.fit import CONVENTIONAL_DOMAIN, FitInput, workload_fit
 from supernode.reliability.assess import check_reliability_block
 from supernode.rules import Facts, load_pack, run_rules, summary
-from supernode.spec.clusterfile import load_cluster_spec
 from supernode.spec.plan import ParallelPlan, plan_from_data
 from supernode.spec.planfile import fill_dp, plan_document
-from supernode.spec.resolve import resolve_cluster
 from supernode.topology.metrics import topology_report
 from supernode.workload.presets import load_workload
 

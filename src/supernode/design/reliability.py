@@ -16,7 +16,7 @@ from typing import Any
 
 from supernode.reliability.assess import ReliabilityOptions, assess_reliability
 from supernode.spec.plan import ParallelPlan
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 from supernode.spec.workload import WorkloadSpec
 
 #: Monte Carlo of the design review: runs of this many days each (seeded by ``--seed``).

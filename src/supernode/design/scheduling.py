@@ -44,7 +44,7 @@ from supernode.scheduler import (
     schedule,
     synthetic_trace,
 )
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 
 #: Jobs replayed: this many per GPU of the cluster, within [MIN_JOBS, MAX_JOBS].
 JOBS_PER_GPU = 4

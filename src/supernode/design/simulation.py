@@ -20,7 +20,7 @@ from supernode.netsim.jobs import check_job_size
 from supernode.netsim.plans import reorder
 from supernode.netsim.scenario import JobInput, SimOptions, SimResult, simulate_jobs
 from supernode.spec.plan import ParallelPlan
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 from supernode.spec.workload import WorkloadSpec
 
 #: Time bins of the heatmap, and links shown per tier (busiest first).

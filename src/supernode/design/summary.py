@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 from supernode.spec.workload import WorkloadSpec
 from supernode.topology.metrics import TopologyReport
 from supernode.workload.params import total_params

@@ -16,20 +16,19 @@ Each fitted constant gets a 95 % confidence interval from the Jacobian at the op
 freedom, Student t quantile); a constant that ends on one of its bounds is reported
 (:attr:`Fit.on_bound`): it stands for a missing effect, and the tests refuse it.
 
-Leave-one-source-out: a *source* is one publication or benchmark page section, the case's
-``source`` text up to its ``section '...'`` (the Megatron-LM README's weak-scaling table is
-one source, each Megatron-Bridge container release section another); every source's cases
+Leave-one-source-out: a *source* is one publication, the case's ``source`` citation up to
+its commit or section (:func:`supernode.spec.casefile.case_source`: the Megatron-LM README
+is one source, the Megatron-Bridge performance archive another); every source's cases
 are predicted by a refit on all the others.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
+import importlib.resources
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -45,28 +44,18 @@ from supernode.estimate.calibration import (
 )
 from supernode.estimate.model import estimate_plan
 from supernode.estimate.system import system_from_validation
-from supernode.spec.loader import read_document
-from supernode.validation.training_case import case_plan, case_workload, measured_step_time_s
+from supernode.spec.casefile import case_source, read_cases
+from supernode.spec.training_case import case_plan, case_workload, measured_step_time_s
 
 #: Relative tolerance of --check between committed and refitted constants.
 CHECK_RTOL = 0.02
 #: A fitted value within this share of its bound's span from the bound is "on the bound".
 BOUND_TOLERANCE = 1e-3
-_SECTION = re.compile(r"^(.*?section '[^']*')")
 
 
 def training_cases(path: str | Path | None = None) -> list[dict[str, Any]]:
     """The ``training_step`` cases of a validation file (default: the packaged public one)."""
-    if path is None:
-        path = Path(str(resources.files("supernode") / "data/validation/public.json"))
-    return [c for c in read_document(path)["cases"] if c.get("kind") == "training_step"]
-
-
-def source_of(case: dict[str, Any]) -> str:
-    """The case's source: its ``source`` text up to the ``section '...'`` it cites."""
-    text = str(case.get("source") or case.get("id") or "?")
-    match = _SECTION.match(text)
-    return match.group(1) if match else text
+    return read_cases(path, kind="training_step")
 
 
 def log_errors(cal: Calibration, cases: Sequence[dict[str, Any]]) -> np.ndarray:
@@ -142,16 +131,16 @@ def refit(cases: Sequence[dict[str, Any]] | None = None) -> dict[str, float]:
 
 
 def source_and_system(case: dict[str, Any]) -> str:
-    """A finer grouping for comparison: the source section and the system's accelerator."""
-    return f"{source_of(case)} / {(case.get('system') or {}).get('accelerator')}"
+    """A finer grouping for comparison: the source and the system's accelerator."""
+    return f"{case_source(case)} / {(case.get('system') or {}).get('accelerator')}"
 
 
 def leave_one_source_out(cases: Sequence[dict[str, Any]] | None = None,
-                         group: Callable[[dict[str, Any]], str] = source_of
+                         group: Callable[[dict[str, Any]], str] = case_source
                          ) -> dict[str, list[tuple[str, float]]]:
     """Per source: (case id, relative error) of its cases under a refit on the others.
 
-    ``group`` names each case's source (default :func:`source_of`; the finer
+    ``group`` names each case's source (default :func:`case_source`; the finer
     :func:`source_and_system` is reported for comparison).
     """
     cases = list(cases if cases is not None else training_cases())
@@ -175,7 +164,7 @@ def drift(refitted: dict[str, float]) -> list[str]:
 
 def write(refitted: dict[str, float]) -> Path:
     """Rewrite the committed calibration file's fitted values in place (keeps comments)."""
-    path = Path(str(resources.files("supernode") / "data" / CALIBRATION_FILE))
+    path = Path(str(importlib.resources.files("supernode") / "data" / CALIBRATION_FILE))
     lines = path.read_text("utf-8").splitlines()
     current = None
     for i, line in enumerate(lines):
@@ -195,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="fail if the file drifts")
     parser.add_argument("--no-loso", action="store_true", help="skip leave-one-source-out")
     parser.add_argument("--by-system", action="store_true",
-                        help="leave-one-out by source section and accelerator")
+                        help="leave-one-out by source and accelerator")
     args = parser.parse_args(argv)
     cases = training_cases()
     result = fit(cases)
@@ -207,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"  Jacobian singular values {result.singular_values}")
     if not args.no_loso and not args.check:
         errors = []
-        group = source_and_system if args.by_system else source_of
+        group = source_and_system if args.by_system else case_source
         for source, rows in leave_one_source_out(cases, group).items():
             mape = np.mean([abs(e) for _, e in rows])
             errors += [abs(e) for _, e in rows]

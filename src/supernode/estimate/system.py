@@ -18,7 +18,7 @@ from supernode.collectives.fabric import Fabric
 from supernode.collectives.systems import fabric_from_cluster, fabric_from_validation_system
 from supernode.errors import InputError
 from supernode.spec.cluster import ClusterSpec
-from supernode.spec.resolve import Accelerator, Cluster
+from supernode.spec.resolved import Accelerator, Cluster
 from supernode.units import TFLOPS
 
 #: Share of device memory a training job cannot use for its own tensors: CUDA context,
@@ -180,7 +180,7 @@ def system_from_validation(system: dict, precision: str = "bf16") -> SystemModel
     by ``accelerator``. An FP8 case runs its GEMMs at the part's FP8 figures.
     """
     from supernode.catalog import find_accelerator
-    from supernode.spec.resolve import convert_accelerator
+    from supernode.spec.resolved import convert_accelerator
 
     chip = convert_accelerator(find_accelerator(str(system.get("accelerator")),
                                                 path="system.accelerator"))
@@ -210,7 +210,7 @@ def job_system(spec: ClusterSpec, gpus: int | None = None, precision: str = "bf1
     """
     from dataclasses import replace
 
-    from supernode.planner.scaling import scale_cluster
+    from supernode.cluster.scaling import scale_cluster
 
     scaled = scale_cluster(spec, gpus)
     system = system_from_cluster(scaled.cluster, precision)

@@ -13,7 +13,7 @@ of :data:`EXPORT_FORMATS` (a registry that refuses duplicate names):
 | ``volcano`` | ``volcano-hypernodes.yaml`` | Volcano ``HyperNode`` objects |
 | ``nccl-xml`` | ``nccl-topo-<host>.xml`` | ``NCCL_TOPO_FILE`` of the host type |
 
-The hierarchy written is the placement simulator's (:mod:`supernode.scheduler.hierarchy`);
+The hierarchy written is the placement simulator's (:mod:`supernode.topology.hierarchy`);
 names are sanitised for each target (:mod:`supernode.exports.names`). See
 ``docs/exports.md``.
 """
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from supernode.errors import InputError
 from supernode.exports import k8s, nccl_xml, slurm
 from supernode.exports.model import ExportModel, export_model
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 
 
 @dataclass(frozen=True)

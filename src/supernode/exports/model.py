@@ -1,6 +1,6 @@
 """The named hierarchy every export writes: nodes, supernodes, port groups, pods, top.
 
-Built from :class:`~supernode.scheduler.hierarchy.Hierarchy` (the placement simulator's
+Built from :class:`~supernode.topology.hierarchy.Hierarchy` (the placement simulator's
 view, so exported and simulated topologies agree). Names (:mod:`supernode.exports.names`):
 
 * node ``h``: ``<node prefix>-<h+1>`` zero-padded to the host count's width (≥ 3 digits);
@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from supernode.exports.names import hostname, slurm_name
-from supernode.scheduler.hierarchy import Hierarchy, build_hierarchy
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
+from supernode.topology.hierarchy import Hierarchy, build_hierarchy
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from xml.sax.saxutils import quoteattr
 
 from supernode.errors import InputError
 from supernode.exports.names import file_name
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 from supernode.topology.cluster_graph import DEFAULT_PCIE, cpu_sockets, nic_accelerator
 
 NCCL_TOPO_XML_VERSION = 1

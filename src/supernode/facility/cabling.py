@@ -15,7 +15,7 @@ from typing import Any
 
 from supernode.facility.data import facility_data, lookup_by_speed
 from supernode.facility.racks import RackPlan
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 from supernode.topology.metrics import TopologyReport
 
 #: Height of cable run inside one rack, m (a 48U rack is ~2.2 m; trays sit within it).

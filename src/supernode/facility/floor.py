@@ -14,7 +14,7 @@ from typing import Any
 
 from supernode.facility.data import facility_data
 from supernode.facility.racks import RackPlan
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 
 #: Positions listed in full up to this many racks (larger floors: counts only).
 MAX_LISTED_POSITIONS = 512

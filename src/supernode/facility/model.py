@@ -16,7 +16,7 @@ from supernode.facility.floor import floor_plan
 from supernode.facility.power import distribution, energy, feeds, power_budget
 from supernode.facility.racks import rack_plan
 from supernode.spec.cluster import FacilitySpec
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 from supernode.topology.metrics import TopologyReport
 
 

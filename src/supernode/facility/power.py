@@ -4,8 +4,8 @@ Host power is summed from parts (accelerator TDP, CPUs, NICs, other units, on-bo
 switch chips, a base for memory, storage and board), plus fans and pumps and the PSU loss
 (``power.*`` in ``data/facility/facility.yaml``), unless the cluster file states
 ``host.power_kw``. At the planned workload's utilisation the accelerators draw TDP while
-busy and :data:`~supernode.planner.economics.WAITING_POWER_FRACTION` of it while waiting
-(the planner's energy model); everything else is taken at its rating (conservative).
+busy and a share of it while waiting (:func:`supernode.catalog.power.board_power_w`, the
+planner's energy model too); everything else is taken at its rating (conservative).
 Feeds are sized for the peak plus ``power.design_headroom`` (seed 001 §3.1: ~10 %), each
 able to carry the load with ``feed_redundancy`` of them lost (N+X).
 """
@@ -16,11 +16,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from supernode.catalog.power import board_power_w, power_assumptions
 from supernode.facility.data import facility_data, rack_class
 from supernode.facility.racks import RackPlan
-from supernode.planner.economics import FALLBACK_TDP_W, WAITING_POWER_FRACTION
 from supernode.spec.cluster import FacilitySpec
-from supernode.spec.resolve import Cluster, Switch
+from supernode.spec.resolved import Cluster, Switch
 from supernode.topology.metrics import TopologyReport
 
 KW = 1e3
@@ -73,7 +73,7 @@ def psu_efficiency(cluster: Cluster) -> float:
 def host_power(cluster: Cluster, plan: RackPlan) -> HostPower:
     """Power of one host from its parts (or as stated in ``host.power_kw``)."""
     data, spec = facility_data()["power"], cluster.spec.host
-    tdp = cluster.accelerator.tdp_w or FALLBACK_TDP_W
+    tdp = board_power_w(cluster.accelerator.tdp_w)[0]
     optical = cluster.scale_out is not None and cluster.scale_out.medium in ("optical", "mixed")
     nic_gbit = cluster.host.nic_bandwidth_bytes_per_s * 8 / 1e9
     chip_w = (switch_power_w(cluster.scale_up.switch, data["scale_up_switch_pj_per_bit"])
@@ -105,9 +105,9 @@ def wall_factor(cluster: Cluster, cooling: str | None) -> float:
 
 def utilisation_factor(busy_share: float) -> float:
     """Average accelerator power over TDP when busy ``busy_share`` of the step (planner's
-    energy model: TDP busy, WAITING_POWER_FRACTION x TDP waiting)."""
+    energy model: TDP busy, the catalog's waiting share of TDP waiting)."""
     busy = min(max(busy_share, 0.0), 1.0)
-    return busy + (1 - busy) * WAITING_POWER_FRACTION
+    return busy + (1 - busy) * power_assumptions().waiting_fraction_of_tdp
 
 
 def power_budget(cluster: Cluster, topo: TopologyReport, plan: RackPlan,
@@ -131,7 +131,7 @@ def power_budget(cluster: Cluster, topo: TopologyReport, plan: RackPlan,
     fabric = _fabric_power(cluster, topo)
     at_tdp = compute_w + fabric["total_w"]
     use = utilisation_factor(busy_share) if busy_share is not None else 1.0
-    saved = cluster.accelerators * (cluster.accelerator.tdp_w or FALLBACK_TDP_W) * (1 - use)
+    saved = cluster.accelerators * board_power_w(cluster.accelerator.tdp_w)[0] * (1 - use)
     at_use = at_tdp - saved * factor
     name, bounds = rack_class(rack_w)
     return {

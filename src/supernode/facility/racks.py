@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 
 from supernode.facility.data import facility_data
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 from supernode.topology.metrics import TopologyReport
 
 #: Switch tiers of the scale-out fabric (housed in network racks).

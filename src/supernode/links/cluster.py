@@ -1,8 +1,8 @@
 """Which link generation a cluster's links are: one rule for monitoring, reports and tools.
 
 The scale-out link is the NIC-to-leaf link: InfiniBand, or Ethernet where the fabric's
-switch is an Ethernet switch (:func:`supernode.collectives.generations.switch_is_ethernet`,
-the rule of the collective efficiency tables), at the slower of the NIC and the switch
+switch is an Ethernet switch (its ``protocol``, :func:`supernode.spec.hardware.switch_protocol`,
+the rule of the collective efficiency tables too), at the slower of the NIC and the switch
 port (a NIC faster than its port runs at the port's rate), matched to the generation of
 that family nearest in data rate (:func:`~supernode.links.generations.generation_for_rate`).
 """
@@ -14,12 +14,7 @@ from supernode.links.generations import LinkGeneration, generation_for_rate
 
 def scale_out_family(cluster) -> str:
     """``ethernet`` or ``infiniband``: the family of a resolved cluster's fabric switch."""
-    from supernode.collectives.generations import switch_is_ethernet
-
-    out = cluster.scale_out
-    spec = next((s for s in cluster.spec.switches if s.name == out.switch.name), None)
-    ethernet = switch_is_ethernet(out.switch.name, spec.display_name if spec else None)
-    return "ethernet" if ethernet else "infiniband"
+    return "ethernet" if cluster.scale_out.switch.ethernet else "infiniband"
 
 
 def scale_out_generation(cluster) -> LinkGeneration | None:

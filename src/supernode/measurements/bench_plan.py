@@ -30,7 +30,7 @@ from supernode.collectives.efficiency import FITTABLE, get_table, load_efficienc
 from supernode.collectives.fabric import Fabric
 from supernode.errors import InputError
 from supernode.estimate.system import system_from_cluster
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 
 MIN_BYTES = 8
 FACTOR = 4

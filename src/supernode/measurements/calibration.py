@@ -45,7 +45,7 @@ from supernode.measurements.identify import (
     sensitivities,
 )
 from supernode.measurements.model import MeasurementSet
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 from supernode.units import GBYTE_PER_S
 
 #: Tables never calibrated: definitions, not links.

@@ -25,7 +25,7 @@ from supernode.collectives.fabric import Fabric
 from supernode.errors import InputError
 from supernode.measurements.model import MeasurementSet, Timing
 from supernode.measurements.placement import JobPlacement, place_job
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 
 #: A bandwidth no tier reaches: the "unlimited" tiers of a bound (bytes/s).
 UNLIMITED_BYTES_PER_S = 1e30

@@ -16,7 +16,7 @@ from importlib import resources
 
 from supernode.measurements.compare import RowComparison, SetComparison
 from supernode.spec.loader import parse_text
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 
 #: Large messages: sizes whose predicted busbw is at least this share of the best one.
 LARGE_SHARE = 0.9

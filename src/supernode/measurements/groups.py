@@ -17,7 +17,7 @@ from supernode.collectives.fabric import Fabric
 from supernode.measurements.compare import PLACEMENTS, measured_busbw
 from supernode.measurements.model import MeasurementSet
 from supernode.measurements.placement import place_job
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 
 
 @dataclass(frozen=True)

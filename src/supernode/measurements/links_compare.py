@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from supernode.links import generation_for_rate
 from supernode.measurements.model import MeasurementSet
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 
 
 @dataclass(frozen=True)

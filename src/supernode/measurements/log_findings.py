@@ -4,11 +4,11 @@ differently from the model, and NCCL's own warnings. See :mod:`.findings`."""
 
 from __future__ import annotations
 
-from supernode.importers.nccl_debug import MODEL_ALGORITHMS
 from supernode.measurements.compare import SetComparison
 from supernode.measurements.findings import Finding, size_label, variables
 from supernode.measurements.model import MeasurementSet
-from supernode.spec.resolve import Cluster
+from supernode.measurements.nccl_debug import MODEL_ALGORITHMS
+from supernode.spec.resolved import Cluster
 
 
 def _network(log, cluster: Cluster, multi_host: bool) -> list[Finding]:

@@ -25,7 +25,7 @@ from supernode.collectives.groups import view_from_members
 from supernode.errors import InputError
 from supernode.estimate.system import system_from_cluster
 from supernode.measurements.model import JobContext
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,9 @@ Recognised, in this order: a saved measurement set (``schema: supernode-measurem
 YAML or JSON), nccl-tests / rccl-tests output (with any ``NCCL_DEBUG`` lines in it),
 perftest output, nvbandwidth output, and a bare ``NCCL_DEBUG=INFO`` log. ``op``,
 ``ranks`` and ``ranks_per_domain`` fill in what the output does not print (see
-:mod:`supernode.importers.nccl_tests_job`); they are refused where the output says
+:mod:`supernode.measurements.nccl_tests_job`); they are refused where the output says
 otherwise. Files are read through :func:`supernode.inputs.read_text_file`, at most
-:data:`~supernode.importers.benchtext.MAX_RESULTS_BYTES`.
+:data:`~supernode.measurements.benchtext.MAX_RESULTS_BYTES`.
 """
 
 from __future__ import annotations
@@ -15,14 +15,18 @@ import dataclasses
 from pathlib import Path
 
 from supernode.errors import InputError
-from supernode.importers.benchtext import MAX_RESULTS_BYTES
-from supernode.importers.nccl_debug import looks_like_nccl_debug, nccl_messages, parse_nccl_messages
-from supernode.importers.nccl_tests import looks_like_nccl_tests, parse_nccl_tests_text
-from supernode.importers.nccl_tests_job import collective_rows, infer_op, job_context
-from supernode.importers.nvbandwidth import looks_like_nvbandwidth, parse_nvbandwidth
-from supernode.importers.perftest import looks_like_perftest, parse_perftest
 from supernode.inputs import read_text_file
+from supernode.measurements.benchtext import MAX_RESULTS_BYTES
 from supernode.measurements.model import MeasurementSet
+from supernode.measurements.nccl_debug import (
+    looks_like_nccl_debug,
+    nccl_messages,
+    parse_nccl_messages,
+)
+from supernode.measurements.nccl_tests import looks_like_nccl_tests, parse_nccl_tests_text
+from supernode.measurements.nccl_tests_job import collective_rows, infer_op, job_context
+from supernode.measurements.nvbandwidth import looks_like_nvbandwidth, parse_nvbandwidth
+from supernode.measurements.perftest import looks_like_perftest, parse_perftest
 from supernode.measurements.setfile import SCHEMA, sets_from_document
 
 FORMATS = ("supernode-measurements/1", "nccl-tests", "rccl-tests", "perftest", "nvbandwidth",

@@ -13,7 +13,7 @@ from supernode.measurements.links_compare import point_comparisons
 from supernode.measurements.log_findings import nccl_log_findings
 from supernode.measurements.reader import read_results
 from supernode.measurements.report import CompareReport
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 
 #: Most results files one ``compare`` reads.
 MAX_RESULTS_FILES = 256

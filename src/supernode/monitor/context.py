@@ -30,7 +30,7 @@ from supernode.monitor.promql import (
     metric,
 )
 from supernode.spec.cluster import FacilitySpec
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 from supernode.units import BITS_PER_BYTE
 
 #: Info metrics of the generated topology file, and the recorded de-duplicated copies.

@@ -26,7 +26,7 @@ from supernode.monitor.context import INFO_METRICS, PackContext, dedup_record
 from supernode.monitor.placement import MonitorTopology, monitor_topology
 from supernode.monitor.promql_syntax import duration
 from supernode.monitor.rules import AlertRule, RecordingRule, RuleGroup
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 
 #: Every alert the pack can generate, in report order.
 ALL_ALERTS = (

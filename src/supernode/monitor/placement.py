@@ -1,6 +1,6 @@
 """Where every GPU, host, NIC and switch sits: the topology labels alerts carry.
 
-Built from the resolved cluster (:class:`~supernode.spec.resolve.Cluster`) and the
+Built from the resolved cluster (:class:`~supernode.spec.resolved.Cluster`) and the
 existing fabric layout (:func:`supernode.topology.cluster_graph.fabric_layout`, the same
 one the topology builders wire): a GPU's supernode is its scale-up domain, its leaf the
 leaf switch of the NIC nearest to it (the NIC-to-GPU PCIe attachment of
@@ -16,7 +16,7 @@ from typing import Any
 
 from supernode.errors import InputError
 from supernode.monitor.config import MonitorConfig
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 from supernode.topology.cluster_graph import fabric_layout
 from supernode.topology.fat_tree import FabricLayout
 from supernode.topology.sizing import RadixError

@@ -2,27 +2,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from supernode.errors import InputError
 from supernode.netsim.jobs import check_job_size
 from supernode.netsim.placement import JobPlacement, default_placement, load_placement
-from supernode.netsim.plans import default_plan, reorder
+from supernode.netsim.plans import reorder
 from supernode.netsim.scenario import JobInput
-from supernode.spec.plan import plan_from_data
+from supernode.spec.plan import ParallelPlan, plan_from_data
 from supernode.spec.planfile import fill_dp, merged_plan, plan_document
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
+from supernode.spec.workload import WorkloadSpec
 from supernode.workload.presets import load_workload
+
+#: Picks the plan of a job given none: (workload, cluster, gpus, global batch or None) ->
+#: (plan, rank order innermost first, a note saying where it came from).
+PlanChooser = Callable[[WorkloadSpec, Cluster, int, int | None],
+                       tuple[ParallelPlan, tuple[str, ...], str]]
 
 
 def job_inputs(cluster: Cluster, workload: str | None, plan_file: Path | None,
-               flags: dict[str, Any], placement: Path | None, gpus: int | None = None
-               ) -> tuple[list[JobInput], list[str]]:
+               flags: dict[str, Any], placement: Path | None, default_plan: PlanChooser,
+               gpus: int | None = None) -> tuple[list[JobInput], list[str]]:
     """Jobs to simulate and notes about defaults taken.
 
     The CLI plan (file, overridden by inline flags) applies to every job without its own
-    plan in the placement file; with no plan at all, :func:`default_plan` picks one.
+    plan in the placement file; with no plan at all, ``default_plan`` picks one (the
+    ``simulate`` command passes :func:`supernode.planner.default_plan.default_plan`).
     ``gpus``: the one job's size without a placement file (default: every accelerator).
     """
     placed: list[JobPlacement] = (load_placement(placement, cluster.accelerators)

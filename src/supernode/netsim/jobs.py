@@ -26,7 +26,7 @@ from supernode.estimate.compute import microbatch_compute
 from supernode.estimate.model import Estimate, estimate_plan
 from supernode.estimate.system import system_from_cluster
 from supernode.spec.plan import ParallelPlan, PlanArrays
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.traffic import CollectiveCall, traffic_per_step
 

@@ -128,7 +128,7 @@ def reducing_tiers(cluster: Any) -> frozenset[str]:
 
 
 def network_from_cluster(cluster: Any, via_graph: bool = False) -> Network:
-    """The network of a resolved :class:`~supernode.spec.resolve.Cluster`.
+    """The network of a resolved :class:`~supernode.spec.resolved.Cluster`.
 
     Built straight into arrays (:mod:`supernode.netsim.build`); ``via_graph`` (or a
     cluster whose domains one template cannot describe) converts the whole networkx

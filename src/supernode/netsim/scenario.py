@@ -36,7 +36,7 @@ from supernode.netsim.results import RunTables, tables
 from supernode.netsim.routing import Router, RoutingConfig
 from supernode.netsim.traffic import TrafficFile, build_traffic, check_traffic_size
 from supernode.spec.plan import ParallelPlan
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 from supernode.spec.workload import WorkloadSpec
 
 Progress = Callable[[float, int, int], None]

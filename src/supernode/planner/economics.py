@@ -1,16 +1,14 @@
 """Prices and power used to rank plans by cost or energy (documented assumptions).
 
-**Prices are assumptions, not quotes.** The table holds round US-dollar prices per
-accelerator-hour in the range of 2024-2025 public cloud and GPU-rental listings for
-reserved capacity (on-demand list prices are often 1.5-3x higher); they exist so that
-cost per token can be compared *between designs*, and every command that uses them
-takes ``--price-per-gpu-hour`` to override. Parts missing from the table fall back to
-:data:`FALLBACK_PRICE_PER_GPU_HOUR` and say so.
+**Prices are assumptions, not quotes**: the catalog's price table
+(``data/catalog/prices.yaml``, read by :mod:`supernode.catalog.power`) holds round US-dollar
+prices per accelerator-hour so that cost per token can be compared *between designs*;
+every command that uses them takes ``--price-per-gpu-hour`` to override, and a part
+missing from the table takes its fallback and says so.
 
-Energy: a GPU draws its board power (TDP) while computing and
-:data:`WAITING_POWER_FRACTION` of it while waiting on communication, bubbles and fixed
-overheads (assumption: HBM and links stay busy, tensor cores idle). GPU board energy
-only: hosts, network and cooling (PUE) are not included.
+Energy: a GPU draws its board power (TDP) while computing and a share of it while
+waiting on communication, bubbles and fixed overheads (``data/catalog/power.yaml``). GPU
+board energy only: hosts, network and cooling (PUE) are not included.
 """
 
 from __future__ import annotations
@@ -18,34 +16,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from supernode.catalog.power import board_power_w, listed_price
 from supernode.errors import InputError
 
-#: USD per accelerator-hour. ASSUMPTIONS (see module docstring), keyed by catalog name.
-PRICE_PER_GPU_HOUR_USD: dict[str, float] = {
-    "a100-sxm-80gb": 1.50,
-    "h100-sxm-80gb": 2.50,
-    "h200-sxm-141gb": 3.50,
-    "b200-sxm-180gb": 5.00,
-    "gb200": 6.00,  # NVL72 rack-scale system, per GPU
-    "gb300": 7.00,
-    "mi300x": 2.50,
-    "mi325x": 3.00,
-    "mi355x": 4.00,
-    "gaudi3": 1.80,
-    "tpu-v4": 1.50,
-    "tpu-v5p": 2.50,
-    "tpu-v6e": 1.50,
-}
-PRICE_SOURCE = ("assumption: round 2024-2025 reserved-capacity rental prices per "
-                "accelerator-hour; override with --price-per-gpu-hour")
-FALLBACK_PRICE_PER_GPU_HOUR = 2.50
 #: Largest price accepted, USD per GPU-hour (a thousand times today's rental prices; past
 #: it, costs per token overflow nothing but mean nothing either).
 MAX_PRICE_PER_GPU_HOUR = 10_000.0
-#: Board power drawn while waiting, as a fraction of TDP (assumption, see module doc).
-WAITING_POWER_FRACTION = 0.4
-#: Board power assumed when the accelerator publishes no TDP (W).
-FALLBACK_TDP_W = 700.0
 
 
 @dataclass(frozen=True)
@@ -58,8 +34,8 @@ class Economics:
 
     @property
     def energy_weights(self) -> tuple[float, float]:
-        """(busy, waiting) power per GPU in W."""
-        return self.tdp_w, WAITING_POWER_FRACTION * self.tdp_w
+        """(busy, waiting) power per GPU in W (:func:`supernode.catalog.power.board_power_w`)."""
+        return board_power_w(self.tdp_w)
 
 
 def default_economics(accelerator: str, tdp_w: float | None = None,
@@ -77,14 +53,13 @@ def default_economics(accelerator: str, tdp_w: float | None = None,
                                                    f"{price_per_gpu_hour}")
         note = f"price ${price_per_gpu_hour:.2f}/GPU-hour (given)"
         price = float(price_per_gpu_hour)
-    elif accelerator.lower() in PRICE_PER_GPU_HOUR_USD:
-        price = PRICE_PER_GPU_HOUR_USD[accelerator.lower()]
-        note = f"price ${price:.2f}/GPU-hour ({PRICE_SOURCE})"
     else:
-        price = FALLBACK_PRICE_PER_GPU_HOUR
-        note = (f"price ${price:.2f}/GPU-hour: {accelerator} is not in the price table "
-                f"({PRICE_SOURCE})")
-    return Economics(price, float(tdp_w or FALLBACK_TDP_W), note)
+        listed = listed_price(accelerator)
+        price = listed.usd_per_gpu_hour
+        note = (f"price ${price:.2f}/GPU-hour ({listed.source})" if listed.listed else
+                f"price ${price:.2f}/GPU-hour: {accelerator} is not in the price table "
+                f"({listed.source})")
+    return Economics(price, board_power_w(tdp_w)[0], note)
 
 
 def cost_per_million_tokens(step_time_s: float, gpus: int, tokens_per_step: float,

@@ -14,13 +14,13 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from supernode.cluster.load import load_cluster_spec
+from supernode.cluster.scaling import unit_gpus
 from supernode.errors import InputError
 from supernode.planner.build import build_target
 from supernode.planner.report import PlanReport, plan_job
-from supernode.planner.scaling import unit_gpus
 from supernode.spec.cluster import ClusterSpec
-from supernode.spec.clusterfile import load_cluster_spec
-from supernode.spec.resolve import MAX_ACCELERATORS
+from supernode.spec.resolved import MAX_ACCELERATORS
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.flops import EXECUTED, model_flops_per_token
 from supernode.workload.memory import state_bytes

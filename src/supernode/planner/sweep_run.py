@@ -17,12 +17,12 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
+from supernode.cluster.load import load_cluster_spec
 from supernode.errors import InputError
 from supernode.planner.build import build_target
 from supernode.planner.report import PlanReport, plan_job
 from supernode.planner.sweep_spec import PLAN_SETTINGS, SweepBase, SweepSpec
 from supernode.planner.variants import with_domain_size, with_overrides
-from supernode.spec.clusterfile import load_cluster_spec
 from supernode.spec.loader import validate_document
 from supernode.workload.presets import load_workload
 

@@ -185,7 +185,7 @@ def check_keys(spec: SweepSpec) -> None:
     for key, where in wheres.items():
         if key.startswith("cluster."):
             if cluster_data is None:
-                from supernode.spec.clusterfile import load_cluster_spec
+                from supernode.cluster.load import load_cluster_spec
 
                 try:
                     cluster_data = load_cluster_spec(spec.base.cluster).model_dump()
@@ -229,7 +229,7 @@ def load_sweep_spec(path: str | Path) -> tuple[SweepSpec, list[dict[str, Any]]]:
 def check_cluster_values(variants: list[dict[str, Any]], folder: Path, source: str) -> None:
     """Resolve and load every cluster a ``cluster`` axis names (refused at load, not per
     variant: a missing file would make its variants all errors)."""
-    from supernode.spec.clusterfile import load_cluster_spec
+    from supernode.cluster.load import load_cluster_spec
 
     seen: set[str] = set()
     for variant in variants:

@@ -34,7 +34,7 @@ from supernode.reliability.scenario import Design, Scenario, build_scenario
 from supernode.reliability.standby import HotStandby, hot_standby
 from supernode.spec.plan import ParallelPlan
 from supernode.spec.reliability import ReliabilitySpec
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 from supernode.spec.workload import WorkloadSpec
 from supernode.topology import topology_report
 from supernode.topology.cluster_graph import pcie_bandwidth_bytes_per_s

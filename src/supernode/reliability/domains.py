@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 
 from supernode.reliability.inventory import Inventory
 from supernode.reliability.rates import ComponentRate
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 from supernode.topology.cluster_graph import fabric_layout
 
 INTERRUPT, DEGRADE, ABSORBED = "interrupt", "degrade", "absorbed"

@@ -3,7 +3,7 @@
 A validation case (``kind: interruptions``) gives only a ``system`` block (accelerator, GPUs,
 GPUs per scale-up domain) and a duration. Its inventory is that of the bundled cluster preset
 built from the same accelerator (the nearest scale-up domain size), grown by whole units to
-the case's GPUs (:func:`supernode.planner.scaling.scale_cluster`, which adds fat-tree tiers as
+the case's GPUs (:func:`supernode.cluster.scaling.scale_cluster`, which adds fat-tree tiers as
 needed); without an accelerator, a DGX H100 SuperPOD. The prediction is the default component
 rates times those counts times the duration: no figure of the case is used.
 """
@@ -31,7 +31,7 @@ def rates_by_component(inventory: Inventory, rates: dict | None = None) -> dict[
 def _preset_for(accelerator: str | None, scale_up: int | None) -> str:
     """The bundled preset of ``accelerator`` whose domain size is nearest ``scale_up``."""
     from supernode.catalog import cluster_presets, find_accelerator
-    from supernode.spec.clusterfile import load_cluster_spec
+    from supernode.cluster.load import load_cluster_spec
 
     if accelerator is None:
         return DEFAULT_PRESET
@@ -54,8 +54,8 @@ def _preset_for(accelerator: str | None, scale_up: int | None) -> str:
 
 def case_inventory(system: dict[str, Any]) -> tuple[Inventory, str]:
     """The inventory of a validation case's ``system`` and the preset it was grown from."""
-    from supernode.planner.scaling import scale_cluster
-    from supernode.spec.clusterfile import load_cluster_spec
+    from supernode.cluster.load import load_cluster_spec
+    from supernode.cluster.scaling import scale_cluster
 
     try:
         gpus = int(system["gpus"])

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 from supernode.topology import topology_report
 from supernode.topology.graph import FABRIC_TIERS, SCALE_UP_TIERS, cable_medium
 

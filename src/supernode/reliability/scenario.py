@@ -30,7 +30,7 @@ from supernode.reliability.montecarlo import (
     MonteCarloSpec,
 )
 from supernode.reliability.recovery import RecoveryTimes, restart_parts
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 
 #: Grid of checkpoint intervals the simulation scores: Daly's times 2^(-2 .. 2).
 GRID_EXPONENTS = np.linspace(-2.0, 2.0, 17)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from supernode.spec.reliability import ReliabilitySpec
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 
 #: Seed 001 §4.1: at least 10 % hot-standby bandwidth inside the NVSwitch fabric.
 HOT_STANDBY_OBJECTIVE = 0.10

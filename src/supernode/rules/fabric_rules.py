@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import math
 
+from supernode.cluster.resolve import resolve_cluster
 from supernode.errors import InputError
 from supernode.rules._fmt import num, pct
 from supernode.rules.facts import Facts
 from supernode.rules.registry import Outcome, Threshold, check, rule
-from supernode.spec.resolve import resolve_cluster
 from supernode.topology.metrics import topology_report
 from supernode.units import GBIT_PER_S, GBYTE_PER_S
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ Public API::
     result.to_dict()                      # the --json of `supernode schedule`
     plot_schedule(result, folder)         # comparison plots (PNG)
 
-Pieces: :mod:`~supernode.scheduler.hierarchy` (what a scheduler sees of the cluster, also
+Pieces: :mod:`~supernode.topology.hierarchy` (what a scheduler sees of the cluster, also
 used by the exports), :mod:`~supernode.scheduler.trace` and
 :mod:`~supernode.scheduler.synthetic` (jobs), :mod:`~supernode.scheduler.shapes` (model and
 TP per job), :mod:`~supernode.scheduler.policies` (the ``POLICIES`` registry) and
@@ -18,11 +18,11 @@ step-time model), :mod:`~supernode.scheduler.engine` (events) and
 
 from supernode.scheduler import preempt as _preempt  # noqa: F401  (registers "preempt")
 from supernode.scheduler.engine import EngineOptions
-from supernode.scheduler.hierarchy import Hierarchy, build_hierarchy
 from supernode.scheduler.policies import POLICIES, PlacementPolicy
 from supernode.scheduler.run import DEFAULT_POLICIES, ScheduleResult, schedule
 from supernode.scheduler.synthetic import SyntheticSpec, synthetic_trace
 from supernode.scheduler.trace import Trace, TraceRules, load_trace
+from supernode.topology.hierarchy import Hierarchy, build_hierarchy
 
 
 def plot_schedule(result: ScheduleResult, directory, option: str = "--plot") -> list:

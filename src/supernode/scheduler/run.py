@@ -18,14 +18,14 @@ import numpy as np
 
 from supernode.errors import InputError
 from supernode.scheduler.engine import EngineOptions, JobTable, Simulation
-from supernode.scheduler.hierarchy import Hierarchy, build_hierarchy
 from supernode.scheduler.metrics import job_slowdowns, policy_metrics, timeline
 from supernode.scheduler.policies import POLICIES
 from supernode.scheduler.shapes import draw_shapes, job_models
 from supernode.scheduler.slowdown import SlowdownModel
 from supernode.scheduler.state import Occupancy
 from supernode.scheduler.trace import Trace
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
+from supernode.topology.hierarchy import Hierarchy, build_hierarchy
 
 #: Policies compared when none is named.
 DEFAULT_POLICIES = ("random", "first-fit", "best-fit", "slurm-block", "preempt")

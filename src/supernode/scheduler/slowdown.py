@@ -8,7 +8,7 @@ port groups, which is all the step model can see of it.
   iff ``k`` divides it; a TP group crosses a supernode iff ``tp`` does not divide it.
 * ``group_piece``: the same over port groups (0 when the job uses one port group).
 * ``pods``: pods used (three-tier fabrics), and the down:up ratio met by traffic leaving
-  the port groups (:meth:`~supernode.scheduler.hierarchy.Hierarchy.crossing_oversubscription`),
+  the port groups (:meth:`~supernode.topology.hierarchy.Hierarchy.crossing_oversubscription`),
   raised by the other jobs that send through the same groups' uplinks
   (:func:`contention`).
 
@@ -32,12 +32,12 @@ from supernode.collectives.fabric import Fabric, FabricTier, with_group_size
 from supernode.errors import InputError
 from supernode.estimate.model import estimate_plan
 from supernode.estimate.system import system_from_cluster
-from supernode.planner.build import default_global_batch
-from supernode.scheduler.hierarchy import Hierarchy
 from supernode.scheduler.shapes import job_models
 from supernode.scheduler.state import Occupancy
 from supernode.spec.plan import ParallelPlan
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
+from supernode.topology.hierarchy import Hierarchy
+from supernode.workload.batch import default_global_batch
 
 #: Effective oversubscription is rounded up to this step (keeps the cache small).
 OVERSUBSCRIPTION_STEP = 0.25

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from supernode.scheduler.hierarchy import Hierarchy
+from supernode.topology.hierarchy import Hierarchy
 
 
 class Occupancy:

@@ -2,7 +2,7 @@
 
 These are the entries of the catalog (``supernode catalog``) and may also be written
 inline in a cluster file. Figures are per unit, in file units named in each field; the
-resolver converts them to SI once (see :mod:`supernode.spec.resolve`).
+resolver converts them to SI once (see :mod:`supernode.cluster.resolve`).
 """
 
 from __future__ import annotations
@@ -130,6 +130,22 @@ class OtherUnitSpec(StrictModel):
     tdp_w: float | None = Field(None, gt=0, description="Power per unit in W.")
 
 
+#: The protocols a switch's ports speak.
+SwitchProtocol = Literal["nvlink", "infiniband", "ethernet", "ub"]
+#: Name fragments of Ethernet switches, for a switch document that states no protocol.
+_ETHERNET_NAMES = ("spectrum", "tomahawk", "gbe", "ethernet", "roce")
+
+
+def switch_protocol(spec: SwitchSpec) -> str:
+    """The switch's stated ``protocol``, else ``ethernet`` when its name or marketing name
+    names an Ethernet family (Spectrum, Tomahawk, GbE, Ethernet, RoCE), else
+    ``infiniband`` (the scale-out default; scale-up switches in the catalog state theirs)."""
+    if spec.protocol is not None:
+        return spec.protocol
+    text = f"{spec.name} {spec.display_name or ''}".lower()
+    return "ethernet" if any(k in text for k in _ETHERNET_NAMES) else "infiniband"
+
+
 class SwitchSpec(StrictModel):
     """A switch chip or box (NVSwitch, UB switch, InfiniBand/Ethernet switch)."""
 
@@ -142,6 +158,11 @@ class SwitchSpec(StrictModel):
     port_speed_gbit_per_s: float = Field(gt=0, description="Speed of one port in Gb/s.")
     latency_ns: float = Field(300.0, ge=0, description="Port-to-port latency in ns.")
     in_network_reduction: bool = Field(False, description="SHARP/NVLS-style in-switch reduction.")
+    protocol: SwitchProtocol | None = Field(
+        None, description="What its ports speak: nvlink, infiniband, ethernet or ub "
+                          "(Unified Bus); null: from the name (Spectrum, Tomahawk, GbE, "
+                          "Ethernet or RoCE in the name or marketing name: ethernet; "
+                          "otherwise infiniband).")
     power_w: float | None = Field(None, gt=0, description="Switch power in W.")
     source: list[str] = Field(default_factory=list, description="Where each figure comes from.")
     confidence: Confidence | None = Field(None, description="How well the figures are sourced.")

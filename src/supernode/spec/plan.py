@@ -23,7 +23,7 @@ from pydantic import Field, field_validator, model_validator
 from supernode.errors import InputError
 from supernode.spec.base import StrictModel
 from supernode.spec.plan_arrays import PP_LAYOUT_CODES, RECOMPUTE_CODES, PlanArrays
-from supernode.spec.resolve import MAX_ACCELERATORS
+from supernode.spec.resolved import MAX_ACCELERATORS
 from supernode.spec.workload import WorkloadSpec, _fail, validate_as
 
 __all__ = ["MAX_GLOBAL_BATCH", "MEGATRON_ORDER", "PP_LAYOUT_CODES", "RECOMPUTE_CODES",

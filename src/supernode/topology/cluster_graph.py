@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 from supernode.topology.fat_tree import FabricLayout, add_fabric, fat_tree_layout
 from supernode.topology.graph import (
     LinkType,

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from supernode.spec.resolve import ports_per_dimension
+from supernode.spec.resolved import ports_per_dimension
 from supernode.topology.domain_metrics import (
     DomainMetrics,
     _pairs,

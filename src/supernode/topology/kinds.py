@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from supernode.errors import InputError
-from supernode.spec.resolve import ScaleUp, Switch, ports_per_dimension
+from supernode.spec.resolved import ScaleUp, Switch, ports_per_dimension
 from supernode.topology.domain_metrics import (
     DomainMetrics,
     full_mesh_metrics,

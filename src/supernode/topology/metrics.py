@@ -14,7 +14,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 from supernode.topology.cluster_graph import fabric_layout, host_link_count
 from supernode.topology.domain_metrics import DomainMetrics
 from supernode.topology.fabric_metrics import FabricMetrics, fabric_metrics

@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from supernode.spec.resolve import ports_per_dimension
+from supernode.spec.resolved import ports_per_dimension
 from supernode.topology.graph import (
     LinkType,
     Place,

@@ -17,9 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from supernode.errors import InputError
-from supernode.spec.loader import read_document
-
-SCHEMA = "supernode-validation/1"
+from supernode.spec.casefile import read_cases
 
 
 class UnsupportedCase(Exception):
@@ -83,22 +81,6 @@ class CaseResult:
         }
 
 
-def load_cases(path: str | Path) -> list[dict[str, Any]]:
-    """Read a validation file and return its cases; the schema tag is checked."""
-    doc = read_document(path)
-    if not isinstance(doc, dict) or not isinstance(doc.get("cases"), list):
-        raise InputError("cases", "a validation file is a mapping with a list `cases`",
-                         source=str(path))
-    if doc.get("schema") not in (None, SCHEMA):
-        raise InputError("schema", f"expected {SCHEMA!r}, got {doc.get('schema')!r}",
-                         source=str(path))
-    for index, case in enumerate(doc["cases"]):
-        if not isinstance(case, dict) or "kind" not in case:
-            raise InputError(f"cases[{index}]", "each case is a mapping with a `kind`",
-                             source=str(path))
-    return doc["cases"]
-
-
 def run_case(case: dict[str, Any]) -> CaseResult:
     """Predict one case and compare it with its measurement."""
     from supernode.validation import predictors  # noqa: F401  (registers the predictors)
@@ -149,5 +131,5 @@ def summarize(results: list[CaseResult]) -> dict[str, dict[str, float | int]]:
 
 def validate_file(path: str | Path) -> tuple[list[CaseResult], dict[str, dict[str, float | int]]]:
     """Run every case of a validation file; return per-case results and the per-kind summary."""
-    results = [run_case(case) for case in load_cases(path)]
+    results = [run_case(case) for case in read_cases(path)]
     return results, summarize(results)

@@ -17,7 +17,7 @@ from supernode.validation.harness import Prediction, UnsupportedCase, register_p
 def _training_step(case: dict[str, Any]) -> Prediction:
     from supernode.estimate.model import estimate_plan
     from supernode.estimate.system import system_from_validation
-    from supernode.validation.training_case import case_plan, case_workload
+    from supernode.spec.training_case import case_plan, case_workload
 
     workload = case_workload(case)
     plan = case_plan(case)
@@ -32,7 +32,7 @@ def _training_step(case: dict[str, Any]) -> Prediction:
 
 
 def _training_measured(case: dict[str, Any]) -> float | None:
-    from supernode.validation.training_case import measured_step_time_s
+    from supernode.spec.training_case import measured_step_time_s
 
     return measured_step_time_s(case)
 

@@ -17,7 +17,7 @@ import math
 import re
 
 from supernode.errors import InputError
-from supernode.importers.benchtext import result_lines
+from supernode.measurements.benchtext import result_lines
 from supernode.measurements.model import LinkResult, MeasurementSet
 from supernode.units import GBIT_PER_S, US
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from supernode.errors import InputError
-from supernode.spec.resolve import MAX_ACCELERATORS, Cluster, ports_per_dimension
+from supernode.spec.resolved import MAX_ACCELERATORS, Cluster, ports_per_dimension
 from supernode.topology.sizing import RadixError, size_fat_tree
 
 

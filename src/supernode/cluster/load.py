@@ -5,17 +5,17 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
+from supernode.catalog import cluster_presets
+from supernode.cluster.resolve import resolve_cluster
 from supernode.errors import InputError
 from supernode.inputs import check_path_text, exists
 from supernode.spec.cluster import ClusterSpec
 from supernode.spec.loader import read_document, validate_document
-from supernode.spec.resolve import Cluster, resolve_cluster
+from supernode.spec.resolved import Cluster
 
 
 def load_cluster_spec(name_or_path: str | Path) -> ClusterSpec:
     """Read and validate a cluster document (a preset name or a YAML/JSON path)."""
-    from supernode.catalog import cluster_presets
-
     presets = cluster_presets()
     path = Path(name_or_path)
     if str(name_or_path) in presets and not exists(path):

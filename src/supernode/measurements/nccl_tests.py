@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 
 from supernode.errors import InputError
-from supernode.importers.benchtext import NcclMessage, result_lines, split_nccl_message
+from supernode.measurements.benchtext import NcclMessage, result_lines, split_nccl_message
 
 _PROGRAM = re.compile(r"#\s*Collective test starting:\s*(\S+)")
 _PARAMS = re.compile(r"#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)")

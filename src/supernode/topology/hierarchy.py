@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from supernode.spec.resolve import Cluster
+from supernode.spec.resolved import Cluster
 from supernode.topology.cluster_graph import fabric_layout
 
 

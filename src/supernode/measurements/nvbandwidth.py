@@ -15,7 +15,7 @@ import math
 import re
 
 from supernode.errors import InputError
-from supernode.importers.benchtext import result_lines
+from supernode.measurements.benchtext import result_lines
 from supernode.measurements.model import CopyResult, MeasurementSet
 from supernode.units import GBYTE_PER_S, NS
 

@@ -23,9 +23,9 @@ import re
 from pathlib import Path
 
 from supernode.errors import InputError
-from supernode.importers.benchtext import half_unit
-from supernode.importers.nccl_tests import RawBlock, RawRow
+from supernode.measurements.benchtext import half_unit
 from supernode.measurements.model import CollectiveResult, JobContext, RankInfo, Timing
+from supernode.measurements.nccl_tests import RawBlock, RawRow
 from supernode.units import GBYTE_PER_S, US
 
 #: nccl-tests program -> the toolkit's collective name (supernode.collectives.busbw.OPS).

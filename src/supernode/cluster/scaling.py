@@ -14,9 +14,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from supernode.cluster.resolve import resolve_cluster
 from supernode.errors import InputError
 from supernode.spec.cluster import ClusterSpec, ScaleOutSpec
-from supernode.spec.resolve import Cluster, resolve_cluster
+from supernode.spec.resolved import Cluster
 
 #: Catalog switch used for a scale-out fabric added to a single-domain cluster, by the
 #: NIC line rate it must serve (Gb/s): NDR 400G, XDR 800G.

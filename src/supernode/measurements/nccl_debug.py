@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from types import MappingProxyType
 
-from supernode.importers.benchtext import NcclMessage, result_lines, split_nccl_message
+from supernode.measurements.benchtext import NcclMessage, result_lines, split_nccl_message
 from supernode.measurements.model import NcclRuntime, TuningChoice
 
 #: ``NCCL_ALGO_*`` / ``NCCL_PROTO_*`` numbering (NCCL ``src/include/plugin/nccl_tuner.h``).
