@@ -52,7 +52,7 @@ def _cluster(hosts: int, switch: str, tiers: int, nic_gbit: int):
 def build(case: str, mode: str) -> dict:
     """Child: load the cluster, compute the report, and build what ``mode`` names."""
     from supernode.errors import InputError
-    from supernode.netsim.network import network_from_cluster
+    from supernode.netsim.build import network_from_cluster
     from supernode.topology import build_cluster_graph, topology_report
 
     start = time.perf_counter()

@@ -112,7 +112,8 @@ def _doc_examples() -> list[tuple[str, list[str]]]:
 
 
 def test_docs_examples_are_the_commands_real_output():
-    """Every example in docs/collectives.md is the command's output (STYLE.md §11)."""
+    """Every example in docs/collectives.md is the command's output (examples are tests,
+    docs/architecture.md)."""
     examples = _doc_examples()
     assert len(examples) >= 5
     for command, shown in examples:

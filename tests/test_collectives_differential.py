@@ -22,11 +22,11 @@ from supernode.collectives import (
     fabric_from_cluster,
     load_efficiency_tables,
 )
+from supernode.netsim.build import network_from_cluster
 from supernode.netsim.collectives import Ctx
 from supernode.netsim.dag import add_collective
 from supernode.netsim.engine import Environment
 from supernode.netsim.limits import MAX_FLOWS
-from supernode.netsim.network import network_from_cluster
 from supernode.netsim.routing import Router, RoutingConfig
 from supernode.spec.cluster import ClusterSpec
 from supernode.spec.loader import validate_document

@@ -9,7 +9,7 @@ import yaml
 
 from supernode.design import DesignInput, example, run_design
 from supernode.report import write_report
-from supernode.report.sections import build_sections
+from supernode.report.all_sections import build_sections
 
 RUNS = 100
 

@@ -16,7 +16,7 @@ from supernode.estimate.layout import group_factors
 from supernode.estimate.model import estimate_plan
 from supernode.estimate.system import job_system, system_from_cluster
 from supernode.planner import build_target, plan_job
-from supernode.spec.plan import ParallelPlan, PlanArrays
+from supernode.spec.plan import ParallelPlan, PlanArrays, as_plan_arrays
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload import load_workload
 
@@ -169,7 +169,7 @@ def test_token_imbalance_slows_the_busiest_expert_rank():
                         global_batch_sequences=256)
     fast, slow = (estimate_plan(w, plan, system) for w in (base, skewed))
     assert slow.breakdown_s["compute"] > 1.3 * fast.breakdown_s["compute"]
-    a = PlanArrays.from_plan(plan)
+    a = as_plan_arrays(plan)
     ep = [float(bytes_per_step_by_dim(traffic_per_step(w, a))["ep"]) for w in (base, skewed)]
     assert ep[1] == pytest.approx(2 * ep[0])
     assert slow.memory_per_gpu_bytes["activations"] > fast.memory_per_gpu_bytes["activations"]

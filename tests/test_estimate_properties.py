@@ -21,7 +21,7 @@ from supernode.estimate.calibration import default_calibration
 from supernode.estimate.compute import attention_core_flops, microbatch_compute
 from supernode.estimate.model import estimate_plan
 from supernode.estimate.system import system_from_cluster
-from supernode.spec.plan import ParallelPlan, PlanArrays, plan_legal_mask
+from supernode.spec.plan import ParallelPlan, PlanArrays, as_plan_arrays, plan_legal_mask
 from supernode.workload import load_workload
 
 WORKLOADS = ["llama3-8b", "mixtral-8x7b", "deepseek-v3", "gpt-oss-120b", "qwen3-235b"]
@@ -56,7 +56,7 @@ def legal_plans(draw: st.DrawFn):
                         zero_stage=draw(st.sampled_from([0, 1, 2, 3])),
                         moe_a2a_overlap=draw(st.booleans()) if w.moe else None,
                         vpp=1 if pp == 1 else draw(st.sampled_from([1, 2])))
-    assume(bool(plan_legal_mask(w, PlanArrays.from_plan(plan), gpus)))
+    assume(bool(plan_legal_mask(w, as_plan_arrays(plan), gpus)))
     return w, cluster, plan
 
 

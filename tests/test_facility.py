@@ -27,7 +27,7 @@ def _report(name: str, use: WorkloadUse | None = None):
 
 
 def test_water_flow_matches_the_rule_of_thumb():
-    # MODELS.md (Cooling): 1.2-1.5 L/min per kW at ~10 K rise, water.
+    # Rule of thumb (docs/facility.md, Cooling): 1.2-1.5 L/min per kW at ~10 K rise, water.
     per_kw = coolant_flow_m3_per_s(1e3, "water", 25.0, 10.0) * LPM
     assert 1.2 <= per_kw <= 1.5
     props = coolant_properties("water", 30.0)

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from supernode.catalog import cluster_presets
 from supernode.cluster.load import load_cluster
 from supernode.cluster.resolve import resolve_cluster
-from supernode.netsim.build import _describe, domain_template, network_arrays
-from supernode.netsim.network import Network, network_from_cluster
+from supernode.netsim.build import _describe, domain_template, network_arrays, network_from_cluster
+from supernode.netsim.network import Network
 from supernode.netsim.node_names import NodeTable
 from supernode.spec.cluster import ClusterSpec
 from supernode.spec.loader import validate_document

@@ -23,9 +23,9 @@ import supernode.netsim.scenario as scenario
 from supernode.cluster.load import load_cluster
 from supernode.cluster.resolve import resolve_cluster
 from supernode.netsim import JobInput, SimOptions, TrafficFile, simulate_jobs, simulate_traffic
+from supernode.netsim.build import network_from_cluster
 from supernode.netsim.fluid import HOT_UTILIZATION
 from supernode.netsim.maxmin import max_min_rates
-from supernode.netsim.network import network_from_cluster
 from supernode.netsim.routing import RoutingConfig
 from supernode.spec.cluster import ClusterSpec
 from supernode.spec.loader import read_document, validate_document

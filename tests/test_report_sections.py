@@ -6,9 +6,9 @@ import pytest
 
 from supernode.design import DesignInput, example, run_design
 from supernode.report import SECTIONS, register_section, write_report
+from supernode.report.all_sections import build_sections
 from supernode.report.blocks import Num, Paragraph, Section
 from supernode.report.format import format_value
-from supernode.report.sections import build_sections
 
 
 def _demo(results):

@@ -1,4 +1,5 @@
-"""Every example cluster file in ``examples/`` loads, and says what it claims (STYLE §11)."""
+"""Every example cluster file in ``examples/`` loads, and says what it claims (examples are
+tests, docs/architecture.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Scale-up builders against closed forms and networkx generators (STYLE.md §5, §10)."""
+"""Scale-up builders against closed forms and networkx generators (builders are pure;
+tests in four tiers: docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def _accelerator_graph(g: nx.Graph) -> nx.Graph:
 
 
 def test_full_mesh_of_72_has_2556_links():
-    # Seed 003 says 1,276; physics says 72 * 71 / 2 = 2,556 (MISSION.md).
+    # Seed 000 §2.1 says 1,276; physics says 72 * 71 / 2 = 2,556 (docs/references.md).
     g = full_mesh(72)
     assert g.number_of_edges() == 72 * 71 // 2 == 2556
     assert graph_counts(g)["links"]["scale_up"] == 2556

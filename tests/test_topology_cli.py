@@ -50,7 +50,8 @@ def test_topology_radix_error_exits_2(tmp_path):
 
 
 def test_docs_example_matches_cli():
-    """The example in docs/topology.md is the command's real output (STYLE.md §11)."""
+    """The example in docs/topology.md is the command's real output (examples are tests,
+    docs/architecture.md)."""
     from pathlib import Path
 
     doc = (Path(__file__).parent.parent / "docs" / "topology.md").read_text(encoding="utf-8")

@@ -1,4 +1,5 @@
-"""Each bundled preset's topology metrics against values computed by hand (golden, STYLE §10b).
+"""Each bundled preset's topology metrics against values computed by hand (golden: tests in four
+tiers, docs/architecture.md).
 
 Conventions: bandwidths per direction; ``cables`` excludes PCB traces (links inside one
 host); two optical transceivers per optical cable; scale-out bisection = max flow from the

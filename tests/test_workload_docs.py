@@ -1,4 +1,5 @@
-"""docs/workload.md: its example runs (STYLE §11) and its tables list every schema field."""
+"""docs/workload.md: its example runs (examples are tests, docs/architecture.md) and its
+tables list every schema field."""
 
 from __future__ import annotations
 

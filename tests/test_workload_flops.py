@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_workload_strategies import workloads
 
-from supernode.spec.plan import ParallelPlan, PlanArrays
+from supernode.spec.plan import ParallelPlan, as_plan_arrays
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload import (
     count_params,
@@ -110,7 +110,7 @@ def test_stage_flops_sum_to_step() -> None:
     plan = ParallelPlan(tp=2, pp=2, dp=2, micro_batch=2, global_batch_sequences=16,
                         recompute="none")
     f = stage_flops_per_microbatch(w, plan)
-    a = PlanArrays.from_plan(plan)
+    a = as_plan_arrays(plan)
     per_gpu_step = (f["layers_forward"] + f["layers_backward"]) * a.microbatches
     layers_total = 3 * forward_flops_per_token(w)["layers"] * 16 * 512
     assert per_gpu_step * 2 * 2 * 2 == pytest.approx(layers_total)

@@ -1,6 +1,6 @@
 """Errors the toolkit raises for bad input.
 
-Three kinds of failure, three behaviours (STYLE.md §9): malformed input raises
+Three kinds of failure, three behaviours (docs/architecture.md): malformed input raises
 :class:`InputError` at load, with the path of the offending field and what is
 allowed; an infeasible plan is a *result*, never an exception; a questionable
 design is a finding with a severity.

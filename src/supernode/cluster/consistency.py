@@ -1,7 +1,8 @@
 """Cross-field checks of a resolved cluster: counts that must agree, ports that must exist.
 
 Each failed check is an :class:`InputError` naming the field to change and what is
-allowed (STYLE.md §9: malformed input is rejected at load with the path and a fix).
+allowed (three kinds of failure, docs/architecture.md: malformed input is rejected at
+load with the path and a fix).
 """
 
 from __future__ import annotations

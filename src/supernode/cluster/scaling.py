@@ -6,7 +6,8 @@ document is copied with ``supernodes`` multiplied by ``ceil(gpus / unit GPUs)``.
 the scale-out fat tree can no longer hold the NICs, the copy gets another switch tier
 (2 -> 3, as the DGX SuperPOD does beyond 4 SUs). A cluster without a scale-out fabric
 gets a rail-optimised, non-blocking fat tree of the catalog switch matching its NICs.
-Every change is reported in plain words. The input spec is never mutated (STYLE §2).
+Every change is reported in plain words. The input spec is never mutated (inputs split by
+owner, docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 
 from supernode.collectives.busbw import busbw_factor
-from supernode.collectives.levels import Level, used_levels
-from supernode.collectives.schedule import Load, Phase, Schedule
+from supernode.collectives.levels import Level, outer, used_levels
+from supernode.collectives.schedule import Load, NotApplicable, Phase, Schedule, require_op
 
 RING_OPS = frozenset({"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"})
 HALVING_DOUBLING_OPS = frozenset({"all_reduce", "all_gather", "reduce_scatter"})
@@ -32,25 +32,9 @@ PAT_EFFICIENCY = 0.75
 PAT_RANK_LATENCY_S = 2.8e-6
 
 
-class NotApplicable(ValueError):
-    """The algorithm cannot run this op on this group; the message says why."""
-
-
 def ranks_of(levels: list[Level]) -> int:
     """Ranks of the collective (the outermost level's members)."""
     return levels[-1].ranks
-
-
-def require_op(name: str, op: str, ops: frozenset[str]) -> None:
-    """Raise :class:`NotApplicable` unless ``op`` is one of ``ops``."""
-    if op not in ops:
-        raise NotApplicable(f"{name!r} does not perform {op}; it serves "
-                            f"{', '.join(sorted(ops))}")
-
-
-def outer(levels: list[Level]) -> list[Level]:
-    """Used levels above tier 0 (those crossed through NICs)."""
-    return [lv for lv in used_levels(levels) if lv.index > 0]
 
 
 def ring_channels(levels: list[Level]) -> int:

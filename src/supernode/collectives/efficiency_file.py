@@ -1,7 +1,8 @@
 """The efficiency file (``data/collectives/efficiency.yaml``, format
 ``supernode-collective-efficiency/2``): its document model, derivations between tables
 (``derived_from`` and ``scale``), and its conversion to the SI tables of
-:mod:`supernode.collectives.efficiency`."""
+:mod:`supernode.collectives.efficiency_table` (loaded and put in force by
+:mod:`supernode.collectives.efficiency`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from types import MappingProxyType
 
 from pydantic import Field
 
-from supernode.collectives.efficiency import FITTABLE, REQUIRED, EfficiencyTable, Tables
+from supernode.collectives.efficiency_table import FITTABLE, REQUIRED, EfficiencyTable, Tables
 from supernode.errors import InputError
 from supernode.spec.base import StrictModel
 from supernode.spec.loader import read_document, validate_document

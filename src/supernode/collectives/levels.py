@@ -105,6 +105,11 @@ def used_levels(levels: list[Level]) -> list[Level]:
     return [lv for lv in levels if lv.used]
 
 
+def outer(levels: list[Level]) -> list[Level]:
+    """Used levels above tier 0 (those crossed through NICs)."""
+    return [lv for lv in used_levels(levels) if lv.index > 0]
+
+
 def log2_ceil(m: int) -> int:
     """``ceil(log2 m)`` for ``m >= 1`` (tree depth)."""
     return int(math.ceil(math.log2(max(m, 1))))

@@ -1,4 +1,5 @@
-"""Registry of collective algorithms (STYLE.md §7: duplicate names are refused).
+"""Registry of collective algorithms (an extension point, docs/architecture.md: duplicate
+names are refused).
 
 An algorithm is a schedule builder ``build(op, levels, protocol) -> Schedule`` (see
 :mod:`.schedule`) that raises :class:`~.algorithms.NotApplicable` where it cannot run,

@@ -1,8 +1,9 @@
 """One description per collective algorithm: a schedule of phases over the tiers.
 
 An algorithm (:mod:`.algorithms`, :mod:`.hierarchy`, :mod:`.innetwork`, :mod:`.torus`)
-turns ``(op, levels, protocol)`` into a :class:`Schedule`: phases run one after the
-other; inside a phase every rank moves its share at once, pipelined. Each phase says
+turns ``(op, levels, protocol)`` into a :class:`Schedule` (or raises
+:class:`NotApplicable` saying why it cannot run there): phases run one after the other;
+inside a phase every rank moves its share at once, pipelined. Each phase says
 
 * which flow ``pattern`` it is (``ring``, ``chain``, ``tree``, ``multicast``, ``pairs``,
   ``partner``, ``p2p``, ``dimension_rings``) over which ``scope`` of ranks (the whole
@@ -36,6 +37,17 @@ from supernode.collectives.efficiency import Tables
 from supernode.collectives.levels import Level
 
 SCOPES = ("group", "parts", "rails")
+
+
+class NotApplicable(ValueError):
+    """The algorithm cannot run this op on this group; the message says why."""
+
+
+def require_op(name: str, op: str, ops: frozenset[str]) -> None:
+    """Raise :class:`NotApplicable` unless ``op`` is one of ``ops``."""
+    if op not in ops:
+        raise NotApplicable(f"{name!r} does not perform {op}; it serves "
+                            f"{', '.join(sorted(ops))}")
 
 
 @dataclass(frozen=True)

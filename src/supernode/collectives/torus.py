@@ -15,9 +15,8 @@ dimension's shortest paths (:func:`torus_all_to_all_loads`).
 
 from __future__ import annotations
 
-from supernode.collectives.algorithms import NotApplicable, outer, require_op
-from supernode.collectives.levels import Level
-from supernode.collectives.schedule import Load, Phase, Schedule
+from supernode.collectives.levels import Level, outer
+from supernode.collectives.schedule import Load, NotApplicable, Phase, Schedule, require_op
 
 TORUS_OPS = frozenset({"all_reduce", "all_gather", "reduce_scatter"})
 

@@ -19,9 +19,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from supernode.collectives.algorithms import NotApplicable, outer, require_op
-from supernode.collectives.levels import Level
-from supernode.collectives.schedule import Load, Phase, Schedule
+from supernode.collectives.levels import Level, outer
+from supernode.collectives.schedule import Load, NotApplicable, Phase, Schedule, require_op
 
 #: NCCL's tree all-reduce bandwidth factor (``busBw * .92``, src/graph/tuning.cc).
 TREE_EFFICIENCY = 0.92

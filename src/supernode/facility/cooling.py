@@ -2,11 +2,11 @@
 
 Heat to liquid is the rack's power times the liquid share (cold plate ~80 %, immersion
 100 %; seed 001 §3.2, seed 003 §2.4). Coolant flow is V = Q / (c_p · ρ · ΔT) with the
-coolant's properties at the loop's mean temperature (MODELS.md, Cooling; CoolProp tables
-in ``data/facility/facility.yaml``). The farthest rack gets ``1 - flow_imbalance`` of its
-nominal flow (pressure drop along the manifold, seed 001 §3.2), so its rise is
-ΔT / (1 - imbalance): the design ΔT must leave that margin below the 10 °C fault line
-(seed 001 §4.4). CDUs are sized N + ``cdu_redundancy``.
+coolant's properties at the loop's mean temperature (Q = ṁ·c_p·ΔT; CoolProp tables in
+``data/facility/facility.yaml``, from ``docs/reference_hardware_catalog.yaml``). The
+farthest rack gets ``1 - flow_imbalance`` of its nominal flow (pressure drop along the
+manifold, seed 001 §3.2), so its rise is ΔT / (1 - imbalance): the design ΔT must leave that
+margin below the 10 °C fault line (seed 001 §4.4). CDUs are sized N + ``cdu_redundancy``.
 """
 
 from __future__ import annotations

@@ -1,13 +1,14 @@
 """Parse ``nvidia-smi topo -m`` output into a :class:`TopoMatrix`.
 
-The format (see FORMATS.md): a tab-separated matrix whose header row starts with a tab
-and may carry ANSI codes (``\\x1b[4m``); device columns ``GPU0..`` then ``NIC0..`` (older
-drivers name NICs directly, ``mlx5_0``); trailing columns ``CPU Affinity``, ``NUMA
-Affinity``, ``GPU NUMA ID`` (data rows carry one extra empty cell before the last). The
-diagonal is ``X``; other cells are ``NV#`` (a bond of # NVLinks) or a PCIe distance class,
-nearest first: PIX, PXB, PHB, NODE, SYS (``SOC`` on old drivers means SYS). A ``Legend:``
-section follows (ignored) and a ``NIC Legend:`` section mapping ``NIC0`` to its device
-(``mlx5_10``). Text pasted from a terminal, with tabs turned into spaces, is accepted too.
+The format (docs/import.md; a sample in ``data/samples/``): a tab-separated matrix whose
+header row starts with a tab and may carry ANSI codes (``\\x1b[4m``); device columns
+``GPU0..`` then ``NIC0..`` (older drivers name NICs directly, ``mlx5_0``); trailing columns
+``CPU Affinity``, ``NUMA Affinity``, ``GPU NUMA ID`` (data rows carry one extra empty cell
+before the last). The diagonal is ``X``; other cells are ``NV#`` (a bond of # NVLinks) or a
+PCIe distance class, nearest first: PIX, PXB, PHB, NODE, SYS (``SOC`` on old drivers means
+SYS). A ``Legend:`` section follows (ignored) and a ``NIC Legend:`` section mapping ``NIC0``
+to its device (``mlx5_10``). Text pasted from a terminal, with tabs turned into spaces, is
+accepted too.
 
 Every malformed input is an :class:`InputError` whose path is ``line N``.
 """

@@ -3,19 +3,17 @@
 Each rule reads a :class:`~supernode.measurements.compare.SetComparison` (and the NCCL
 log of its set) and returns :class:`Finding` s; the variables come with their documented
 meaning (``data/nccl/env.yaml``, from NCCL's environment documentation) and nothing is
-recommended beyond what the documentation says a variable does. Thresholds are module
-constants, stated in ``docs/measurements.md``.
+recommended beyond what the documentation says a variable does (:mod:`.findings_base`,
+shared with the log's rules in :mod:`.log_findings`). Thresholds are module constants,
+stated in ``docs/measurements.md``.
 """
 
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 
 from supernode.measurements.compare import RowComparison, SetComparison
-from supernode.spec.loader import parse_text
+from supernode.measurements.findings_base import Finding, Variable, size_label, variables
 from supernode.spec.resolved import Cluster
 
 #: Large messages: sizes whose predicted busbw is at least this share of the best one.
@@ -34,47 +32,6 @@ STILL_RISING = 1.05
 PLACEMENT_GAP = 0.10
 #: Severities, most urgent first (findings are listed in this order).
 SEVERITIES = ("critical", "warning", "info")
-
-
-@dataclass(frozen=True)
-class Variable:
-    """An NCCL environment variable and its documented meaning."""
-
-    name: str
-    meaning: str
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One observation: severity (critical, warning, info), a code, text, variables."""
-
-    severity: str
-    code: str
-    message: str
-    variables: tuple[Variable, ...] = ()
-
-
-@lru_cache(maxsize=1)
-def nccl_variables() -> dict[str, str]:
-    """Documented meaning of each NCCL variable the findings cite."""
-    text = (resources.files("supernode") / "data" / "nccl" / "env.yaml").read_text("utf-8")
-    doc = parse_text(text, source="nccl/env.yaml")
-    return {name: entry["meaning"] for name, entry in doc["variables"].items()}
-
-
-def variables(*names: str) -> tuple[Variable, ...]:
-    """The named variables with their meaning."""
-    table = nccl_variables()
-    return tuple(Variable(n, table[n]) for n in names)
-
-
-def size_label(message_bytes: int) -> str:
-    """``268435456`` -> ``256 MiB``."""
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if message_bytes >= scale:
-            value = message_bytes / scale
-            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.3g} {unit}"
-    return f"{message_bytes} B"
 
 
 def large_rows(comparison: SetComparison) -> list[RowComparison]:

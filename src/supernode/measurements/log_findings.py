@@ -5,7 +5,7 @@ differently from the model, and NCCL's own warnings. See :mod:`.findings`."""
 from __future__ import annotations
 
 from supernode.measurements.compare import SetComparison
-from supernode.measurements.findings import Finding, size_label, variables
+from supernode.measurements.findings_base import Finding, size_label, variables
 from supernode.measurements.model import MeasurementSet
 from supernode.measurements.nccl_debug import MODEL_ALGORITHMS
 from supernode.spec.resolved import Cluster

@@ -21,12 +21,13 @@ Public API::
 See ``docs/netsim.md``.
 """
 
+from supernode.netsim.build import network_from_cluster
 from supernode.netsim.collectives import Ctx, collective_phases
 from supernode.netsim.dag import add_collective
 from supernode.netsim.engine import Environment, FlowSpec, Task
 from supernode.netsim.failures import apply_failures, parse_failure
 from supernode.netsim.maxmin import check_max_min, max_min_rates
-from supernode.netsim.network import Network, network_from_cluster, network_from_graph
+from supernode.netsim.network import Network, network_from_graph
 from supernode.netsim.patterns import PATTERNS
 from supernode.netsim.placement import load_placement
 from supernode.netsim.policies import ROUTING_POLICIES, RoutingPolicy

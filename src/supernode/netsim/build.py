@@ -38,11 +38,13 @@ from supernode.netsim.network import (
     assemble,
     kind_code,
     link_arrays,
+    network_from_graph,
     reducing_tiers,
 )
 from supernode.netsim.node_names import NodeTable
 from supernode.topology.cluster_graph import (
     add_domain,
+    build_cluster_graph,
     fabric_layout,
     fabric_parts,
     nic_owners,
@@ -293,3 +295,19 @@ def _acc_nics(cluster: Any, owner: np.ndarray, nic_node: np.ndarray, host: np.nd
     peers = np.minimum(per_host, accs - host[rest] * per_host)
     out[rest] = nic_node[host[rest] * rails + local * rails // peers]
     return out
+
+
+def network_from_cluster(cluster: Any, via_graph: bool = False) -> Network:
+    """The network of a resolved :class:`~supernode.spec.resolved.Cluster`.
+
+    Built straight into arrays (:func:`network_arrays`); ``via_graph`` (or a
+    cluster whose domains one template cannot describe) converts the whole networkx
+    graph instead. Both give the same nodes, links, names and indices.
+    """
+    net = None if via_graph else network_arrays(cluster)
+    if net is not None:
+        return net
+    out = cluster.scale_out
+    return network_from_graph(build_cluster_graph(cluster),
+                              rail_optimized=bool(out and out.rail_optimized),
+                              reducing_tiers=reducing_tiers(cluster))

@@ -6,17 +6,47 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from supernode.errors import InputError
+from supernode.netsim.network import Network
+from supernode.netsim.routes import RoutingConfig, Segments
 
-if TYPE_CHECKING:
-    from supernode.netsim.routing import Router, Segments
+
+class RouterView(Protocol):
+    """What this module reads of the :class:`supernode.netsim.routing.Router` that calls
+    it (a protocol: the router imports this module, never the other way round)."""
+
+    net: Network
+    config: RoutingConfig
+    nic_ok: dict[int, bool]
+    nic_ok_node: np.ndarray
+    nic_up_link: dict[int, int]
+    rail_table: np.ndarray
+
+    @property
+    def host_rails(self) -> dict[int, dict[int, int]]:
+        """``{host: {rail: accelerator that owns the host's NIC on that rail}}``."""
+        ...
+
+    def reachable(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """Mask of same-domain pairs joined by a scale-up path inside their domain."""
+        ...
+
+    def scale_up(self, src: np.ndarray, dst: np.ndarray, keys: np.ndarray,
+                 flows: np.ndarray, seg: Segments) -> None:
+        """Add scale-up paths ``src -> dst`` to ``seg``."""
+        ...
+
+    def fabric_walk(self, src_nodes: np.ndarray, dst_nodes: np.ndarray, keys: np.ndarray,
+                    load: np.ndarray | None, flows: np.ndarray, seg: Segments) -> None:
+        """Add fabric paths between switches (global node indices) to ``seg``."""
+        ...
 
 
-def _endpoint(router: Router, acc: int, rail: int) -> tuple[int, int]:
+def _endpoint(router: RouterView, acc: int, rail: int) -> tuple[int, int]:
     """(proxy accelerator, its NIC node) on ``rail`` of ``acc``'s host, failing over to the
     next working rail; the accelerator's own NIC when the host has no rail table."""
     net = router.net
@@ -38,7 +68,7 @@ def _endpoint(router: Router, acc: int, rail: int) -> tuple[int, int]:
                                 "unreachable")
 
 
-def _reachable(router: Router, a: int, b: int) -> bool:
+def _reachable(router: RouterView, a: int, b: int) -> bool:
     """True when ``a`` and ``b`` are one accelerator or joined inside their domain."""
     net = router.net
     if a == b:
@@ -48,7 +78,7 @@ def _reachable(router: Router, a: int, b: int) -> bool:
     return bool(router.reachable(np.array([a]), np.array([b]))[0])
 
 
-def _proxies(router: Router, acc: np.ndarray, rail: np.ndarray) -> tuple[np.ndarray, ...]:
+def _proxies(router: RouterView, acc: np.ndarray, rail: np.ndarray) -> tuple[np.ndarray, ...]:
     """Proxy on ``rail`` of each accelerator's host and its NIC; -1 where that does not
     work (no such NIC, NIC down, proxy unreachable inside the domain)."""
     net = router.net
@@ -64,7 +94,7 @@ def _proxies(router: Router, acc: np.ndarray, rail: np.ndarray) -> tuple[np.ndar
     return np.where(ok, proxy, -1), np.where(ok, nic, -1)
 
 
-def choose_endpoints(router: Router, src: np.ndarray, dst: np.ndarray
+def choose_endpoints(router: RouterView, src: np.ndarray, dst: np.ndarray
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Proxies and NICs of each flow: ``(a_s, nic_s, a_d, nic_d)`` arrays."""
     net = router.net
@@ -84,7 +114,7 @@ def choose_endpoints(router: Router, src: np.ndarray, dst: np.ndarray
     return a_s, nic_s, a_d, nic_d
 
 
-def fabric_routes(router: Router, src: np.ndarray, dst: np.ndarray, keys: np.ndarray,
+def fabric_routes(router: RouterView, src: np.ndarray, dst: np.ndarray, keys: np.ndarray,
                   load: np.ndarray | None, flows: np.ndarray, seg: Segments) -> None:
     """Add the segments of flows ``src -> dst`` (crossing the fabric) to ``seg``;
     ``flows`` are their flow numbers in ``seg``."""

@@ -25,7 +25,7 @@ from supernode.estimate.comm import group_fabric, group_stride
 from supernode.estimate.compute import microbatch_compute
 from supernode.estimate.model import Estimate, estimate_plan
 from supernode.estimate.system import system_from_cluster
-from supernode.spec.plan import ParallelPlan, PlanArrays
+from supernode.spec.plan import ParallelPlan, PlanArrays, as_plan_arrays
 from supernode.spec.resolved import Cluster
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.traffic import CollectiveCall, traffic_per_step
@@ -118,7 +118,7 @@ def prepare_job(name: str, workload: WorkloadSpec, plan: ParallelPlan, accelerat
     est = estimate_plan(workload, plan, system, cal)
     resolved = plan.model_copy(update={k: v for k, v in est.chosen.items()
                                        if k in ParallelPlan.model_fields})
-    a = PlanArrays.from_plan(resolved)
+    a = as_plan_arrays(resolved)
     comp = microbatch_compute(workload, a, system, cal)
     busiest = float(comp.total_s)
     scale = tuple(float(comp.stage_s[k]) / busiest if busiest > 0 else 1.0

@@ -1,6 +1,8 @@
 """The simulator's view of a topology: directed links as arrays, nodes by index.
 
-Built once from a topology graph (:mod:`supernode.topology.graph` conventions). Every
+Built once from a topology graph (:mod:`supernode.topology.graph` conventions), or
+straight into arrays from a resolved cluster (:mod:`supernode.netsim.build`, whose
+:func:`~supernode.netsim.build.network_from_cluster` picks the way). Every
 undirected edge becomes two directed links, ``2k`` (u -> v) and ``2k + 1`` (v -> u), so the
 reverse of link ``l`` is ``l ^ 1``. A link's capacity is ``count * bandwidth_bytes_per_s``
 (bytes/s, one direction), its latency the edge's ``latency_s``. CPU sockets and their PCIe
@@ -125,25 +127,6 @@ def reducing_tiers(cluster: Any) -> frozenset[str]:
     if out is not None and out.in_network_reduction:
         reducing |= set(FABRIC_TIERS)
     return frozenset(reducing)
-
-
-def network_from_cluster(cluster: Any, via_graph: bool = False) -> Network:
-    """The network of a resolved :class:`~supernode.spec.resolved.Cluster`.
-
-    Built straight into arrays (:mod:`supernode.netsim.build`); ``via_graph`` (or a
-    cluster whose domains one template cannot describe) converts the whole networkx
-    graph instead. Both give the same nodes, links, names and indices.
-    """
-    from supernode.netsim.build import network_arrays
-    from supernode.topology.cluster_graph import build_cluster_graph
-
-    net = None if via_graph else network_arrays(cluster)
-    if net is not None:
-        return net
-    out = cluster.scale_out
-    return network_from_graph(build_cluster_graph(cluster),
-                              rail_optimized=bool(out and out.rail_optimized),
-                              reducing_tiers=reducing_tiers(cluster))
 
 
 @dataclass(frozen=True)

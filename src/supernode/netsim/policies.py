@@ -1,4 +1,5 @@
-"""Routing policies: how a flow picks among equal-cost next hops (a registry, STYLE.md §7).
+"""Routing policies: how a flow picks among equal-cost next hops (a registry: extension
+points, docs/architecture.md).
 
 At every hop the router offers the candidate links that keep a flow on a shortest path
 (their capacities in bytes/s, their current load as a utilisation) and the flows' 64-bit

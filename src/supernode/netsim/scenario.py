@@ -19,6 +19,7 @@ import numpy as np
 from supernode.collectives import fabric_from_cluster
 from supernode.collectives.efficiency import ideal_tables, load_efficiency_tables
 from supernode.errors import InputError
+from supernode.netsim.build import network_from_cluster
 from supernode.netsim.engine import Environment
 from supernode.netsim.failures import apply_failures
 from supernode.netsim.groups import replica_sets
@@ -31,7 +32,7 @@ from supernode.netsim.limits import (
     job_flows,
     job_passes,
 )
-from supernode.netsim.network import Network, network_from_cluster
+from supernode.netsim.network import Network
 from supernode.netsim.results import RunTables, tables
 from supernode.netsim.routing import Router, RoutingConfig
 from supernode.netsim.traffic import TrafficFile, build_traffic, check_traffic_size

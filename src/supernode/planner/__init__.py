@@ -11,7 +11,8 @@
   :func:`workload_fit` asks whether a supernode pays off (seed 001 §1.3, §6); the sweep
   modules plan many variants on a process pool or on Ray.
 
-Nothing here mutates a cluster: searches return plans (STYLE §2).
+Nothing here mutates a cluster: searches return plans (inputs split by owner,
+docs/architecture.md).
 """
 
 from supernode.lazy import lazy_names

@@ -1,6 +1,7 @@
 """When nothing is feasible: say why, show the nearest plans, and what would make one fit.
 
-An impossible requirement is an answer, not an empty table (STYLE §9): the least
+An impossible requirement is an answer, not an empty table (three kinds of failure,
+docs/architecture.md): the least
 memory-hungry plans are listed (marked as not fitting) with concrete ways out — more
 GPUs (found by a memory-only search at 2x, 4x... the job size), TP across domains, an
 accelerator with more memory, or a global batch the GPUs can split.

@@ -1,6 +1,7 @@
 """Write a sweep's results table (CSV, JSON, Parquet when available) and its plots.
 
-The writers read the rows only (STYLE §12: exporters never reach into model internals).
+The writers read the rows only (a lean core, docs/architecture.md: exporters never reach
+into model internals).
 Plots (:mod:`supernode.planner.sweep_plots`): for each swept key, step time and MFU
 against its values: lines over a numeric key, bars over a categorical one, one series per
 combination of the other keys (aggregated beyond eight). Swept values are user text:

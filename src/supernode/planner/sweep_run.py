@@ -4,9 +4,10 @@
 documents, applies the variant's overrides, plans, and returns one table row. So the
 same tasks give the same rows whether run inline, in a spawn-safe
 :class:`concurrent.futures.ProcessPoolExecutor` or as Ray tasks; rows carry no timing.
-A variant that cannot be built or planned is a row with ``status: error`` (a result,
-STYLE §9), not an exception that stops the sweep. An error, Ctrl-C or SIGTERM in the
-caller stops the pool and ends its workers (:func:`stop_pool`): none outlives the sweep.
+A variant that cannot be built or planned is a row with ``status: error`` (a result: the
+three kinds of failure, docs/architecture.md), not an exception that stops the sweep. An
+error, Ctrl-C or SIGTERM in the caller stops the pool and ends its workers
+(:func:`stop_pool`): none outlives the sweep.
 """
 
 from __future__ import annotations

@@ -145,7 +145,8 @@ def check_field_path(model: type[BaseModel], path: str, where: str, root: str,
     value that is not a section, such as a catalog name in ``data``, the base document).
 
     Paths only, not values: a bad value is one variant's error row, a bad path would make
-    every variant an error, so it is refused at load (STYLE §9).
+    every variant an error, so it is refused at load (three kinds of failure,
+    docs/architecture.md).
     """
     models, node = [model], data
     parts = path.split(".")

@@ -6,7 +6,9 @@ Later issues add a section (reliability and monitoring are in
 :mod:`~supernode.report.sections_reliability`, scheduling and artefacts in
 :mod:`~supernode.report.sections_scheduling`) by putting their
 result's ``to_dict()`` under a results key and calling :func:`register_section` with a
-builder that reads it; see docs/design.md.
+builder that reads it; see docs/design.md. This module only holds the registry: the
+built-in sections' modules are listed, imported and built in
+:mod:`~supernode.report.all_sections`, so none of them is imported from here.
 """
 
 from __future__ import annotations
@@ -45,21 +47,3 @@ def register_section(id: str, title: str, build: Builder, after: str | None = No
     if index is None:
         raise ValueError(f"no report section {after!r} to insert after")
     SECTIONS.insert(index + 1, entry)
-
-
-def build_sections(results: dict[str, Any]) -> list[Section]:
-    """Every registered section built from ``results`` (those with nothing to show left out)."""
-    from supernode.report import (  # noqa: F401
-        sections_core,
-        sections_reliability,
-        sections_review,
-        sections_run,
-        sections_scheduling,
-    )
-
-    out = []
-    for entry in SECTIONS:
-        section = entry.build(results)
-        if section is not None:
-            out.append(section)
-    return out

@@ -10,10 +10,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from supernode.outputs import output_folder
+from supernode.report.all_sections import build_sections
 from supernode.report.decisions_md import render_decisions
 from supernode.report.html import render_html
 from supernode.report.markdown import figures_of, render_markdown
-from supernode.report.sections import build_sections
 
 #: Files of a report folder (and figures/NAME.svg for report.md).
 REPORT_FILES = ("report.html", "report.md", "results.json", "decisions.md")

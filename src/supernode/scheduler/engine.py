@@ -1,9 +1,9 @@
 """The event-driven placement simulation of one policy over one trace.
 
-One :class:`Simulation` owns all state (STYLE §8): the occupancy, the queue, the running
-jobs and one heap of ``(time, kind, sequence, job)`` events, so ties break the same way
-every run. At each instant, finishes and checkpoint stops are handled first, then
-arrivals, then one scheduling pass:
+One :class:`Simulation` owns all state (determinism, docs/architecture.md): the occupancy,
+the queue, the running jobs and one heap of ``(time, kind, sequence, job)`` events, so ties
+break the same way every run. At each instant, finishes and checkpoint stops are handled
+first, then arrivals, then one scheduling pass:
 
 * the queue is in submit order (by priority first for a pre-empting policy); the first
   ``backfill_depth`` waiting jobs are tried in order and every one that the policy can

@@ -2,7 +2,7 @@
 
 Each field is declared once with its type, unit (in its name), bounds and a one-line
 description; the loader, the JSON Schema and the docs table are generated from it
-(STYLE.md §1). Unknown fields are refused (``extra="forbid"``).
+(one schema, many readers: docs/architecture.md). Unknown fields are refused (``extra="forbid"``).
 
 A field's unit suffix also bounds it (:data:`UNIT_LIMITS`): a value far beyond any real
 part in that unit is a unit slip (a bit/s figure written into a ``*_gbit_per_s`` field,

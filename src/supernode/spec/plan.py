@@ -145,8 +145,29 @@ def parse_rank_order(text: str) -> tuple[str, ...]:
 
 
 def as_plan_arrays(plan: ParallelPlan | PlanArrays) -> PlanArrays:
-    """Return ``plan`` as :class:`PlanArrays` (a ParallelPlan becomes 0-d arrays)."""
-    return plan if isinstance(plan, PlanArrays) else PlanArrays.from_plan(plan)
+    """Return ``plan`` as :class:`PlanArrays`: a ParallelPlan becomes 0-d arrays, its
+    unresolved (null) choices filled neutrally.
+
+    null vpp -> 1, micro_batch -> 1, recompute -> none, sequence_parallel -> tp > 1,
+    zero_stage -> the plan's first allowed stage, moe_a2a_overlap -> off, pp_layout ->
+    uniform. A planner should resolve choices itself; this is for a fixed plan.
+    """
+    if isinstance(plan, PlanArrays):
+        return plan
+    return PlanArrays.from_columns(
+        precision=plan.precision, tp=plan.tp, pp=plan.pp, dp=plan.dp, cp=plan.cp,
+        ep=plan.ep, etp=plan.etp or plan.tp, vpp=plan.vpp or 1,
+        micro_batch=plan.micro_batch or 1,
+        global_batch_sequences=plan.global_batch_sequences,
+        recompute=RECOMPUTE_CODES[plan.recompute or "none"],
+        sequence_parallel=plan.tp > 1 if plan.sequence_parallel is None
+        else plan.sequence_parallel,
+        zero_stage=plan.zero_choices()[0],
+        distributed_optimizer=bool(plan.distributed_optimizer),
+        flash_attention=plan.flash_attention,
+        moe_a2a_overlap=bool(plan.moe_a2a_overlap),
+        pp_layout=PP_LAYOUT_CODES[plan.pp_layout or "uniform"],
+        grad_fp32=bool(plan.grad_reduce_in_fp32))
 
 
 Rule = tuple[str, np.ndarray, Callable[[], str]]
@@ -219,7 +240,7 @@ def check_plan(workload: WorkloadSpec, plan: ParallelPlan, gpus: int | None = No
 
     Unresolved choices are checked at their neutral values (micro_batch 1, vpp 1).
     """
-    a = PlanArrays.from_plan(plan)
+    a = as_plan_arrays(plan)
     for path, ok, message in _rules(workload, a, gpus):
         if not bool(ok):
             raise InputError(f"plan.{path}", message())

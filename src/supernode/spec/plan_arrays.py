@@ -1,21 +1,19 @@
 """Plan fields as numpy columns: one element per candidate plan (millions at once).
 
 :class:`PlanArrays` is what every model reads (workload, estimate, planner); the document
-a user writes is :class:`supernode.spec.plan.ParallelPlan`, whose ``from_plan`` here fills
-the knobs it leaves open neutrally.
+a user writes is :class:`supernode.spec.plan.ParallelPlan`, which
+:func:`supernode.spec.plan.as_plan_arrays` turns into 0-d arrays, filling the knobs it
+leaves open neutrally.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from supernode.errors import InputError
-
-if TYPE_CHECKING:  # the document type; importing it here would be circular
-    from supernode.spec.plan import ParallelPlan
 
 #: Recomputation modes: ``selective`` recomputes the attention core (Korthikanti et al.,
 #: Megatron's default ``--recompute-modules core_attn``); ``modules`` also the cheap,
@@ -37,7 +35,8 @@ class PlanArrays:
     ``recompute`` holds :data:`RECOMPUTE_CODES` (0 none, 1 selective, 2 full, 3 modules),
     ``pp_layout`` :data:`PP_LAYOUT_CODES`; ``precision`` is one string shared by all
     plans. The effective ZeRO stage is :attr:`zero` (the distributed optimizer is stage 1).
-    Unresolved choices must be filled in before building one (see :meth:`from_plan`).
+    Unresolved choices must be filled in before building one (see
+    :func:`supernode.spec.plan.as_plan_arrays`).
     """
 
     tp: np.ndarray
@@ -64,7 +63,8 @@ class PlanArrays:
         """Build from keyword arrays or scalars (broadcast together); missing ones default.
 
         Defaults: tp=pp=dp=cp=ep=vpp=micro_batch=1, etp=tp, recompute none,
-        sequence_parallel on where tp > 1 (as :meth:`from_plan`), zero_stage 0, no
+        sequence_parallel on where tp > 1 (as for a fixed plan,
+        :func:`supernode.spec.plan.as_plan_arrays`), zero_stage 0, no
         distributed optimizer, flash attention on, no all-to-all overlap, uniform pipeline
         layout, 16-bit gradients. ``global_batch_sequences`` is
         required. ``recompute`` and ``pp_layout`` may be strings or codes.
@@ -90,29 +90,6 @@ class PlanArrays:
                  "flash_attention": bool, "moe_a2a_overlap": bool, "grad_fp32": bool}
         out = {n: a.astype(kinds.get(n, np.int64)) for n, a in zip(names, arrays, strict=True)}
         return cls(precision=precision, **out)
-
-    @classmethod
-    def from_plan(cls, plan: ParallelPlan) -> PlanArrays:
-        """Build 0-d arrays from one plan, filling its unresolved (null) choices neutrally.
-
-        null vpp -> 1, micro_batch -> 1, recompute -> none, sequence_parallel -> tp > 1,
-        zero_stage -> the plan's first allowed stage, moe_a2a_overlap -> off, pp_layout ->
-        uniform. A planner should resolve choices itself; this is for a fixed plan.
-        """
-        return cls.from_columns(
-            precision=plan.precision, tp=plan.tp, pp=plan.pp, dp=plan.dp, cp=plan.cp,
-            ep=plan.ep, etp=plan.etp or plan.tp, vpp=plan.vpp or 1,
-            micro_batch=plan.micro_batch or 1,
-            global_batch_sequences=plan.global_batch_sequences,
-            recompute=RECOMPUTE_CODES[plan.recompute or "none"],
-            sequence_parallel=plan.tp > 1 if plan.sequence_parallel is None
-            else plan.sequence_parallel,
-            zero_stage=plan.zero_choices()[0],
-            distributed_optimizer=bool(plan.distributed_optimizer),
-            flash_attention=plan.flash_attention,
-            moe_a2a_overlap=bool(plan.moe_a2a_overlap),
-            pp_layout=PP_LAYOUT_CODES[plan.pp_layout or "uniform"],
-            grad_fp32=bool(plan.grad_reduce_in_fp32))
 
     @property
     def microbatches(self) -> np.ndarray:

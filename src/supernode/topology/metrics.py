@@ -20,7 +20,13 @@ from supernode.topology.domain_metrics import DomainMetrics
 from supernode.topology.fabric_metrics import FabricMetrics, fabric_metrics
 from supernode.topology.graph import LINK_TIERS, SWITCH_TIERS, cable_medium
 from supernode.topology.kinds import SCALE_UP_KINDS
-from supernode.topology.thresholds import Check, threshold_checks
+from supernode.topology.thresholds import (
+    OVERSUBSCRIPTION_MAX,
+    SCALE_OUT_PER_SUPERNODE_MIN_BYTES_PER_S,
+    SCALE_UP_TO_HBM_MIN,
+    SERVER_HOPS_MAX,
+    Check,
+)
 
 
 @dataclass(frozen=True)
@@ -158,6 +164,27 @@ def topology_report(cluster: Cluster) -> TopologyReport:
         zero_load_latency_s=_latency(cluster, dom, fab),
     )
     return dataclasses.replace(report, checks=threshold_checks(report))
+
+
+def threshold_checks(report: TopologyReport) -> list[Check]:
+    """Evaluate the seed thresholds that apply to ``report``."""
+    checks = [
+        Check("scale_up_to_hbm_bandwidth_ratio", report.scale_up_to_hbm_bandwidth_ratio,
+              SCALE_UP_TO_HBM_MIN, ">=",
+              report.scale_up_to_hbm_bandwidth_ratio >= SCALE_UP_TO_HBM_MIN, "seed 001 §2.1"),
+    ]
+    if report.fabric_endpoints:
+        worst = max(report.oversubscription.values(), default=1.0)
+        checks.append(Check("oversubscription", worst, OVERSUBSCRIPTION_MAX, "<=",
+                            worst <= OVERSUBSCRIPTION_MAX + 1e-9, "seed 001 §2.2"))
+        per_sn = report.scale_out_bandwidth_per_supernode_bytes_per_s
+        checks.append(Check("scale_out_bandwidth_per_supernode_bytes_per_s", per_sn,
+                            SCALE_OUT_PER_SUPERNODE_MIN_BYTES_PER_S, ">=",
+                            per_sn >= SCALE_OUT_PER_SUPERNODE_MIN_BYTES_PER_S, "seed 001 §2.2"))
+        hops = report.diameter_hops["scale_out"] or 0
+        checks.append(Check("diameter_hops.scale_out", hops, SERVER_HOPS_MAX, "<=",
+                            hops <= SERVER_HOPS_MAX, "seed 000 §2.1 (two-tier CLOS)"))
+    return checks
 
 
 def scale_out_injection_bytes_per_s(cluster: Cluster) -> float:

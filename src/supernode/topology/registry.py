@@ -1,4 +1,4 @@
-"""A registry of named extension points that refuses duplicate names (STYLE.md §7)."""
+"""A registry of named extension points that refuses duplicate names (docs/architecture.md)."""
 
 from __future__ import annotations
 

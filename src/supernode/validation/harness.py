@@ -1,7 +1,8 @@
 """Run a file of published measurements (``supernode-validation/1``) through the models.
 
-Each case is dispatched by ``kind`` to a predictor registered in
-:mod:`supernode.validation.predictors`; the harness compares the prediction with the
+Each case is dispatched by ``kind`` to the predictor registered for it
+(:mod:`supernode.validation.registry`; the built-in ones in
+:mod:`supernode.validation.predictors`); the harness compares the prediction with the
 measured figure and reports the relative error per case and the mean absolute
 percentage error (MAPE) per kind. A case whose inputs a predictor cannot handle is
 reported ``unsupported`` with the reason, never skipped silently. No predictor sees a
@@ -11,47 +12,15 @@ case id: ids are only echoed back.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from supernode.errors import InputError
 from supernode.spec.casefile import read_cases
-
-
-class UnsupportedCase(Exception):
-    """A predictor cannot handle this case's inputs; the message says why."""
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """What a predictor returns: the predicted figure and what it chose for unknown knobs."""
-
-    value: float
-    detail: str = ""
-
-
-Predictor = Callable[[dict[str, Any]], Prediction]
-Measured = Callable[[dict[str, Any]], float | None]
-
-#: kind -> (measured metric name, predictor)
-_PREDICTORS: dict[str, tuple[str, Predictor]] = {}
-#: kind -> how to read the measured figure when it is not simply ``measured.<metric>``
-_MEASURED: dict[str, Measured] = {}
-
-
-def register_predictor(kind: str, metric: str, predictor: Predictor,
-                       measured: Measured | None = None) -> None:
-    """Register the predictor of one case kind; duplicate kinds are refused.
-
-    ``measured`` reads the case's measured figure (default: ``measured.<metric>``).
-    """
-    if kind in _PREDICTORS:
-        raise ValueError(f"a predictor for kind {kind!r} is already registered")
-    _PREDICTORS[kind] = (metric, predictor)
-    if measured is not None:
-        _MEASURED[kind] = measured
+from supernode.validation.registry import _MEASURED, _PREDICTORS, UnsupportedCase
+from supernode.validation.registry import Prediction as Prediction
+from supernode.validation.registry import register_predictor as register_predictor
 
 
 @dataclass(frozen=True)

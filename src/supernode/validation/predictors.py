@@ -1,4 +1,4 @@
-"""Predictors of each validation-case kind, registered with the harness.
+"""Predictors of each validation-case kind, registered with the harness's registry.
 
 * ``training_step``: the step-time model on the case's system, model and plan;
 * ``collective``: the collective cost model (bus bandwidth, nccl-tests definition);
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from supernode.validation.harness import Prediction, UnsupportedCase, register_predictor
+from supernode.validation.registry import Prediction, UnsupportedCase, register_predictor
 
 
 def _training_step(case: dict[str, Any]) -> Prediction:
