@@ -120,7 +120,7 @@ def test_server_hops_closed_form_matches_graph(params):
     assert metrics.mean_hops == pytest.approx(mean)
     assert metrics.diameter_switches == diameter - 1
     if tiers <= 2:
-        assert diameter <= 4  # seed 000 §2.1: two-tier CLOS, at most 4 hops between servers
+        assert diameter <= 4  # seed 001 §2.3: two-tier CLOS, at most 4 hops between servers
 
 
 @given(fabrics)

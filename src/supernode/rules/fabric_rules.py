@@ -86,7 +86,7 @@ def no_oversubscription(facts: Facts, threshold: Threshold) -> Outcome:
 
 
 @rule("fabric_hops", "At most 4 hops between any two servers (two-tier fabric)",
-      "seed 000 §2.1", "hops", "<=", "fabric", """
+      "seed 001 §2.3", "hops", "<=", "fabric", """
       A two-tier leaf-spine (CLOS) fabric reaches any server from any other in four hops
       for hundreds of supernodes; every extra tier adds latency, switches and a larger
       failure domain to troubleshoot. Fewer tiers keep the fault domain small.""")

@@ -183,7 +183,7 @@ def threshold_checks(report: TopologyReport) -> list[Check]:
                             per_sn >= SCALE_OUT_PER_SUPERNODE_MIN_BYTES_PER_S, "seed 001 §2.2"))
         hops = report.diameter_hops["scale_out"] or 0
         checks.append(Check("diameter_hops.scale_out", hops, SERVER_HOPS_MAX, "<=",
-                            hops <= SERVER_HOPS_MAX, "seed 000 §2.1 (two-tier CLOS)"))
+                            hops <= SERVER_HOPS_MAX, "seed 001 §2.3 (two-tier CLOS)"))
     return checks
 
 

@@ -21,7 +21,7 @@ OVERSUBSCRIPTION_MAX = 1.0
 #: Scale-out per supernode: "at least 4-6 x 400G links" for tens of TB/s inside
 #: (seed 001 §2.2), as bandwidth per direction (bytes/s): 4 x 400 Gb/s.
 SCALE_OUT_PER_SUPERNODE_MIN_BYTES_PER_S = 4 * 400 * GBIT_PER_S
-#: Two-tier CLOS: at most 4 hops between any two servers (seed 000 §2.1).
+#: Two-tier CLOS: at most 4 hops between any two servers (seed 001 §2.3).
 SERVER_HOPS_MAX = 4
 
 
