@@ -149,7 +149,7 @@ def _results(inputs: DesignInput, cluster, topo, facts: Facts, monitoring: dict[
         "workload": facts.workload,
         "topology": facts.topology,
         "plans": facts.plans,
-        "reviewed_plan": facts.reviewed,
+        "reviewed_plan": facts.reviewed_plan,
         "simulation": facts.simulation,
         "reliability": facts.reliability,
         "facility": facts.facility,
@@ -264,8 +264,10 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
     ops = _operations(inputs, cluster, topo, _Reviewed(workload, target, view, plan, sim),
                       (semantics, major), clock, scheduling)
     clock("rules")
-    facts = Facts(cluster, workload_summary(workload), topo.to_dict(), report.to_dict(), view,
-                  sim, ops["fac"], fit, ops["rel"], ops["scheduling"], ops["artefacts"])
+    facts = Facts(cluster=cluster, workload=workload_summary(workload),
+                  topology=topo.to_dict(), facility=ops["fac"], plans=report.to_dict(),
+                  reviewed_plan=view, simulation=sim, fit=fit, reliability=ops["rel"],
+                  scheduling=ops["scheduling"], artefacts=ops["artefacts"])
     findings = run_rules(facts, pack)
     notes = [n for n in (fit_note, None if ops["rel"] else "reliability not assessed: no plan "
                                                           "fits", ops["sched_note"]) if n]
