@@ -31,6 +31,7 @@ NULLABLE = {"reviewed_plan", "simulation", "reliability", "scheduling", "fit", "
 
 
 def run(*args: str):
+    """``supernode ARGS`` in this process (CliRunner)."""
     register_all()
     return CliRunner().invoke(app, list(args))
 
@@ -45,6 +46,7 @@ def schema() -> dict:
 
 @pytest.fixture(scope="module")
 def validator(schema) -> jsonschema.Draft202012Validator:
+    """A validator of that schema (itself checked against the draft 2020-12 meta-schema)."""
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
 
@@ -105,6 +107,7 @@ def test_only_the_optional_sections_may_be_null(documents, validator):
 
 
 def _refused(doc: dict, validator) -> None:
+    """Both the JSON Schema and the model refuse ``doc``."""
     assert list(validator.iter_errors(doc)), "the JSON Schema accepts it"
     with pytest.raises(ValidationError):
         DesignResults.model_validate(doc)
