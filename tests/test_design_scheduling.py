@@ -144,7 +144,8 @@ def test_same_seed_same_replay_other_seed_other_shapes(flawed_runs):
 
 
 def _facts(cluster, scheduling, artefacts=None) -> Facts:
-    return Facts(cluster, {}, {}, None, None, None, {}, None, None, scheduling, artefacts)
+    return Facts(cluster=cluster, workload={}, topology={}, facility={}, scheduling=scheduling,
+                 artefacts=artefacts)
 
 
 def test_rule_on_its_own_facts(flawed_runs):

@@ -1,4 +1,5 @@
-"""``supernode schema``: print the JSON Schema of the cluster file (for editors)."""
+"""``supernode schema``: print the JSON Schema of a document kind: the input files (for
+editors) and ``results`` (the ``results.json`` of ``supernode design``)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from supernode.spec.schema import DOCUMENTS, json_schema
 def schema_command(
     document: str = typer.Argument("cluster", help=f"One of: {', '.join(DOCUMENTS)}."),
 ) -> None:
-    """Print the JSON Schema of a document kind (cluster, workload, plan)."""
+    """Print the JSON Schema of a document kind (cluster, workload, plan, sweep, results)."""
     if document not in DOCUMENTS:
         raise InputError("document", f"unknown document {document!r}; one of "
                                      f"{', '.join(DOCUMENTS)}")

@@ -2,8 +2,9 @@
 monitoring -> scheduling -> artefacts -> rules -> report.
 
 :func:`run_design` runs the stages and returns a :class:`DesignResult` whose
-:meth:`~DesignResult.to_dict` is ``results.json`` and whose ``files`` are the exported
-files' texts; :func:`supernode.report.write_report` renders it (HTML, Markdown, decisions)
+:meth:`~DesignResult.to_dict` is ``results.json`` (its model:
+:class:`~supernode.design.results.DesignResults`) and whose ``files`` are the exported files'
+texts; :func:`supernode.report.write_report` renders it (HTML, Markdown, decisions)
 and writes them. Bundled examples: :func:`example`.
 """
 

@@ -13,7 +13,7 @@ then each stage calls the project's public entry points
 :func:`~supernode.monitor.artefacts.render`, :func:`~supernode.rules.run_rules`). The
 :class:`DesignResult` holds the result objects, the texts of the exported files
 (``files``) and :meth:`DesignResult.to_dict`, which is ``results.json``: every figure the
-report shows.
+report shows, checked against its model (:class:`~supernode.design.results.DesignResults`).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from supernode.design.decisions import decision_records
 from supernode.design.monitoring import monitoring_summary
 from supernode.design.plans import best_view, given_view, simulation_plan
 from supernode.design.reliability import DESIGN_DAYS, DESIGN_RUNS, run_reliability
+from supernode.design.results import SCHEMA, check_results
 from supernode.design.scheduling import run_scheduling, scheduling_remembered
 from supernode.design.simulation import run_simulation, simulation_results
 from supernode.design.summary import cluster_summary, workload_summary
@@ -50,7 +51,6 @@ from supernode.spec.planfile import fill_dp, plan_document
 from supernode.topology.metrics import topology_report
 from supernode.workload.presets import load_workload
 
-SCHEMA = "supernode-design/1"
 STAGES = ("validate", "topology", "plan", "simulate", "reliability", "facility", "monitoring",
           "scheduling", "artefacts", "rules")
 Progress = Callable[[str, int, int], None]
@@ -94,8 +94,12 @@ class DesignResult:
         return self.data["verdict"]["errors"]
 
     def to_dict(self) -> dict[str, Any]:
-        """``results.json``: stable keys (docs/design.md)."""
-        return {**self.data, "timings_s": self.timings_s}
+        """``results.json``: stable keys (docs/design.md), checked against
+        :class:`~supernode.design.results.DesignResults` (a stage that drifts from it raises
+        pydantic's ``ValidationError``); the dict is returned as built."""
+        data = {**self.data, "timings_s": self.timings_s}
+        check_results(data)
+        return data
 
 
 def _load(inputs: DesignInput):
@@ -149,7 +153,7 @@ def _results(inputs: DesignInput, cluster, topo, facts: Facts, monitoring: dict[
         "workload": facts.workload,
         "topology": facts.topology,
         "plans": facts.plans,
-        "reviewed_plan": facts.reviewed,
+        "reviewed_plan": facts.reviewed_plan,
         "simulation": facts.simulation,
         "reliability": facts.reliability,
         "facility": facts.facility,
@@ -264,8 +268,10 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
     ops = _operations(inputs, cluster, topo, _Reviewed(workload, target, view, plan, sim),
                       (semantics, major), clock, scheduling)
     clock("rules")
-    facts = Facts(cluster, workload_summary(workload), topo.to_dict(), report.to_dict(), view,
-                  sim, ops["fac"], fit, ops["rel"], ops["scheduling"], ops["artefacts"])
+    facts = Facts(cluster=cluster, workload=workload_summary(workload),
+                  topology=topo.to_dict(), facility=ops["fac"], plans=report.to_dict(),
+                  reviewed_plan=view, simulation=sim, fit=fit, reliability=ops["rel"],
+                  scheduling=ops["scheduling"], artefacts=ops["artefacts"])
     findings = run_rules(facts, pack)
     notes = [n for n in (fit_note, None if ops["rel"] else "reliability not assessed: no plan "
                                                           "fits", ops["sched_note"]) if n]

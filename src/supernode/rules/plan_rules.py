@@ -17,7 +17,7 @@ def _best(facts: Facts) -> dict | None:
 
 def _faster(facts: Facts) -> str | None:
     """The planner's best plan as a fix, with its step time against the reviewed plan."""
-    best, r = _best(facts), facts.reviewed
+    best, r = _best(facts), facts.reviewed_plan
     if best is None or r is None:
         return None
     return (f"the planner's best plan TP={best['tp']} PP={best['pp']} DP={best['dp']} "
@@ -33,7 +33,7 @@ def _faster(facts: Facts) -> str | None:
       or less (seed 000 §4.1).""")
 def tp_inside(facts: Facts, threshold: Threshold) -> Outcome:
     """The reviewed plan's TP size against the scale-up domain (crossing or not)."""
-    r = facts.reviewed
+    r = facts.reviewed_plan
     if r is None:
         return Outcome("not_evaluated", None, "no plan: nothing fits")
     size = facts.cluster.scale_up.size
@@ -50,7 +50,7 @@ def tp_inside(facts: Facts, threshold: Threshold) -> Outcome:
       groups never splits a group across its boundary, and leaves no cards idle.""")
 def multiple_of_tp(facts: Facts, threshold: Threshold) -> Outcome:
     """Scale-up size modulo the reviewed plan's TP."""
-    r = facts.reviewed
+    r = facts.reviewed_plan
     if r is None:
         return Outcome("not_evaluated", None, "no plan: nothing fits")
     size = facts.cluster.scale_up.size
@@ -68,7 +68,7 @@ def multiple_of_tp(facts: Facts, threshold: Threshold) -> Outcome:
       scale-up bus; only the expert gradient synchronisation then crosses the network.""")
 def experts_inside(facts: Facts, threshold: Threshold) -> Outcome:
     """Tier the reviewed plan's EP group spans; a fitting plan with EP inside is the fix."""
-    r = facts.reviewed
+    r = facts.reviewed_plan
     if not facts.workload.get("moe"):
         return Outcome("not_applicable", None, "dense model: no experts")
     if r is None:
@@ -98,7 +98,7 @@ def experts_inside(facts: Facts, threshold: Threshold) -> Outcome:
       small batches). The comm-compute table is the first table of a purchase.""")
 def exposed_comm(facts: Facts, threshold: Threshold) -> Outcome:
     """Exposed communication over step time of the reviewed plan."""
-    r = facts.reviewed
+    r = facts.reviewed_plan
     if r is None:
         return Outcome("not_evaluated", None, "no plan: nothing fits")
     share = r["exposed_comm_share"]
@@ -118,7 +118,7 @@ def exposed_comm(facts: Facts, threshold: Threshold) -> Outcome:
       needs ~560 GB+); a plan whose busiest card exceeds its memory does not run.""")
 def memory_fit(facts: Facts, threshold: Threshold) -> Outcome:
     """Busiest GPU's memory against usable capacity."""
-    r = facts.reviewed
+    r = facts.reviewed_plan
     if r is None:
         advice = (facts.plans or {}).get("advice") or {}
         return Outcome("fail", None, f"no plan fits: {advice.get('reason', 'out of memory')}",

@@ -7,12 +7,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-#: Document kind -> "module:Model"; optional kinds are skipped if their module is absent.
+#: Document kind -> "module:Model": the input documents, and ``results`` (the
+#: ``results.json`` a design review writes).
 DOCUMENTS = {
     "cluster": "supernode.spec.cluster:ClusterSpec",
     "workload": "supernode.spec.workload:WorkloadSpec",
     "plan": "supernode.spec.plan:ParallelPlan",
     "sweep": "supernode.planner.sweep_spec:SweepSpec",
+    "results": "supernode.design.results:DesignResults",
 }
 
 

@@ -1,0 +1,164 @@
+"""``results.json`` has a schema: every example design's validates against the JSON Schema
+``supernode schema results`` prints and against :class:`DesignResults`; a mutated one
+(an unknown key, a wrong type, a missing key, NaN) is refused; ``run_design(...).to_dict()``
+refuses a stage's drift itself; ``rules.Facts`` is built by keyword only.
+
+Cost: every example once without the simulation and one full run (``h100-servers``, the
+cheapest whose every section is filled) through the CLI, per module.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+
+import jsonschema
+import pytest
+from pydantic import ValidationError
+from typer.testing import CliRunner
+
+from supernode.commands import app, register_all
+from supernode.design import DesignInput, DesignResult, examples, run_design
+from supernode.design.results import SCHEMA, DesignResults, check_results
+from supernode.report.write import results_json
+from supernode.rules import Facts
+
+FULL = "h100-servers"
+#: Sections a run may leave null (each with a note), and ``artefacts`` (left out of a
+#: report rendered without its files).
+NULLABLE = {"reviewed_plan", "simulation", "reliability", "scheduling", "fit", "artefacts"}
+
+
+def run(*args: str):
+    """``supernode ARGS`` in this process (CliRunner)."""
+    register_all()
+    return CliRunner().invoke(app, list(args))
+
+
+@pytest.fixture(scope="module")
+def schema() -> dict:
+    """The JSON Schema as ``supernode schema results`` prints it."""
+    result = run("schema", "results")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def validator(schema) -> jsonschema.Draft202012Validator:
+    """A validator of that schema (itself checked against the draft 2020-12 meta-schema)."""
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+@pytest.fixture(scope="module")
+def reviews() -> dict[str, DesignResult]:
+    """Every example but the full one, reviewed without the simulation."""
+    return {name: run_design(DesignInput(e.cluster, e.workload, e.plan, simulate=False,
+                                         example=name))
+            for name, e in examples().items() if name != FULL}
+
+
+@pytest.fixture(scope="module")
+def documents(reviews, tmp_path_factory) -> dict[str, dict]:
+    """``results.json`` of every example: the full run's as ``supernode design`` writes and
+    prints it, the others' as :func:`~supernode.report.write.results_json` writes them."""
+    folder = tmp_path_factory.mktemp("design") / FULL
+    result = run("design", "--example", FULL, "--json", "--quiet", "--out", str(folder))
+    assert result.exit_code == 0, result.output
+    full = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    assert json.loads(result.stdout) == full
+    return {FULL: full} | {name: json.loads(results_json(r.to_dict()))
+                           for name, r in reviews.items()}
+
+
+def test_every_example_validates(documents, validator):
+    assert set(documents) == set(examples())
+    for name, doc in documents.items():
+        errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+                  for e in validator.iter_errors(doc)]
+        assert not errors, (name, errors[:10])
+        assert check_results(doc).schema_ == SCHEMA
+
+
+def test_the_full_run_fills_every_section(documents, schema):
+    doc = documents[FULL]
+    assert doc["inputs"]["simulate"] and doc["notes"] == []
+    assert list(doc) == list(schema["properties"])
+    assert [k for k, v in doc.items() if v is None] == []
+    flawed = documents["flawed"]  # a given plan: the estimate's knobs and its rank
+    assert flawed["reviewed_plan"]["source"] == "given" and flawed["plans"]["reference"]
+    assert flawed["reviewed_plan"]["chosen"] and flawed["simulation"] is None
+
+
+def test_only_the_optional_sections_may_be_null(documents, validator):
+    for key in documents[FULL]:
+        doc = copy.deepcopy(documents[FULL])
+        doc[key] = None
+        if key in NULLABLE:
+            assert not list(validator.iter_errors(doc)), key
+            DesignResults.model_validate(doc)
+        else:
+            _refused(doc, validator)
+    doc = copy.deepcopy(documents[FULL])
+    del doc["artefacts"]  # a report rendered without its files
+    assert not list(validator.iter_errors(doc))
+    DesignResults.model_validate(doc)
+
+
+def _refused(doc: dict, validator) -> None:
+    """Both the JSON Schema and the model refuse ``doc``."""
+    assert list(validator.iter_errors(doc)), "the JSON Schema accepts it"
+    with pytest.raises(ValidationError):
+        DesignResults.model_validate(doc)
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda d: d.update(extra_section={}),
+    lambda d: next(iter(d["simulation"]["heatmap"].values())).update(share=0.5),
+    lambda d: d["decisions"][0]["options"][0].update(score=1),
+    lambda d: d["reliability"]["checkpoint"].update(interval_min=3.0),
+    lambda d: d["facility"]["power"].update(cluster_at_tdp_w="1.9 MW"),
+    lambda d: d["scheduling"]["schedule"]["policies"][0].update(tp_jobs=[1]),
+    lambda d: d["verdict"].update(verdict="maybe"),
+    lambda d: d["artefacts"]["files"][0].update(bytes=1.5),
+    lambda d: d["plans"]["plans"][0].pop("step_time_s"),
+    lambda d: d.pop("timings_s"),
+    lambda d: d.update(schema="supernode-design/0"),
+], ids=["top-level key", "heatmap key", "option key", "checkpoint key", "string for W",
+        "list for int", "verdict value", "float for bytes", "missing plan key",
+        "missing section", "other schema"])
+def test_a_mutated_document_is_refused(documents, validator, mutate):
+    doc = copy.deepcopy(documents[FULL])
+    mutate(doc)
+    _refused(doc, validator)
+
+
+def test_non_finite_numbers_are_refused(documents):
+    doc = copy.deepcopy(documents[FULL])
+    doc["timings_s"]["plan"] = float("nan")
+    with pytest.raises(ValidationError):
+        DesignResults.model_validate(doc)
+    doc["timings_s"]["plan"] = float("inf")
+    with pytest.raises(ValidationError):
+        DesignResults.model_validate(doc)
+
+
+def test_to_dict_refuses_a_drifting_stage(reviews):
+    result = reviews["flawed"]
+    for section, key, value in (("facility", "pump_w", 1.0), ("cluster", "accelerators",
+                                                              "many")):
+        drifted = copy.deepcopy(result.data)
+        drifted[section][key] = value
+        with pytest.raises(ValidationError, match=key):
+            dataclasses.replace(result, data=drifted).to_dict()
+
+
+def test_facts_are_built_by_keyword():
+    fields = [f.name for f in dataclasses.fields(Facts)]
+    assert fields[:4] == ["cluster", "workload", "topology", "facility"]
+    assert "reviewed_plan" in fields
+    with pytest.raises(TypeError):
+        Facts(None, {}, {}, {})  # type: ignore[misc]
+    facts = Facts(cluster=None, workload={}, topology={}, facility={})  # type: ignore[arg-type]
+    assert facts.plans is None and facts.reviewed_plan is None and facts.scheduling is None
