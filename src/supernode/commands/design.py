@@ -96,6 +96,7 @@ def design_command(
 ) -> None:
     """Review a design: topology, plans, simulation, reliability, facility, monitoring,
     scheduling, rules -> report folder with the exported topology and monitoring files."""
+    from supernode.design.results import check_results
     from supernode.outputs import check_output_folder
     from supernode.report import write_report
 
@@ -106,6 +107,7 @@ def design_command(
         result = run_design(inputs, stage_hook(bar))
         data = result.to_dict()
         data["inputs"]["calibration"] = _calibration_record(calibration)
+        check_results(data)  # the calibration record too
         files = write_report(data, out, "--out", result.files)
     if json_output:
         print_json(data)
