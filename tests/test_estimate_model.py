@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from supernode.catalog import cluster_presets
 from supernode.cluster.load import load_cluster
 from supernode.collectives import Fabric
 from supernode.commands import app, register_all
@@ -168,10 +169,14 @@ def test_bad_plans_exit_2(args, path):
 
 
 def test_unknown_preset_exits_2():
+    """Exit 2 with one error line naming the cluster that was not found and every preset."""
     register_all()
     out = CliRunner().invoke(app, ["estimate", "--cluster", "no-such-cluster", "--workload",
                                    "llama3-70b", "--tp", "8", "--global-batch", "256"])
-    assert out.exit_code == 2 and "Traceback" not in out.output
+    assert out.exit_code == 2 and out.stdout == "" and "Traceback" not in out.stderr
+    (line,) = out.stderr.strip().splitlines()
+    assert line == ("error: no-such-cluster: no such file or preset (presets: "
+                    + ", ".join(sorted(cluster_presets())) + ")")
 
 
 def test_estimate_json_keys():
