@@ -54,11 +54,11 @@ def test_legal_plans(preset: str, kw: dict, gpus: int) -> None:
     w, plan = load_workload(preset), _plan(**kw)
     assert plan.tp * plan.pp * plan.dp * plan.cp == gpus
     assert check_plan(w, plan, gpus) is None
-    assert bool(plan_legal_mask(w, PlanArrays.from_plan(plan), gpus))
+    assert bool(plan_legal_mask(w, plan, gpus))
     with pytest.raises(InputError) as info:
         check_plan(w, plan, 2 * gpus)
     assert info.value.path == "plan.dp"
-    assert not bool(plan_legal_mask(w, PlanArrays.from_plan(plan), 2 * gpus))
+    assert not bool(plan_legal_mask(w, plan, 2 * gpus))
 
 
 def test_mask_equals_scalar_check() -> None:
