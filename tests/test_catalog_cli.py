@@ -50,12 +50,38 @@ def test_list_json_has_stable_keys():
     assert clusters["tpu-v4-pod"]["scale_up_kind"] == "torus"
 
 
+def _table_rows(text: str, title: str) -> dict[str, list[str]]:
+    """The rows of the table under ``title`` (first cell: the entry's name), split into
+    cells, header and rule left out."""
+    body = text.split(f"{title}\n", 1)[1]
+    rows = {}
+    for line in body.splitlines()[3:]:
+        cells = line.split()
+        if not cells:
+            break
+        rows[cells[0]] = cells
+    return rows
+
+
 def test_list_tables():
+    """Three tables, one row per catalog entry (what ``list --json`` lists), each row
+    showing the entry's own figures."""
     result = invoke("list")
     assert result.exit_code == 0, result.output
-    for word in ("Accelerators", "Switches", "Clusters", "h100-sxm-80gb",
-                 "quantum2-qm9700", "cloudmatrix384", "dgx-a100-selene-like"):
-        assert word in result.stdout
+    data = json.loads(invoke("list", "--json").stdout)
+    tables = {key: _table_rows(result.stdout, key.capitalize()) for key in data}
+    for key, entries in data.items():
+        assert list(tables[key]) == [e["name"] for e in entries], key
+    for entry in data["accelerators"]:
+        assert tables["accelerators"][entry["name"]][1] == entry["vendor"]
+    for entry in data["switches"]:
+        row = tables["switches"][entry["name"]]
+        assert row[1:4] == [entry["vendor"], str(entry["radix_ports"]),
+                            f"{entry['port_speed_gbit_per_s']:g}"]
+    for entry in data["clusters"]:
+        row = tables["clusters"][entry["name"]]
+        assert row[1:4] == [entry["accelerator"], f"{entry['accelerators']:,}",
+                            f"{entry['hosts']:,}"]
 
 
 @pytest.mark.parametrize(

@@ -40,11 +40,23 @@ def test_crossing_the_domain_uses_the_scale_out_tier():
             < inside["results"][0]["busbw_gigabytes_per_s"])
 
 
-@pytest.mark.parametrize("args", [["--ranks", "100000"], ["--op", "gossip"],
-                                  ["--sizes", "lots"], ["--sizes", "0"]])
-def test_bad_input_exits_2(args):
-    out = _run("--cluster", "hgx-h100", *args)
-    assert out.exit_code == 2 and "Traceback" not in out.output
+def _assert_refused(out, option: str, fragment: str) -> None:
+    """Exit 2, nothing on stdout, one ``error:`` line naming the option and the reason."""
+    assert out.exit_code == 2, out.output
+    assert out.stdout == "" and "Traceback" not in out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {option}: "), out.stderr
+    assert fragment in lines[0], lines[0]
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["--ranks", "100000"], "must be 2..8 (the cluster's GPUs)"),  # hgx-h100: 8 GPUs
+    (["--op", "gossip"], "unknown collective 'gossip'"),
+    (["--sizes", "lots"], "not a message size: 'lots'"),
+    (["--sizes", "0"], "'0': sizes must be between 1 byte and 1 TiB"),
+])
+def test_bad_input_exits_2(args, fragment):
+    _assert_refused(_run("--cluster", "hgx-h100", *args), args[0], fragment)
 
 
 def test_parse_size_binary_units():
@@ -53,10 +65,13 @@ def test_parse_size_binary_units():
         parse_size("2T")
 
 
-@pytest.mark.parametrize("args", [["--ranks", "0"], ["--sizes", ","], ["--sizes", "0.5"]])
-def test_degenerate_input_exits_2(args):
-    out = _run("--cluster", "hgx-h100", *args)
-    assert out.exit_code == 2 and "Traceback" not in out.output
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["--ranks", "0"], "must be 2..8"),
+    (["--sizes", ","], "give at least one size"),
+    (["--sizes", "0.5"], "'0.5': sizes must be between 1 byte and 1 TiB"),
+])
+def test_degenerate_input_exits_2(args, fragment):
+    _assert_refused(_run("--cluster", "hgx-h100", *args), args[0], fragment)
 
 
 def test_each_size_says_its_protocol_tiers_and_binding_tier():
@@ -124,6 +139,11 @@ def test_docs_examples_are_the_commands_real_output():
             assert " ".join(line.split()) in produced, (command, line)
 
 
-def test_docs_python_example_runs():
+def test_docs_python_example_runs(capsys):
+    """The Python example of docs/collectives.md prints what its comment says it prints."""
     code = DOC.read_text(encoding="utf-8").split("```python\n", 1)[1].split("```", 1)[0]
+    printed = [line.split("#", 1)[1].strip() for line in code.splitlines()
+               if line.startswith("print(") and "#" in line]
+    assert printed
     exec(compile(code, str(DOC), "exec"), {})
+    assert capsys.readouterr().out.splitlines() == printed

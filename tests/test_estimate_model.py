@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,7 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from supernode.catalog import cluster_presets
 from supernode.cluster.load import load_cluster
+from supernode.collectives import Fabric
 from supernode.commands import app, register_all
 from supernode.estimate.calibration import default_calibration
 from supernode.estimate.model import estimate_plan
@@ -97,11 +100,58 @@ def test_vectorised_equals_scalar(system, llama70b, tp, pp, mb, rec):
                                                                 rel=1e-12, abs=1e-15)
 
 
-def test_more_dp_bandwidth_never_slows_down(llama70b):
-    slow = system_from_cluster(load_cluster("dgx-a100-selene-like"))
-    plan = _plan(tp=8, pp=4, dp=25, global_batch_sequences=400, recompute="full")
-    result = estimate_plan(llama70b, plan, slow)
-    assert result.step_time_s > 0 and all(v >= 0 for v in result.breakdown_s.values())
+def _faster_scale_out(system, factor: float):
+    """The same system with every scale-out tier (all tiers past the scale-up one, where
+    the data-parallel groups of these plans meet) ``factor`` times faster."""
+    tiers = (system.fabric.tiers[0], *(
+        replace(t, bandwidth_bytes_per_s=t.bandwidth_bytes_per_s * factor)
+        for t in system.fabric.tiers[1:]))
+    return replace(system, fabric=Fabric(tiers))
+
+
+@settings(max_examples=30, deadline=None)
+@given(name=st.sampled_from(["llama3-8b", "llama3-70b"]), tp=st.sampled_from([1, 2, 4, 8]),
+       pp=st.sampled_from([1, 2, 4]), overlap=st.sampled_from([None, True, False]),
+       zero=st.sampled_from([None, 1, 2, 3]), batches=st.sampled_from([1, 4]),
+       factor=st.sampled_from([1.25, 2.0, 8.0]))
+def test_more_dp_bandwidth_never_slows_down(system, name, tp, pp, overlap, zero, batches,
+                                            factor):
+    """Two systems that differ only in scale-out (DP) bandwidth: the faster one is never
+    slower, and strictly faster wherever DP communication is exposed and runs on the
+    scale-out tiers alone (TP filling a domain; smaller TP puts DP peers inside a domain,
+    whose scale-up phase may then set the pace). With the knobs the slow system chose
+    pinned on both, nothing but the communication changes, and the exposed DP time falls
+    no more than the bandwidth rose where it is not overlapped."""
+    w = load_workload(name)
+    dp = system.gpus // (tp * pp)
+    plan = ParallelPlan(tp=tp, pp=pp, dp=dp, global_batch_sequences=dp * batches * 2,
+                        zero_stage=zero, overlap_dp_comm=overlap)
+    fast_system = _faster_scale_out(system, factor)
+    slow = estimate_plan(w, plan, system)
+    assert estimate_plan(w, plan, fast_system).step_time_s <= slow.step_time_s * (1 + 1e-12)
+
+    pinned = ParallelPlan(**{k: v for k, v in slow.plan.items() if v is not None})
+    slow, fast = estimate_plan(w, pinned, system), estimate_plan(w, pinned, fast_system)
+    assert fast.chosen == slow.chosen
+    for key in ("compute", "optimizer", "other"):
+        assert fast.breakdown_s[key] == slow.breakdown_s[key]
+    for key in BREAKDOWN_KEYS:
+        assert fast.breakdown_s[key] <= slow.breakdown_s[key] * (1 + 1e-12) + 1e-15, key
+    dp_slow, dp_fast = slow.breakdown_s["dp_comm"], fast.breakdown_s["dp_comm"]
+    assert dp_slow > 0 or overlap is not False  # nothing hides DP traffic with overlap off
+    if dp_slow > 1e-9 and tp >= system.scale_up_size:
+        # one DP peer per scale-up domain: every DP byte crosses the faster tiers
+        assert dp_fast < dp_slow
+        assert fast.step_time_s < slow.step_time_s
+    if overlap is False:  # all DP traffic exposed: latency and fixed costs do not scale
+        assert dp_fast >= dp_slow / factor * (1 - 1e-12)
+    if pp == 1:  # only the DP groups leave a scale-up domain: the gain is all DP's
+        assert slow.step_time_s - fast.step_time_s == pytest.approx(dp_slow - dp_fast,
+                                                                     rel=1e-9, abs=1e-12)
+        for key in BREAKDOWN_KEYS:
+            if key != "dp_comm":
+                assert fast.breakdown_s[key] == pytest.approx(slow.breakdown_s[key],
+                                                              rel=1e-12, abs=1e-15)
 
 
 @pytest.mark.parametrize("args, path", [
@@ -119,10 +169,14 @@ def test_bad_plans_exit_2(args, path):
 
 
 def test_unknown_preset_exits_2():
+    """Exit 2 with one error line naming the cluster that was not found and every preset."""
     register_all()
     out = CliRunner().invoke(app, ["estimate", "--cluster", "no-such-cluster", "--workload",
                                    "llama3-70b", "--tp", "8", "--global-batch", "256"])
-    assert out.exit_code == 2 and "Traceback" not in out.output
+    assert out.exit_code == 2 and out.stdout == "" and "Traceback" not in out.stderr
+    (line,) = out.stderr.strip().splitlines()
+    assert line == ("error: no-such-cluster: no such file or preset (presets: "
+                    + ", ".join(sorted(cluster_presets())) + ")")
 
 
 def test_estimate_json_keys():

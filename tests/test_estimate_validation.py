@@ -11,9 +11,14 @@ import pytest
 from typer.testing import CliRunner
 
 from supernode.commands import app, register_all
+from supernode.estimate.model import estimate_plan
+from supernode.estimate.system import system_from_validation
+from supernode.spec.training_case import case_plan
+from supernode.spec.workload import workload_from_data
 from supernode.validation.harness import validate_file
 
 PUBLIC = Path(str(resources.files("supernode") / "data/validation/public.json"))
+DOCS = Path(__file__).parents[1] / "docs" / "estimate.md"
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +45,65 @@ def test_training_step_mape_and_worst_case(results):
     assert summary["training_step"]["n"] == len(errors) >= 15
     assert summary["training_step"]["mape"] <= 0.06, errors
     assert max(abs(e) for e in errors.values()) <= 0.15, errors
+
+
+#: Each published training step's bound, and the sign of its error where the model's known
+#: limit (docs/estimate.md, "Known limits") says which way it misses: +1 predicted slow,
+#: -1 predicted fast, 0 either way. The Megatron-LM runs and the GB200 MoE runs are held to
+#: the in-sample figure the constants were fitted for; GB300 (the unexplained 1.22-1.25x
+#: over GB200), GPT-OSS (attention sinks costed as fused attention) and FP8 (Transformer
+#: Engine's fused casts) to the 15 % that bounds the whole set.
+STEP_BOUNDS = {
+    "megatron_h100_weak_": (0.07, 0),
+    "mbridge2511_dsv3_gb200_": (0.07, 0),
+    "mbridge2511_qwen3_235b_gb200_": (0.07, 0),
+    "mbridge2511_dsv3_gb300_": (0.15, +1),
+    "mbridge2511_qwen3_235b_gb300_": (0.15, +1),
+    "mbridge260401_gpt_oss_120b_": (0.15, -1),
+    "mbridge260401_llama31_405b_h100_1024gpu_fp8": (0.15, +1),
+}
+
+
+def _step_bound(case_id: str) -> tuple[float, int]:
+    (bound,) = [v for prefix, v in STEP_BOUNDS.items() if case_id.startswith(prefix)]
+    return bound
+
+
+def test_every_training_step_within_its_bound(results):
+    """Measured against predicted, case by case: each published step within its bound,
+    on the side its known limit names."""
+    cases, _ = results
+    steps = [c for c in cases if c.kind == "training_step"]
+    assert len(steps) >= 15
+    for case in steps:
+        bound, sign = _step_bound(case.id)
+        assert abs(case.error_frac) <= bound, (case.id, case.error_frac, bound)
+        assert case.error_frac * sign >= 0, (case.id, case.error_frac, "wrong side")
+        # the error is the prediction's against the publication's own step time
+        assert case.error_frac == pytest.approx(case.predicted / case.measured - 1, rel=1e-9)
+
+
+def _doc_step_table() -> dict[str, tuple[str, str, str]]:
+    text = DOCS.read_text(encoding="utf-8").split("Public set, in sample", 1)[1]
+    rows = {}
+    for line in text.split("\n\n", 2)[1].splitlines()[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0]] = tuple(cells[1:])
+    return rows
+
+
+def test_documented_step_table_is_the_models_output(results):
+    """docs/estimate.md's in-sample table prints each case's published step, the model's
+    prediction and the error as the harness computes them now, every case listed."""
+    cases, _ = results
+    steps = {c.id: c for c in cases if c.kind == "training_step"}
+    table = _doc_step_table()
+    assert set(table) == set(steps)
+    for case_id, (measured, predicted, error) in table.items():
+        case = steps[case_id]
+        assert measured == f"{case.measured:.3f}", case_id
+        assert predicted == f"{case.predicted:.3f}", case_id
+        assert error == f"{case.error_frac * 100:+.1f} %".replace("-", "\u2212"), case_id
 
 
 def test_collective_mape(results):
@@ -129,22 +193,39 @@ def test_degenerate_activation_case_is_unsupported(tmp_path):
     assert json.loads(out.stdout)["cases"][0]["status"] == "unsupported"
 
 
+def _megatron_mfu(case: dict, step_s: float) -> float:
+    """MFU of ``case`` run in ``step_s`` by the convention its source prints:
+    ``72 B s l h^2 (1 + s/(6h) + V/(12 l h))`` FLOPs per step over the stated peak."""
+    m, b = case["model"], case["training"]["global_batch"]
+    s, layers, h, v = m["seq_len"], m["layers"], m["hidden"], m["vocab"]
+    flops = 72 * b * s * layers * h * h * (1 + s / (6 * h) + v / (12 * layers * h))
+    return flops / (step_s * case["system"]["gpus"] * case["system"]["peak_dense_bf16_tflops"]
+                    * 1e12)
+
+
 def test_held_out_style_case_generalises(tmp_path):
-    """A case not in the public file (other sizes) still gets a sane prediction."""
+    """A run that is not in the public file, sized between two published ones (the
+    Megatron-LM 1.7B and 7.1B runs; the 7.1B's system, plan and batch, hidden 3,072 and 27
+    layers between theirs): its predicted MFU lies between the two published MFUs (the
+    table's MFU rises with model size), widened by the error this source's cases are held to."""
     doc = json.loads(PUBLIC.read_text())
-    case = next(c for c in doc["cases"] if c["kind"] == "training_step")
-    other = json.loads(json.dumps(case))
+    by_id = {c["id"]: c for c in doc["cases"]}
+    small, large = by_id["megatron_h100_weak_1.7B"], by_id["megatron_h100_weak_7.1B"]
+    # the convention reproduces the published MFU from the published step time
+    for case in (small, large):
+        assert _megatron_mfu(case, case["measured"]["step_time_s"]) == pytest.approx(
+            case["measured"]["mfu"], abs=0.005)
+    other = json.loads(json.dumps(large))
     other.update(id="held_out")
-    other["system"]["gpus"] = 64
-    other["parallelism"].update(tp=2, dp=32)
-    other["model"].update(layers=20, hidden=3072, heads=24, ffn_hidden=12288)
-    other["training"]["global_batch"] = 256
+    other["model"].update(layers=27, hidden=3072, heads=24, ffn_hidden=12288)
+    assert small["model"]["hidden"] < 3072 < large["model"]["hidden"]
     path = tmp_path / "h.json"
     path.write_text(json.dumps({"schema": doc["schema"], "cases": [other]}))
-    cases, _ = validate_file(path)
-    assert cases[0].status == "ok"
-    mfu = float(cases[0].detail.split("mfu=")[1].split(";")[0])
-    assert 0.2 < mfu < 0.7
+    (case,), _ = validate_file(path)
+    assert case.status == "ok", case.detail
+    bound, _ = _step_bound(large["id"])
+    mfu = _megatron_mfu(other, case.predicted)
+    assert small["measured"]["mfu"] / (1 + bound) <= mfu <= large["measured"]["mfu"] / (1 - bound)
 
 
 def test_held_out_a100_case_within_ten_percent():
@@ -157,7 +238,10 @@ def test_held_out_a100_case_within_ten_percent():
 
 
 def test_moe_training_case_is_predicted(tmp_path):
-    """A Mixtral-like MoE case (Megatron/HF spellings of the MoE block) gets a prediction."""
+    """A Mixtral-like MoE case gets the step the model gives the same workload built from
+    the workload format (experts, top_k), whether the case spells the MoE block the
+    Megatron way or the Hugging Face way; two routed experts per token make it slower than
+    the dense model of the same shape; an unknown MoE field is refused."""
     doc = json.loads(PUBLIC.read_text())
     case = json.loads(json.dumps(next(c for c in doc["cases"] if c["kind"] == "training_step"
                                       and c["system"]["gpus"] == 96)))
@@ -166,11 +250,26 @@ def test_moe_training_case_is_predicted(tmp_path):
                          vocab=32000, gated_mlp=True,
                          moe={"num_experts": 8, "router_topk": 2})
     case["parallelism"].update(tp=2, dp=48, ep=8)
+    hf = dict(case, id="hf", model=dict(case["model"],
+                                        moe={"num_local_experts": 8, "num_experts_per_tok": 2}))
+    dense = dict(case, id="dense", model=dict(case["model"], moe=None),
+                 parallelism=dict(case["parallelism"], ep=1))
     odd = dict(case, id="odd", model=dict(case["model"], moe={"experts": 8, "warp": 3}))
     path = tmp_path / "moe.json"
-    path.write_text(json.dumps({"schema": doc["schema"], "cases": [case, odd]}))
-    good, bad = validate_file(path)[0]
-    assert good.status == "ok" and good.predicted > 0, good.detail
+    path.write_text(json.dumps({"schema": doc["schema"], "cases": [case, hf, dense, odd]}))
+    good, hf_result, dense_result, bad = validate_file(path)[0]
+    assert good.status == hf_result.status == dense_result.status == "ok", good.detail
+
+    m = case["model"]
+    workload = workload_from_data({
+        "name": "moe", "layers": m["layers"], "hidden": m["hidden"], "heads": m["heads"],
+        "kv_heads": m["kv_heads"], "ffn_hidden": m["ffn_hidden"], "vocab": m["vocab"],
+        "seq_len": m["seq_len"], "gated_mlp": True, "moe": {"experts": 8, "top_k": 2}})
+    plan = case_plan(case)
+    direct = estimate_plan(workload, plan, system_from_validation(case["system"], "bf16"))
+    assert good.predicted == pytest.approx(direct.step_time_s, rel=1e-12)
+    assert hf_result.predicted == good.predicted
+    assert good.predicted > dense_result.predicted
     assert bad.status == "unsupported" and "warp" in bad.detail
 
 

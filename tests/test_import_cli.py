@@ -157,7 +157,10 @@ def test_doc_output_matches_the_command() -> None:
 
 
 def test_doc_python_example_runs() -> None:
+    """Every Python example of docs/import.md runs, and checks the figures it shows with its own
+    asserts (an example without one would prove nothing but that it runs)."""
     blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
     assert blocks
     for block in blocks:
+        assert re.search(r"^\s*assert ", block, re.M), block
         exec(compile(block, str(DOC), "exec"), {})  # noqa: S102 - our own documentation

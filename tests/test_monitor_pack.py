@@ -207,10 +207,18 @@ def test_pack_without_a_cluster_drops_what_needs_line_rates():
 @pytest.mark.parametrize("semantics", [Semantics(), Semantics(left_open=True)],
                          ids=["prometheus-2", "prometheus-3"])
 def test_hand_expectations_hold_in_the_offline_evaluator(semantics):
-    """Every scenario's hand-worked firing set, under both Prometheus window rules."""
+    """Every scenario's hand-worked firing set, under both Prometheus window rules: at each
+    check the evaluator fires exactly the alerts written down, and the checks expect some
+    alerts to fire and others to stay silent (a pack of silent checks would pass empty)."""
     for pack in (full_pack(), build_pack(load_cluster("hgx-h100"))):
-        for scenario in scenarios_for(pack):
-            verify_scenario(pack, scenario, semantics)
+        scenarios = scenarios_for(pack)
+        checks = [check for scenario in scenarios for check in scenario.checks]
+        assert any(check.alerts for check in checks)
+        assert any(not check.alerts for check in checks)
+        for scenario in scenarios:
+            outcomes = verify_scenario(pack, scenario, semantics)
+            for check, outcome in zip(scenario.checks, outcomes, strict=True):
+                assert outcome.label_sets() == set(check.alerts), (scenario.name, check)
 
 
 def test_a_wrong_hand_expectation_is_caught():

@@ -53,11 +53,27 @@ def test_table_output_and_no_progress_when_not_a_tty() -> None:
     assert result.stderr == ""
 
 
+#: The knobs that make two plans the same plan.
+KNOBS = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "recompute", "zero_stage",
+         "sequence_parallel")
+
+
 def test_without_a_plan_a_default_is_simulated_and_said() -> None:
+    """The planner's best plan (what ``supernode plan`` ranks first) is simulated, and the
+    notes say so, naming it."""
     result = run(*BASE, "--json")
     assert result.exit_code == 0, result.stderr
-    notes = json.loads(result.stdout)["notes"]
-    assert any("no plan given" in n for n in notes)
+    data = json.loads(result.stdout)
+    (job,) = data["jobs"]
+    planned = run("plan", *BASE[1:], "--top", "1", "--json")
+    assert planned.exit_code == 0, planned.stderr
+    ranked = json.loads(planned.stdout)
+    best = ranked["plans"][0]
+    assert job["plan"]["global_batch_sequences"] == ranked["global_batch_sequences"]
+    assert {k: job["plan"][k] for k in KNOBS} == {k: best[k] for k in KNOBS}
+    assert job["estimate_step_time_s"] == pytest.approx(best["step_time_s"], rel=1e-12)
+    (note,) = [n for n in data["notes"] if "no plan given" in n]
+    assert f"tp={best['tp']}, pp={best['pp']}, dp={best['dp']}" in note
 
 
 def test_plan_file_and_traffic_file(tmp_path: Path) -> None:
@@ -149,8 +165,18 @@ def test_out_of_range_options_exit_2(extra: list[str], option: str) -> None:
 
 
 def test_largest_seed_runs() -> None:
-    result = run(*BASE, *PLAN, "--seed", str(2**63 - 1), "--json")
-    assert result.exit_code == 0, result.stderr
+    """2**63 - 1, the largest seed accepted (2**63 is refused above), reaches the simulation
+    as given, and the run it seeds is repeatable."""
+    seed = 2**63 - 1
+    first = run(*BASE, *PLAN, "--seed", str(seed), "--json")
+    assert first.exit_code == 0, first.stderr
+    again = run(*BASE, *PLAN, "--seed", str(seed), "--json")
+    a, b = json.loads(first.stdout), json.loads(again.stdout)
+    assert a["options"]["seed"] == seed
+    assert a["events"] > 0
+    for data in (a, b):
+        data.pop("wall_time_s")
+    assert a == b
 
 
 def test_sim_options_refuse_bad_seed_and_top() -> None:

@@ -2,7 +2,7 @@
 
 Flows come from the same schedules the α-β model costs; here, at line rate (no protocol
 efficiency or latency) and on zero-latency fabrics, they must also equal the closed forms
-of :mod:`supernode.netsim.closed_forms`: which bytes cross which links is right. The
+of ``tests/closed_forms.py``: which bytes cross which links is right. The
 general model-vs-simulator check is ``tests/test_collectives_differential.py``. Plus the
 fat-tree facts: a full-bisection tree carries an all-to-all at line rate; 2:1
 oversubscription slows a cross-leaf all-to-all by the uplink deficit; ECMP collisions.
@@ -10,6 +10,7 @@ oversubscription slows a cross-leaf all-to-all by the uplink deficit; ECMP colli
 
 from __future__ import annotations
 
+import closed_forms as cf
 import numpy as np
 import pytest
 from test_netsim_support import (
@@ -21,7 +22,6 @@ from test_netsim_support import (
 )
 
 from supernode.errors import InputError
-from supernode.netsim import closed_forms as cf
 from supernode.netsim.channels import walecki_paths
 
 TOL = 0.02

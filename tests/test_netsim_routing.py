@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import closed_forms as cf
 import numpy as np
 import pytest
 from test_netsim_support import (
@@ -13,7 +14,6 @@ from test_netsim_support import (
 )
 
 from supernode.errors import InputError
-from supernode.netsim import closed_forms as cf
 from supernode.netsim.collectives import Ctx
 from supernode.netsim.failures import apply_failures, parse_failure
 from supernode.netsim.policies import ROUTING_POLICIES, Ecmp

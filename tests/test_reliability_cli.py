@@ -130,7 +130,20 @@ def test_netsim_prices_the_fabric_degradations():
 
 
 def test_default_plan_comes_from_the_planner():
-    out = CliRunner().invoke(app, ["reliability", "--cluster", "dgx-h100-superpod-su",
-                                   "--workload", "llama3-8b", "--runs", "10", "--json"])
+    """Without a plan the job runs the plan ``supernode plan`` ranks first, at its step
+    time, and the first note says so."""
+    target = ["--cluster", "dgx-h100-superpod-su", "--workload", "llama3-8b"]
+    out = CliRunner().invoke(app, ["reliability", *target, "--runs", "10", "--json"])
     assert out.exit_code == 0, out.output
-    assert "planner" in json.loads(out.stdout)["notes"][0]
+    data = json.loads(out.stdout)
+    planned = CliRunner().invoke(app, ["plan", *target, "--top", "1", "--json"])
+    assert planned.exit_code == 0, planned.output
+    ranked = json.loads(planned.stdout)
+    best, job = ranked["plans"][0], data["job"]
+    for knob in ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "recompute",
+                 "zero_stage", "sequence_parallel"):
+        assert job["plan"][knob] == best[knob], knob
+    assert job["plan"]["global_batch_sequences"] == ranked["global_batch_sequences"]
+    assert job["step_time_s"] == pytest.approx(best["step_time_s"], rel=1e-12)
+    assert data["notes"][0].startswith("no plan given: the planner's best (tp="
+                                       f"{best['tp']}, pp={best['pp']}, dp={best['dp']}")

@@ -14,6 +14,7 @@ import math
 import signal
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -229,6 +230,27 @@ def test_random_top_level_values(value: Any) -> None:
     check(value)
 
 
+#: Per base, worked from its text: accelerators (supernodes x scale-up size), hosts
+#: (accelerators / per host), scale-up bytes/s per accelerator (su, hybrid: the H100's
+#: published 450 GB/s of NVLink; torus: 45 GB/s on 3 dimensions x 2 directions; mesh: 7
+#: ports x 56 GB/s) and scale-out (su: 8 x 400 Gb/s NICs over 8 GPUs; hybrid: 4 x 800
+#: Gb/s over 8; torus and mesh have none).
+BASE_FIGURES = {
+    "su": (32 * 8, 32, 450e9, 8 * 400e9 / 8 / 8),
+    "torus": (64, 16, 3 * 2 * 45e9, 0.0),
+    "hybrid": (8 * 64, 64, 450e9, 4 * 800e9 / 8 / 8),
+    "mesh": (8, 1, 7 * 56e9, 0.0),
+}
+
+
 def test_bases_are_valid() -> None:
+    """Every base document, which the properties above mutate, loads as the cluster its
+    text describes."""
+    assert [d["name"] for d in BASES] == list(BASE_FIGURES)
     for document in BASES:
-        resolve_cluster(validate_document(document, ClusterSpec))
+        cluster = resolve_cluster(validate_document(document, ClusterSpec))
+        accelerators, hosts, up, out = BASE_FIGURES[document["name"]]
+        assert cluster.name == document["name"]
+        assert (cluster.accelerators, cluster.hosts) == (accelerators, hosts)
+        assert cluster.scale_up.bandwidth_per_accelerator_bytes_per_s == pytest.approx(up)
+        assert cluster.scale_out_bandwidth_per_accelerator_bytes_per_s == pytest.approx(out)

@@ -6,6 +6,7 @@ import json
 
 from typer.testing import CliRunner
 
+from supernode.catalog import cluster_presets
 from supernode.commands import app, register_all
 
 register_all()
@@ -31,8 +32,12 @@ def test_topology_json_keys():
 
 
 def test_topology_unknown_preset_exits_2():
+    """Exit 2 with one error line naming the cluster that was not found and every preset."""
     result = runner.invoke(app, ["topology", "no-such-cluster"])
-    assert result.exit_code == 2
+    assert result.exit_code == 2 and result.stdout == ""
+    (line,) = result.stderr.strip().splitlines()
+    assert line == ("error: no-such-cluster: no such file or preset (presets: "
+                    + ", ".join(sorted(cluster_presets())) + ")")
 
 
 def test_topology_radix_error_exits_2(tmp_path):

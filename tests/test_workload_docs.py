@@ -15,9 +15,12 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "workload.md"
 
 
 def test_examples_run() -> None:
+    """Every Python example of docs/workload.md runs, and checks the figures it shows with its own
+    asserts (an example without one would prove nothing but that it runs)."""
     blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
     assert blocks
     for block in blocks:
+        assert re.search(r"^\s*assert ", block, re.M), block
         exec(compile(block, str(DOC), "exec"), {})  # noqa: S102 - our own documentation
 
 

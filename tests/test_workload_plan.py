@@ -40,13 +40,25 @@ def test_illegal_plans(preset: str, kw: dict, gpus: int | None, path: str) -> No
     assert info.value.path == path
 
 
-def test_legal_plans() -> None:
-    check_plan(load_workload("llama3-405b"), _plan(tp=8, pp=16, dp=4, vpp=2), 512)  # uneven
-    check_plan(load_workload("mixtral-8x7b"), _plan(tp=2, dp=8, ep=8, cp=2), 32)
-    check_plan(load_workload("deepseek-v3"), _plan(pp=16, dp=64, ep=64), 1024)
+@pytest.mark.parametrize(("preset", "kw", "gpus"), [
+    ("llama3-405b", {"tp": 8, "pp": 16, "dp": 4, "vpp": 2}, 512),  # 126 layers: uneven
+    ("mixtral-8x7b", {"tp": 2, "dp": 8, "ep": 8, "cp": 2}, 32),
+    ("deepseek-v3", {"pp": 16, "dp": 64, "ep": 64}, 1024),
     # Megatron-Core: EP may span TP ranks (EP 32 with TP 2 over DP 16), FSDP with PP
-    check_plan(load_workload("deepseek-v3"), _plan(tp=2, pp=16, dp=16, ep=32, etp=1), 512)
-    check_plan(load_workload("llama3-405b"), _plan(tp=8, pp=16, dp=4, zero_stage=3), 512)
+    ("deepseek-v3", {"tp": 2, "pp": 16, "dp": 16, "ep": 32, "etp": 1}, 512),
+    ("llama3-405b", {"tp": 8, "pp": 16, "dp": 4, "zero_stage": 3}, 512),
+])
+def test_legal_plans(preset: str, kw: dict, gpus: int) -> None:
+    """Each plan is accepted by the scalar check and the vectorised mask alike, on exactly
+    its own GPU count (tp x pp x dp x cp): on twice as many it is refused."""
+    w, plan = load_workload(preset), _plan(**kw)
+    assert plan.tp * plan.pp * plan.dp * plan.cp == gpus
+    assert check_plan(w, plan, gpus) is None
+    assert bool(plan_legal_mask(w, plan, gpus))
+    with pytest.raises(InputError) as info:
+        check_plan(w, plan, 2 * gpus)
+    assert info.value.path == "plan.dp"
+    assert not bool(plan_legal_mask(w, plan, 2 * gpus))
 
 
 def test_mask_equals_scalar_check() -> None:

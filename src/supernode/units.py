@@ -22,11 +22,6 @@ US = 1e-6  # seconds in one microsecond
 KW = 1e3  # watts in one kilowatt
 
 
-def gbit_per_s_to_bytes_per_s(value: float) -> float:
-    """Convert a line rate in Gb/s (1e9 bit/s) to bytes/s."""
-    return value * GBIT_PER_S
-
-
 def bytes_per_s_to_gbyte_per_s(value: float) -> float:
     """Convert bytes/s to GB/s (1e9 byte/s), for display."""
     return value / GBYTE_PER_S

@@ -65,13 +65,6 @@ def scale_up_link(accelerator: str | None, bandwidth_bytes_per_s: float,
     return ("nvlink4" if bandwidth_bytes_per_s >= 375 * GBYTE_PER_S else "nvlink3"), "switch", True
 
 
-def scale_up_table_is_borrowed(accelerator: str | None, bandwidth_bytes_per_s: float = 0.0
-                               ) -> bool:
-    """True when no efficiency table describes this part's scale-up link (the nearest
-    NVLink generation's is used instead)."""
-    return scale_up_link(accelerator, bandwidth_bytes_per_s)[2]
-
-
 def scale_up_efficiency_name(accelerator: str | None, bandwidth_bytes_per_s: float) -> str:
     """Efficiency table of a scale-up domain (see :func:`scale_up_link`)."""
     return scale_up_link(accelerator, bandwidth_bytes_per_s)[0]

@@ -21,7 +21,6 @@ uses.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -59,12 +58,6 @@ class Level:
         if self.index == 0:
             return self.ranks - self.groups
         return max(self.blocks, self.parts) - self.groups
-
-    @property
-    def rate_bytes_per_s(self) -> float:
-        """Per-rank line rate, divided by the oversubscription of crossing traffic."""
-        return self.tier.bandwidth_bytes_per_s / (
-            self.tier.oversubscription if self.index > 0 else 1.0)
 
 
 @lru_cache(maxsize=8192)
@@ -108,8 +101,3 @@ def used_levels(levels: list[Level]) -> list[Level]:
 def outer(levels: list[Level]) -> list[Level]:
     """Used levels above tier 0 (those crossed through NICs)."""
     return [lv for lv in used_levels(levels) if lv.index > 0]
-
-
-def log2_ceil(m: int) -> int:
-    """``ceil(log2 m)`` for ``m >= 1`` (tree depth)."""
-    return int(math.ceil(math.log2(max(m, 1))))

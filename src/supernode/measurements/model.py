@@ -9,7 +9,7 @@ collective results (nccl-tests/rccl-tests rows), link results (perftest), copy r
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -87,10 +87,6 @@ class JobContext:
     groups: int = 1
     group_stride: int | None = 1
     notes: tuple[str, ...] = ()
-
-    def with_notes(self, *notes: str) -> JobContext:
-        """A copy with ``notes`` appended."""
-        return replace(self, notes=(*self.notes, *notes))
 
 
 @dataclass(frozen=True)
@@ -188,7 +184,3 @@ class MeasurementSet:
     nccl: NcclRuntime = field(default_factory=NcclRuntime)
     attributes: Any = field(default_factory=lambda: MappingProxyType({}))
     notes: tuple[str, ...] = ()
-
-    def with_notes(self, *notes: str) -> MeasurementSet:
-        """A copy with ``notes`` appended."""
-        return replace(self, notes=(*self.notes, *notes))

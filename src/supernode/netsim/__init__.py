@@ -16,7 +16,6 @@ Public API::
     network_from_cluster(cluster) -> Network;  Router(net, RoutingConfig(...))
     Environment(net, router); add_collective(env, name, op, algorithm, groups, bytes, Ctx())
     max_min_rates(ptr, links, mult, capacity);  apply_failures(net, ["link:leaf/0-spine/1"])
-    supernode.netsim.closed_forms: the idle-fabric times the simulator must reproduce
 
 See ``docs/netsim.md``.
 """

@@ -97,13 +97,3 @@ def chain_hops(rows: np.ndarray, bounds: np.ndarray, kind: str, reverse: bool = 
     if reverse:
         orders = orders[:, :, ::-1]
     return orders[:, :, :-1].ravel(), orders[:, :, 1:].ravel()
-
-
-def channel_count(bounds: np.ndarray, kind: str) -> int:
-    """Channels the ring realises (the schedule's ``channels``)."""
-    sizes = np.diff(bounds)
-    if sizes.size > 1:
-        return int(sizes.min())
-    if kind == "full_mesh":
-        return max(1, int(sizes[0]) - 1)
-    return 2 if kind == "torus" else 1

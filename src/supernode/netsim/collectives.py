@@ -78,11 +78,6 @@ class Ctx:
     tables: Tables | None = None
 
 
-def default_algorithm(op: str) -> str | None:
-    """The algorithm used when none is named: the fastest, chosen as NCCL would (None)."""
-    return None
-
-
 def _schedule(op: str, algorithm: str | None, view: Fabric, n: int, message_bytes: float,
               tables: Tables) -> Schedule:
     """The schedule that runs: the named algorithm under its fastest protocol, or the

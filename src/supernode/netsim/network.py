@@ -269,12 +269,3 @@ def _nic_assignment(
             peers = host_accs[host]
             acc_nic[k] = nics[peers.index(a) * len(nics) // len(peers)][1]
     return nic_link, acc_nic
-
-
-def derate(net: Network, factors: dict[str, float]) -> Network:
-    """A copy with the capacity of each tier named in ``factors`` multiplied by its factor
-    (e.g. a protocol efficiency: 370 of 450 GB/s on NVLink 4)."""
-    capacity = net.capacity_bytes_per_s.copy()
-    for tier, factor in factors.items():
-        capacity[net.tier == TIER_CODES[tier]] *= factor
-    return net.with_links(net.up.copy(), capacity)

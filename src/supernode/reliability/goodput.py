@@ -26,13 +26,6 @@ def daly_goodput(tau_s: float, delta_s: float, restart_s: float, mtbf_s: float) 
     return min(1.0, tau_s / m * math.exp(-exponent)) if exponent < 700 else 0.0
 
 
-def first_order_goodput(tau_s: float, delta_s: float, restart_s: float,
-                        mtbf_s: float) -> float:
-    """Young's first-order goodput ``1 - δ/(τ+δ) - (τ/2 + R)/M`` (clipped to [0, 1])."""
-    lost = delta_s / (tau_s + delta_s) + (tau_s / 2.0 + restart_s) / mtbf_s
-    return max(0.0, 1.0 - lost)
-
-
 def degraded_share(windows: list[tuple[float, float, float]]) -> float:
     """Share of time lost to degraded running: ``Σ rate_per_s x duration_s x (1 - speed)``."""
     return sum(rate * duration * (1.0 - speed) for rate, duration, speed in windows)

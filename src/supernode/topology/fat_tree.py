@@ -16,7 +16,6 @@ Wiring, given the sizing (tier 0 = leaves):
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -200,13 +199,6 @@ def agg_core_links(layout: FabricLayout) -> tuple[np.ndarray, np.ndarray, np.nda
     order = np.argsort(first, kind="stable")  # first appearance, as the uplinks are numbered
     keys, count = keys[order], count[order]
     return keys // s.switches[2], keys % s.switches[2], count.astype(np.int64)
-
-
-def core_wiring(layout: FabricLayout) -> Counter[tuple[int, int]]:
-    """Links between aggregation switch ``a`` and core ``c``: ``{(a, c): count}``."""
-    agg, core, count = agg_core_links(layout)
-    return Counter(dict(zip(zip(agg.tolist(), core.tolist(), strict=True), count.tolist(),
-                            strict=True)))
 
 
 def add_fabric(

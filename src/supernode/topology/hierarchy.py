@@ -82,10 +82,6 @@ class Hierarchy:
         """Scale-up domain of every GPU."""
         return np.arange(self.gpus, dtype=np.int64) // self.domain_size
 
-    def hosts_of(self, labels: np.ndarray, value: int) -> np.ndarray:
-        """Hosts whose entry in ``labels`` (a per-host array) equals ``value``."""
-        return np.flatnonzero(labels == value)
-
     def crossing_oversubscription(self, pods: int) -> float:
         """Down:up ratio met by traffic between port groups (worst tier on the way up):
         the leaf tier's within a pod, the worse of leaf and aggregation across pods."""

@@ -48,11 +48,6 @@ class FatTreeSizing:
     max_endpoints: int
 
     @property
-    def endpoint_links(self) -> int:
-        """Links from endpoints (NIC ports) to leaves."""
-        return self.endpoints
-
-    @property
     def links_per_tier(self) -> tuple[int, ...]:
         """Links entering each tier from below: endpoint-leaf, leaf-spine, spine-core."""
         return (self.endpoints, *self.uplinks[: self.tiers - 1])
@@ -66,14 +61,6 @@ class FatTreeSizing:
             above = self.uplinks[tier] if tier < self.tiers - 1 else 0
             used.append(self.switches[tier] * self.radix - below - above)
         return tuple(used)
-
-    @property
-    def effective_oversubscription(self) -> tuple[float, ...]:
-        """Traffic entering each non-top tier from below divided by the capacity leaving up."""
-        return tuple(
-            self.links_per_tier[t] / self.uplinks[t] if self.uplinks[t] else math.inf
-            for t in range(self.tiers - 1)
-        )
 
 
 def split_ports(radix: int, oversubscription: float) -> tuple[int, int]:

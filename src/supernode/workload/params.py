@@ -137,11 +137,6 @@ class ParamCounts:
         """All parameters except input/position embeddings and an untied output layer."""
         return self.total - self.embedding - self.position_embedding - self.lm_head
 
-    @property
-    def expert_total(self) -> int:
-        """Parameters of all routed experts (the part expert parallelism shards)."""
-        return self.moe_layers * self.experts * self.expert_per_layer
-
 
 def count_params(w: WorkloadSpec) -> ParamCounts:
     """Count the parameters of ``w`` by component (see :class:`ParamCounts`)."""

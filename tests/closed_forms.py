@@ -1,4 +1,4 @@
-"""Closed-form times of the flow realisations on an idle, non-blocking fabric.
+"""Test oracle: closed-form times of the flow realisations on an idle, non-blocking fabric.
 
 ``bandwidth_bytes_per_s`` is one rank's injection rate on the tier used (per direction),
 ``latency_s`` the one-way latency α of one step. These are the textbook α-β forms the
