@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType, NoneType, UnionType
 from typing import Any, Literal, NamedTuple, Union, get_args, get_origin, get_type_hints
 
-import yaml
 from pydantic import Field, create_model
 
 from supernode.measurements.model import RECORD_DEFAULT, SAVED, MeasurementSet, Saved
 from supernode.spec.base import StrictModel
+from supernode.spec.documents import dump_yaml
 from supernode.spec.loader import parse_text, validate_document
 
 SCHEMA = "supernode-measurements/1"
@@ -197,7 +197,7 @@ def measurement_document(sets: list[MeasurementSet]) -> dict[str, Any]:
 def render_yaml(sets: list[MeasurementSet]) -> str:
     """The file as YAML text."""
     header = "# Measurement sets written by `supernode import results` (docs/measurements.md).\n"
-    return header + yaml.safe_dump(measurement_document(sets), sort_keys=False, width=100)
+    return header + dump_yaml(measurement_document(sets))
 
 
 def sets_from_document(text: str, source: str) -> list[MeasurementSet]:
