@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from supernode.errors import InputError
-from supernode.exports.nccl_xml import PCI_GPU, PCI_NVSWITCH, PCIE_SPEED, SM
+from supernode.exports.nccl_xml import PCI_GPU, PCI_NVSWITCH, PCIE_SPEED, catalog_sm
 from supernode.inputs import read_text_file
 from supernode.spec.cluster import HostSpec
 from supernode.spec.documents import dump_yaml
@@ -159,7 +159,7 @@ def _host(gpus, nets, root, accelerator, source) -> XmlHost:
 
 
 def _guess_accelerator(sm: int, notes: list[str], source) -> str:
-    names = [n for n, s in SM.items() if s == sm]
+    names = [n for n, s in catalog_sm().items() if s == sm]
     if len(names) == 1:
         notes.append(f"accelerator {names[0]} taken from the compute capability (sm {sm}); "
                      "set --accelerator if it is another part")
