@@ -60,6 +60,11 @@ def saved(name: str | None = None, scale: float | Mapping[str, float] | None = N
                  metadata={SAVED: Saved(name, scale, **how)})
 
 
+def _optional_us(name: str, doc: str, **how: Any) -> Any:
+    """An optional non-negative time field (seconds), saved as ``name`` in microseconds."""
+    return saved(name, US, default=None, ge=0, doc=doc, **how)
+
+
 def _frozen_map() -> Mapping[str, Any]:
     return MappingProxyType({})
 
@@ -81,12 +86,12 @@ class Timing:
     busbw_bytes_per_s: float = saved("busbw_gbyte_per_s", GBYTE_PER_S, ge=0,
                                      doc="Bus bandwidth, GB/s.")
     wrong: int | None = saved(default=None, ge=0, doc="Wrong elements (null: not checked).")
-    iteration_min_s: float | None = saved("iteration_min_us", US, default=None, ge=0,
-                                          omit_none=True, doc="Fastest iteration, us.")
-    iteration_max_s: float | None = saved("iteration_max_us", US, default=None, ge=0,
-                                          omit_none=True, doc="Slowest iteration, us.")
-    iteration_p99_s: float | None = saved("iteration_p99_us", US, default=None, ge=0,
-                                          omit_none=True, doc="p99 iteration, us.")
+    iteration_min_s: float | None = _optional_us("iteration_min_us", "Fastest iteration, us.",
+                                                 omit_none=True)
+    iteration_max_s: float | None = _optional_us("iteration_max_us", "Slowest iteration, us.",
+                                                 omit_none=True)
+    iteration_p99_s: float | None = _optional_us("iteration_p99_us", "p99 iteration, us.",
+                                                 omit_none=True)
 
 
 @dataclass(frozen=True)
@@ -211,19 +216,13 @@ class LinkResult:
                                                  default=None, ge=0, doc="Average, Gb/s.")
     message_rate_per_s: float | None = saved("message_rate_mpps", 1e6, default=None, ge=0,
                                              doc="Messages, millions/s.")
-    t_min_s: float | None = saved("t_min_us", US, default=None, ge=0,
-                                  doc="Minimum latency, us.")
-    t_max_s: float | None = saved("t_max_us", US, default=None, ge=0,
-                                  doc="Maximum latency, us.")
-    t_typical_s: float | None = saved("t_typical_us", US, default=None, ge=0,
-                                      doc="Typical (median), us.")
-    t_avg_s: float | None = saved("t_avg_us", US, default=None, ge=0, doc="Mean latency, us.")
-    t_stdev_s: float | None = saved("t_stdev_us", US, default=None, ge=0,
-                                    doc="Standard deviation, us.")
-    t_p99_s: float | None = saved("t_p99_us", US, default=None, ge=0,
-                                  doc="99th percentile, us.")
-    t_p999_s: float | None = saved("t_p999_us", US, default=None, ge=0,
-                                   doc="99.9th percentile, us.")
+    t_min_s: float | None = _optional_us("t_min_us", "Minimum latency, us.")
+    t_max_s: float | None = _optional_us("t_max_us", "Maximum latency, us.")
+    t_typical_s: float | None = _optional_us("t_typical_us", "Typical (median), us.")
+    t_avg_s: float | None = _optional_us("t_avg_us", "Mean latency, us.")
+    t_stdev_s: float | None = _optional_us("t_stdev_us", "Standard deviation, us.")
+    t_p99_s: float | None = _optional_us("t_p99_us", "99th percentile, us.")
+    t_p999_s: float | None = _optional_us("t_p999_us", "99.9th percentile, us.")
     line: int | None = saved(default=None, ge=1, doc="Line in the original output.")
 
 
