@@ -190,3 +190,21 @@ def test_lookup_is_case_insensitive_and_suggests():
     assert catalog.find_accelerator("H100-SXM-80GB").name == "h100-sxm-80gb"
     with pytest.raises(InputError, match="did you mean.*h100-sxm-80gb"):
         catalog.find_accelerator("h100-sxm")
+
+
+@pytest.mark.parametrize("spec", catalog.accelerators().values(), ids=lambda s: s.name)
+def test_nvidia_gpus_give_their_sourced_compute_capability(spec):
+    nvidia = (spec.vendor or "").lower() == "nvidia" and spec.kind == "gpu"
+    assert (spec.cuda_compute_capability is not None) == nvidia
+    assert (spec.cuda_compute_capability_source is not None) == nvidia
+
+
+def test_scale_up_hints_are_sourced_and_name_efficiency_tables():
+    from supernode.collectives import load_efficiency_tables
+
+    hints = catalog.scale_up_hints()
+    tables = load_efficiency_tables()
+    assert all(h.source and h.table in tables for h in hints)
+    fragments = [h.fragment for h in hints]
+    for i, fragment in enumerate(fragments):  # a fragment never hides a later, longer one
+        assert not any(fragment in later for later in fragments[i + 1:]), fragment

@@ -226,6 +226,20 @@ def test_measurement_file_round_trip():
         sets_from_document("schema: supernode-measurements/1\nsets: []\n", "x.yaml")
 
 
+
+def test_a_set_file_written_before_still_loads():
+    """``measurements/saved-sets.yaml`` was written by the set file's earlier, separately
+    declared schema (every tool, a tuning log, iteration times): it loads, and is written
+    back byte for byte."""
+    text = (DATA / "measurements" / "saved-sets.yaml").read_text(encoding="utf-8")
+    sets = sets_from_document(text, "saved-sets.yaml")
+    assert render_yaml(sets) == text
+    assert [s.tool for s in sets] == ["nccl-tests", "perftest", "nvbandwidth", "nvbandwidth",
+                                      "nccl-debug", "nccl-debug"]
+    assert sets[0].collectives[0].out_of_place.iteration_min_s == pytest.approx(23.9e-3)
+    assert sets[0].collectives[0].in_place.iteration_min_s is None
+    assert sets[5].nccl.tuning[0].op is None and sets[5].nccl.tuning[0].line is None
+
 def test_non_finite_values_are_refused():
     text = (DATA / "nccl_tests" / "oci-gb300-allreduce-1rack.txt").read_text().replace(
         "897.52", "   inf", 1)

@@ -167,6 +167,17 @@ def test_signal_while_sweep_workers_run(tmp_path: Path, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", list(SIGNALS))
+def test_signal_while_the_monte_carlo_workers_run(tmp_path: Path, name: str) -> None:
+    """The reliability Monte Carlo's pool (the same fan-out as the sweep's) is stopped at
+    once, its pending runs cancelled."""
+    interrupt_once_forked(["reliability", "--cluster", "dgx-h100-superpod-su", "--workload",
+                           "llama3-70b", "--runs", "100000", "--days", "365", "--workers", "2",
+                           "--json"],
+                          tmp_path, name, "the Monte Carlo's workers", children_needed=2,
+                          settle_s=1.0)
+
+
+@pytest.mark.parametrize("name", list(SIGNALS))
 def test_signal_while_the_plan_search_runs_on_forked_workers(tmp_path: Path, name: str
                                                              ) -> None:
     """The search's forked worker is ended with its parent: signalled alone, the parent

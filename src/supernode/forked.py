@@ -17,6 +17,15 @@ plots of ``simulate --plot``: matplotlib is imported beside the simulation).
 :func:`in_background` forks a child that runs a task at once, beside the caller, whose
 answer the caller collects when it needs it (``design``'s scheduling replay).
 
+Why not :mod:`supernode.parallel` (the process pool and Ray fan-out of the sweep, the
+reliability Monte Carlo and the scheduler): its workers are spawned interpreters, each
+paying about a second of imports and taking only picklable module-level functions, which
+suits tasks of seconds to minutes. The plan search's shares and the design's side stages
+last a fraction of that and are closures over the caller's data (a search space, a loaded
+cluster), so a forked child that inherits both costs milliseconds; and a child answers
+once, through a pipe, instead of serving a queue of tasks. The two share nothing but
+the rule that no worker outlives the call.
+
 No child outlives its parent: Ctrl-C, SIGTERM or an error in the parent ends every child
 (SIGKILL, then reaped) before the exception goes on; a child dies with its parent on Linux
 (``PR_SET_PDEATHSIG``) even when the parent is killed outright; and children take the

@@ -3,7 +3,7 @@
 The CLI installs :func:`handle_termination` around every command. A SIGTERM then raises
 :class:`Terminated` in the main thread, so every ``finally`` block runs as it does for
 Ctrl-C: temporary files and staging folders are removed (:mod:`supernode.outputs`),
-process pools are stopped and their workers ended (:mod:`supernode.planner.sweep_run`),
+process pools are stopped and their workers ended (:mod:`supernode.parallel`),
 and the process exits with 128 + the signal number (143 for SIGTERM). A second signal
 during that cleanup is ignored, so the cleanup finishes.
 

@@ -13,7 +13,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from supernode.errors import InputError
+from supernode.spec.base import StrictModel
 from supernode.spec.hardware import AcceleratorSpec, SwitchSpec
 from supernode.spec.loader import parse_text, validate_document
 
@@ -39,6 +42,29 @@ def switches() -> dict[str, SwitchSpec]:
     entries = _read("catalog/switches.yaml")["switches"]
     specs = [validate_document(e, SwitchSpec, source="catalog/switches.yaml") for e in entries]
     return _unique(specs, "switch")
+
+
+class ScaleUpHint(StrictModel):
+    """The scale-up link of accelerators whose id contains ``fragment``."""
+
+    fragment: str = Field(min_length=1, description="Part of an accelerator id, lower case.")
+    table: str = Field(min_length=1, description="Efficiency table of the part's scale-up "
+                                                 "link (nvlink3/4/5, xgmi).")
+    source: str = Field(min_length=1, description="Where the part's link is documented.")
+
+
+class ScaleUpHints(StrictModel):
+    """``data/catalog/scale_up_hints.yaml``."""
+
+    hints: list[ScaleUpHint] = Field(min_length=1)
+
+
+@lru_cache(maxsize=1)
+def scale_up_hints() -> tuple[ScaleUpHint, ...]:
+    """The scale-up link of parts given by id only, first match first
+    (``data/catalog/scale_up_hints.yaml``)."""
+    name = "catalog/scale_up_hints.yaml"
+    return tuple(validate_document(_read(name), ScaleUpHints, source=name).hints)
 
 
 def _unique(specs: list[Any], what: str) -> dict[str, Any]:

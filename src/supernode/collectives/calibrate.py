@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 from scipy.optimize import least_squares
 from scipy.stats import qmc
 
@@ -47,6 +46,7 @@ from supernode.collectives.efficiency_file import (
     tables_from_file_spec,
 )
 from supernode.spec.casefile import read_cases
+from supernode.spec.documents import dump_yaml
 
 #: name -> (lower bound, upper bound), in file units.
 BOUNDS: dict[str, tuple[float, float]] = {
@@ -238,7 +238,7 @@ def write(spec: EfficiencyFileSpec, refit: Mapping[Key, float], path: Path) -> N
     data = updated.model_dump(by_alias=True)
     data["tables"] = {name: _clean(t, set(updated.tables[name].model_fields_set))
                       for name, t in data["tables"].items()}
-    text = yaml.safe_dump(data, sort_keys=False, width=92, allow_unicode=True)
+    text = dump_yaml(data)
     path.write_text(HEADER + text, encoding="utf-8")
 
 

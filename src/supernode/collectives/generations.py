@@ -2,7 +2,8 @@
 
 Scale-up links are named by the catalog's ``scale_up_name`` (NVLink 3/4/5, Infinity
 Fabric xGMI, ICI, NeuronLink, Unified Bus, an integrated Ethernet); a part the catalog does
-not describe borrows the NVLink generation nearest in bandwidth, and says so. Scale-out
+not describe is known by its id (``data/catalog/scale_up_hints.yaml``: ``h800`` is on
+NVLink 4) or borrows the NVLink generation nearest in bandwidth, and says so. Scale-out
 links are InfiniBand (HDR, NDR, XDR by line rate) or RoCE (Ethernet switches); a
 validation case does not name its fabric, so NVIDIA parts are taken to sit on InfiniBand
 and AMD parts on RoCE (their platforms ship with Ethernet NICs: Pensando Pollara,
@@ -22,13 +23,6 @@ _LINK_NAMES: tuple[tuple[str, str, str], ...] = (
     ("infinity fabric", "xgmi", "full_mesh"), ("ici", "ici", "torus"),
     ("neuronlink", "neuronlink", "torus"), ("unified bus", "ub", "switch"),
     ("roce", "roce", "switch"),
-)
-#: Accelerator id fragments -> NVLink generation, for parts given by id only.
-_ID_HINTS: tuple[tuple[str, str], ...] = (
-    ("gb300", "nvlink5"), ("gb200", "nvlink5"), ("b300", "nvlink5"), ("b200", "nvlink5"),
-    ("b100", "nvlink5"), ("gh200", "nvlink4"), ("h200", "nvlink4"), ("h100", "nvlink4"),
-    ("h800", "nvlink4"), ("h20", "nvlink4"), ("a100", "nvlink3"), ("a800", "nvlink3"),
-    ("mi300", "xgmi"), ("mi325", "xgmi"), ("mi355", "xgmi"), ("mi250", "xgmi"),
 )
 
 
@@ -57,9 +51,11 @@ def scale_up_link(accelerator: str | None, bandwidth_bytes_per_s: float,
         if fragment in name:
             return table, kind, table in BORROWED_TABLES
     key = (accelerator or "").lower()
-    for fragment, table in _ID_HINTS:
-        if fragment in key:
-            return table, ("full_mesh" if table == "xgmi" else "switch"), False
+    from supernode.catalog import scale_up_hints
+
+    for hint in scale_up_hints():  # parts given by id only (a sourced catalog file)
+        if hint.fragment in key:
+            return hint.table, ("full_mesh" if hint.table == "xgmi" else "switch"), False
     if bandwidth_bytes_per_s >= 675 * GBYTE_PER_S:
         return "nvlink5", "switch", True
     return ("nvlink4" if bandwidth_bytes_per_s >= 375 * GBYTE_PER_S else "nvlink3"), "switch", True

@@ -1,10 +1,13 @@
-"""One plan vocabulary for every command that takes a plan (plan, estimate, simulate).
+"""One plan vocabulary for every command that takes a plan (estimate, plan, simulate,
+reliability).
 
 Each option is one :class:`~supernode.spec.plan.ParallelPlan` field (``--global-batch``
 is ``global_batch_sequences``) and means the same everywhere: a value given fixes the
 knob, a knob left out is chosen (``estimate``, ``simulate``) or searched (``plan``).
 ``--gpus`` is the job's size: the cluster grows by whole scalable units when it is
-smaller, and a smaller job uses the first GPUs.
+smaller, and a smaller job uses the first GPUs. The options are declared once, in
+:data:`PLAN_OPTIONS`; a command takes the ones it needs with :func:`plan_options` and
+receives them parsed once, as :class:`PlanOptions`.
 
 ``--calibration FILE`` (:data:`CalibrationFile`, with the :func:`calibrated` decorator)
 is the same on every command that costs collectives (estimate, plan, simulate, design,
@@ -14,10 +17,13 @@ whole command.
 
 from __future__ import annotations
 
+import copy
 import functools
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, get_args
 
 import typer
 
@@ -92,6 +98,28 @@ def calibrated(command: F) -> F:
 
     return run  # type: ignore[return-value]
 
+def with_help(option: Any, text: str) -> Any:
+    """``option`` (one of this module's ``Annotated`` options) with the help ``text`` of
+    one command, its name, type and bounds unchanged."""
+    kind, info = get_args(option)
+    info = copy.copy(info)
+    info.help = text
+    return Annotated[kind, info]
+
+
+#: Every plan option, in the order commands list them: keyword -> option.
+PLAN_OPTIONS: dict[str, Any] = {
+    "plan": PlanFile, "gpus": Gpus, "tp": Tp, "pp": Pp, "dp": Dp, "cp": Cp, "ep": Ep,
+    "etp": Etp, "vpp": Vpp, "micro_batch": MicroBatch, "global_batch": GlobalBatch,
+    "recompute": Recompute, "sequence_parallel": SequenceParallel, "zero_stage": ZeroStage,
+    "distributed_optimizer": DistributedOptimizer, "grad_fp32": GradFp32,
+    "a2a_overlap": A2aOverlap, "pp_layout": PpLayout, "rank_order": RankOrder,
+    "overlap_tp": OverlapTp, "overlap_dp": OverlapDp, "overlap_pp": OverlapPp,
+    "precision": Precision,
+}
+#: The options that are plan fields (all but ``--plan`` and ``--gpus``).
+PLAN_FIELD_OPTIONS = tuple(k for k in PLAN_OPTIONS if k not in ("plan", "gpus"))
+
 #: Command-line option name (Python keyword) -> plan field, where they differ.
 _FIELD_OF = {"global_batch": "global_batch_sequences", "overlap_tp": "overlap_tp_comm",
              "overlap_dp": "overlap_dp_comm", "overlap_pp": "overlap_pp_comm",
@@ -102,3 +130,46 @@ def plan_flags(**values: Any) -> dict[str, Any]:
     """Plan fields from the inline options (keywords as the commands name them); options
     left out (None) are omitted, so a plan file's values stand."""
     return {_FIELD_OF.get(k, k): v for k, v in values.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """The plan options a command was given (:func:`plan_options`): ``fields``, the plan
+    fields set inline (:func:`plan_flags`: options left out are absent); ``plan``, the
+    ``--plan`` file; ``gpus``, the job's GPUs (``--gpus``)."""
+
+    fields: dict[str, Any] = field(default_factory=dict)
+    plan: Path | None = None
+    gpus: int | None = None
+
+
+def plan_options(names: Sequence[str] = tuple(PLAN_OPTIONS)) -> Callable[[F], F]:
+    """Give a command the plan options ``names`` (keys of :data:`PLAN_OPTIONS`, listed in
+    that order) in place of its ``options`` parameter (declared ``options: PlanOptions =
+    PlanOptions()``), which then receives them as :class:`PlanOptions`. Apply it next to
+    the function (below the other decorators)."""
+    unknown = set(names) - set(PLAN_OPTIONS)
+    if unknown:
+        raise ValueError(f"not plan options: {sorted(unknown)}")
+    chosen = [k for k in PLAN_OPTIONS if k in names]
+
+    def decorate(command: F) -> F:
+        signature = inspect.signature(command, eval_str=True)
+        params = list(signature.parameters.values())
+        at = [p.name for p in params].index("options")
+        added = [inspect.Parameter(k, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None,
+                                   annotation=PLAN_OPTIONS[k]) for k in chosen]
+
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            given = {k: kwargs.pop(k, None) for k in chosen}
+            options = PlanOptions(plan_flags(**{k: v for k, v in given.items()
+                                                if k in PLAN_FIELD_OPTIONS}),
+                                  given.get("plan"), given.get("gpus"))
+            return command(*args, options=options, **kwargs)
+
+        run.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[*params[:at], *added, *params[at + 1:]])
+        return run  # type: ignore[return-value]
+
+    return decorate

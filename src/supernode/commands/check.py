@@ -13,6 +13,7 @@ from rich.table import Table
 
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
+from supernode.commands._plan_options import PlanFile, with_help
 from supernode.commands.design import design_input, progress_display, stage_hook
 from supernode.design import run_design
 from supernode.netsim.scenario import MAX_SEED
@@ -39,13 +40,15 @@ def findings_table(data: dict) -> Table:
     return table
 
 
+CheckedPlan = with_help(PlanFile, "The plan to check (default: the planner's best).")
+
+
 @app.command("check")
 @handles_input_errors
 def check_command(
     cluster: str | None = typer.Option(None, "--cluster", help="Cluster file or preset."),
     workload: str | None = typer.Option(None, "--workload", help="Workload file or preset."),
-    plan: Path | None = typer.Option(None, "--plan", help="The plan to check (default: the "
-                                     "planner's best)."),
+    plan: CheckedPlan = None,
     rules: Path | None = typer.Option(None, "--rules", help="Rule pack (docs/rules.md)."),
     name: str | None = typer.Option(None, "--example", help="A bundled example."),
     simulate: bool = typer.Option(True, "--simulate/--no-simulate", help="Simulate the "

@@ -18,7 +18,13 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
-from supernode.commands._plan_options import CalibrationFile, SearchWorkers, calibrated
+from supernode.commands._plan_options import (
+    CalibrationFile,
+    PlanFile,
+    SearchWorkers,
+    calibrated,
+    with_help,
+)
 from supernode.design import FLAGSHIP, STAGES, DesignInput, example, run_design
 from supernode.errors import InputError
 from supernode.netsim.scenario import MAX_SEED
@@ -66,14 +72,17 @@ def stage_hook(bar):
     return hook
 
 
+ReviewedPlan = with_help(PlanFile, "The plan to review (YAML/JSON); default: the planner's "
+                                   "best.")
+
+
 @app.command("design")
 @handles_input_errors
 @calibrated
 def design_command(
     cluster: str | None = typer.Option(None, "--cluster", help="Cluster file or preset."),
     workload: str | None = typer.Option(None, "--workload", help="Workload file or preset."),
-    plan: Path | None = typer.Option(None, "--plan", help="The plan to review (YAML/JSON); "
-                                     "default: the planner's best."),
+    plan: ReviewedPlan = None,
     rules: Path | None = typer.Option(None, "--rules", help="Rule pack overriding the "
                                       "default thresholds and severities (docs/rules.md)."),
     name: str | None = typer.Option(None, "--example", help="A bundled example: flagship, "

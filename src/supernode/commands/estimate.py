@@ -9,32 +9,10 @@ from supernode.cluster.load import load_cluster_spec
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.commands._plan_options import (
-    A2aOverlap,
     CalibrationFile,
-    Cp,
-    DistributedOptimizer,
-    Dp,
-    Ep,
-    Etp,
-    GlobalBatch,
-    Gpus,
-    GradFp32,
-    MicroBatch,
-    OverlapDp,
-    OverlapPp,
-    OverlapTp,
-    PlanFile,
-    Pp,
-    PpLayout,
-    Precision,
-    RankOrder,
-    Recompute,
-    SequenceParallel,
-    Tp,
-    Vpp,
-    ZeroStage,
+    PlanOptions,
     calibrated,
-    plan_flags,
+    plan_options,
 )
 from supernode.errors import InputError
 from supernode.estimate.model import COMM_SHARE_THRESHOLD, Estimate, estimate_plan
@@ -85,44 +63,17 @@ def _table(result: Estimate) -> None:
 @app.command("estimate")
 @handles_input_errors
 @calibrated
+@plan_options()
 def estimate_command(
     cluster: str = typer.Option(..., "--cluster", help="Cluster file or preset name."),
     workload: str = typer.Option(..., "--workload", help="Workload file or preset name."),
-    plan: PlanFile = None,
-    gpus: Gpus = None,
-    tp: Tp = None,
-    pp: Pp = None,
-    dp: Dp = None,
-    cp: Cp = None,
-    ep: Ep = None,
-    etp: Etp = None,
-    vpp: Vpp = None,
-    micro_batch: MicroBatch = None,
-    global_batch: GlobalBatch = None,
-    recompute: Recompute = None,
-    sequence_parallel: SequenceParallel = None,
-    zero_stage: ZeroStage = None,
-    distributed_optimizer: DistributedOptimizer = None,
-    grad_fp32: GradFp32 = None,
-    a2a_overlap: A2aOverlap = None,
-    pp_layout: PpLayout = None,
-    rank_order: RankOrder = None,
-    overlap_tp: OverlapTp = None,
-    overlap_dp: OverlapDp = None,
-    overlap_pp: OverlapPp = None,
-    precision: Precision = None,
+    options: PlanOptions = PlanOptions(),
     calibration: CalibrationFile = None,
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Estimate one training step: time breakdown, tokens/s, MFU, memory per GPU."""
     spec = load_workload(workload)
-    flags = plan_flags(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, etp=etp, vpp=vpp,
-                       micro_batch=micro_batch, global_batch=global_batch,
-                       recompute=recompute, sequence_parallel=sequence_parallel,
-                       zero_stage=zero_stage, distributed_optimizer=distributed_optimizer,
-                       grad_fp32=grad_fp32, a2a_overlap=a2a_overlap, pp_layout=pp_layout,
-                       rank_order=rank_order, overlap_tp=overlap_tp, overlap_dp=overlap_dp,
-                       overlap_pp=overlap_pp, precision=precision)
+    flags, plan, gpus = options.fields, options.plan, options.gpus
     cluster_spec = load_cluster_spec(cluster)
     precision_name = flags.get("precision") or "bf16"
     system = job_system(cluster_spec, gpus, precision_name)

@@ -10,29 +10,12 @@ from rich.table import Table
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.commands._plan_options import (
-    A2aOverlap,
+    PLAN_FIELD_OPTIONS,
     CalibrationFile,
-    Cp,
-    DistributedOptimizer,
-    Dp,
-    Ep,
-    Etp,
-    GradFp32,
-    MicroBatch,
-    OverlapDp,
-    OverlapPp,
-    OverlapTp,
-    Pp,
-    PpLayout,
-    RankOrder,
-    Recompute,
+    PlanOptions,
     SearchWorkers,
-    SequenceParallel,
-    Tp,
-    Vpp,
-    ZeroStage,
     calibrated,
-    plan_flags,
+    plan_options,
 )
 from supernode.planner.build import MAX_GLOBAL_BATCH, build_target
 from supernode.planner.detail import PlanDetail
@@ -139,9 +122,11 @@ def _on_processes(workers: int) -> str:
 @app.command("plan")
 @handles_input_errors
 @calibrated
+@plan_options(tuple(k for k in PLAN_FIELD_OPTIONS if k not in ("global_batch", "precision")))
 def plan_command(
     cluster: str = typer.Option(..., "--cluster", help="Cluster file or preset name."),
     workload: str = typer.Option(..., "--workload", help="Workload file or preset name."),
+    # The target the search plans for, with defaults of its own (not plan knobs):
     gpus: int | None = typer.Option(None, "--gpus", help="GPUs the job uses (the cluster "
                                                          "grows by whole units if smaller)."),
     global_batch: int | None = typer.Option(None, "--global-batch", min=1, max=MAX_GLOBAL_BATCH,
@@ -152,25 +137,7 @@ def plan_command(
     allow_cross_domain_tp: bool = typer.Option(False, "--allow-cross-domain-tp",
                                                help="Allow TP groups across scale-up domains."),
     precision: str = typer.Option("bf16", "--precision", help="bf16|fp16|fp8."),
-    tp: Tp = None,
-    pp: Pp = None,
-    dp: Dp = None,
-    cp: Cp = None,
-    ep: Ep = None,
-    etp: Etp = None,
-    vpp: Vpp = None,
-    micro_batch: MicroBatch = None,
-    recompute: Recompute = None,
-    sequence_parallel: SequenceParallel = None,
-    zero_stage: ZeroStage = None,
-    distributed_optimizer: DistributedOptimizer = None,
-    grad_fp32: GradFp32 = None,
-    a2a_overlap: A2aOverlap = None,
-    pp_layout: PpLayout = None,
-    rank_order: RankOrder = None,
-    overlap_tp: OverlapTp = None,
-    overlap_dp: OverlapDp = None,
-    overlap_pp: OverlapPp = None,
+    options: PlanOptions = PlanOptions(),
     price: float | None = typer.Option(None, "--price-per-gpu-hour",
                                        help="USD per GPU-hour (default: documented table)."),
     compare: Path | None = typer.Option(None, "--compare", help="A plan file (YAML/JSON) to "
@@ -183,12 +150,7 @@ def plan_command(
 
     Plan options (--tp ... --overlap-pp) fix what they name; the rest is searched.
     """
-    fixed = plan_flags(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, etp=etp, vpp=vpp,
-                       micro_batch=micro_batch, recompute=recompute,
-                       sequence_parallel=sequence_parallel, zero_stage=zero_stage,
-                       distributed_optimizer=distributed_optimizer, grad_fp32=grad_fp32,
-                       a2a_overlap=a2a_overlap, pp_layout=pp_layout, rank_order=rank_order,
-                       overlap_tp=overlap_tp, overlap_dp=overlap_dp, overlap_pp=overlap_pp)
+    fixed = options.fields
     plan_from_data({**fixed, "global_batch_sequences": 1})  # same checks as a plan file
     space = space_from_plan_fields(fixed)
     target, _ = build_target(cluster, workload, gpus, global_batch, precision, price)

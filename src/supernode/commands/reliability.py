@@ -13,27 +13,12 @@ from rich.table import Table
 from supernode.cluster.load import load_cluster
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
-from supernode.commands._plan_options import (
-    Cp,
-    DistributedOptimizer,
-    Dp,
-    Ep,
-    GlobalBatch,
-    MicroBatch,
-    PlanFile,
-    Pp,
-    Precision,
-    Recompute,
-    SequenceParallel,
-    Tp,
-    Vpp,
-    ZeroStage,
-)
+from supernode.commands._plan_options import PlanOptions, plan_options
 from supernode.errors import InputError
 from supernode.reliability.assess import ReliabilityOptions, assess_reliability
 from supernode.reliability.result import ReliabilityResult
 from supernode.spec.plan import plan_from_data
-from supernode.spec.planfile import INLINE_PLAN_FIELDS, plan_data
+from supernode.spec.planfile import plan_data
 from supernode.textsafe import rich_safe
 from supernode.workload.presets import load_workload
 
@@ -52,10 +37,16 @@ def _rates(values: list[str]) -> dict[str, float]:
     return out
 
 
+#: The plan options reliability takes (the knobs its model reads).
+RELIABILITY_PLAN_OPTIONS = ("plan", "tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch",
+                            "global_batch", "recompute", "sequence_parallel", "zero_stage",
+                            "distributed_optimizer", "precision")
+
+
 def _plan(loaded, workload, plan_file, flags):
-    """The plan from the file and flags, or the planner's best when none is given."""
-    if plan_file is None and all(v is None for k, v in flags.items()
-                                 if k != "global_batch_sequences"):
+    """The plan from the file and flags (the plan fields given), or the planner's best
+    when none is given."""
+    if plan_file is None and set(flags) <= {"global_batch_sequences"}:
         from supernode.planner.default_plan import default_plan
 
         plan, _, _ = default_plan(workload, loaded, loaded.accelerators,
@@ -84,14 +75,11 @@ def _progress(quiet: bool):
 
 @app.command("reliability")
 @handles_input_errors
+@plan_options(RELIABILITY_PLAN_OPTIONS)
 def reliability_command(
     cluster: str = typer.Option(..., "--cluster", help="Cluster file or preset name."),
     workload: str = typer.Option(..., "--workload", help="Workload file or preset name."),
-    plan: PlanFile = None, tp: Tp = None, pp: Pp = None, dp: Dp = None, cp: Cp = None,
-    ep: Ep = None, vpp: Vpp = None, micro_batch: MicroBatch = None,
-    global_batch: GlobalBatch = None, recompute: Recompute = None,
-    sequence_parallel: SequenceParallel = None, zero_stage: ZeroStage = None,
-    distributed_optimizer: DistributedOptimizer = None, precision: Precision = None,
+    options: PlanOptions = PlanOptions(),
     days: float = typer.Option(30.0, "--days", help="Horizon of each simulated run (days)."),
     runs: int = typer.Option(200, "--runs", help="Monte Carlo runs."),
     seed: int = typer.Option(0, "--seed", help="Seed (same inputs + seed = same output)."),
@@ -124,9 +112,7 @@ def reliability_command(
         check_output_folder(plot, "--plot")
     loaded = load_cluster(cluster)
     spec = load_workload(workload)
-    values = (tp, pp, dp, cp, ep, vpp, micro_batch, global_batch, recompute,
-              sequence_parallel, zero_stage, distributed_optimizer, precision)
-    chosen, note = _plan(loaded, spec, plan, dict(zip(INLINE_PLAN_FIELDS, values, strict=True)))
+    chosen, note = _plan(loaded, spec, options.plan, options.fields)
     options = ReliabilityOptions(
         days=days, runs=runs, seed=seed, weibull_shape=weibull, spare_hosts=spares,
         hot_standby_share=hot_standby, checkpoint_write_gbyte_per_s=write_bw,

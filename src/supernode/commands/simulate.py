@@ -15,32 +15,10 @@ from supernode.cluster.load import load_cluster
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
 from supernode.commands._plan_options import (
-    A2aOverlap,
     CalibrationFile,
-    Cp,
-    DistributedOptimizer,
-    Dp,
-    Ep,
-    Etp,
-    GlobalBatch,
-    Gpus,
-    GradFp32,
-    MicroBatch,
-    OverlapDp,
-    OverlapPp,
-    OverlapTp,
-    PlanFile,
-    Pp,
-    PpLayout,
-    Precision,
-    RankOrder,
-    Recompute,
-    SequenceParallel,
-    Tp,
-    Vpp,
-    ZeroStage,
+    PlanOptions,
     calibrated,
-    plan_flags,
+    plan_options,
 )
 from supernode.errors import InputError
 from supernode.netsim.collectives import MODES
@@ -120,32 +98,11 @@ def _options(seed: int, routing: str, rail: bool, aggregate: bool, mode: str, id
 @app.command("simulate")
 @handles_input_errors
 @calibrated
+@plan_options()
 def simulate_command(
     cluster: str = typer.Option(..., "--cluster", help="Cluster file or preset name."),
     workload: str | None = typer.Option(None, "--workload", help="Workload file or preset."),
-    plan: PlanFile = None,
-    gpus: Gpus = None,
-    tp: Tp = None,
-    pp: Pp = None,
-    dp: Dp = None,
-    cp: Cp = None,
-    ep: Ep = None,
-    etp: Etp = None,
-    vpp: Vpp = None,
-    micro_batch: MicroBatch = None,
-    global_batch: GlobalBatch = None,
-    recompute: Recompute = None,
-    sequence_parallel: SequenceParallel = None,
-    zero_stage: ZeroStage = None,
-    distributed_optimizer: DistributedOptimizer = None,
-    grad_fp32: GradFp32 = None,
-    a2a_overlap: A2aOverlap = None,
-    pp_layout: PpLayout = None,
-    rank_order: RankOrder = None,
-    overlap_tp: OverlapTp = None,
-    overlap_dp: OverlapDp = None,
-    overlap_pp: OverlapPp = None,
-    precision: Precision = None,
+    options: PlanOptions = PlanOptions(),
     placement: Path | None = typer.Option(None, "--placement", help="Placement file: jobs, "
                                           "rank -> accelerator (docs/netsim.md)."),
     traffic: Path | None = typer.Option(None, "--traffic", help="Traffic file of collectives "
@@ -174,30 +131,24 @@ def simulate_command(
         from supernode.outputs import check_output_folder
 
         check_output_folder(plot, "--plot")
+    plan, gpus, flags = options.plan, options.gpus, options.fields
     loaded, grown = _cluster(cluster, gpus, placement is not None or traffic is not None)
     check_simulated_size(loaded.accelerators, "--cluster")
-    options = _options(seed, routing, rail_aligned, aggregate, mode, ideal, top, plot)
-    flags = plan_flags(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, etp=etp, vpp=vpp,
-                       micro_batch=micro_batch, global_batch=global_batch,
-                       recompute=recompute, sequence_parallel=sequence_parallel,
-                       zero_stage=zero_stage, distributed_optimizer=distributed_optimizer,
-                       grad_fp32=grad_fp32, a2a_overlap=a2a_overlap, pp_layout=pp_layout,
-                       rank_order=rank_order, overlap_tp=overlap_tp, overlap_dp=overlap_dp,
-                       overlap_pp=overlap_pp, precision=precision)
+    settings = _options(seed, routing, rail_aligned, aggregate, mode, ideal, top, plot)
     with _drawer(plot) as drawer:  # with --plot, matplotlib loads beside the simulation
         with _progress(quiet or json_output) as bar:
             hook = _hook(bar)
             if traffic is not None:
                 doc = validate_document(read_document(traffic), TrafficFile,
                                         source=str(traffic))
-                result = simulate_traffic(loaded, doc, failures=tuple(fail), options=options,
+                result = simulate_traffic(loaded, doc, failures=tuple(fail), options=settings,
                                           progress=hook)
             else:
                 from supernode.planner.default_plan import default_plan
 
                 jobs, notes = job_inputs(loaded, workload, plan, flags, placement,
                                          default_plan, gpus)
-                result = simulate_jobs(loaded, jobs, failures=tuple(fail), options=options,
+                result = simulate_jobs(loaded, jobs, failures=tuple(fail), options=settings,
                                        progress=hook)
                 result.notes[:0] = grown + notes
         inputs = [p for p in (cluster, workload, plan, placement, traffic, *fail)

@@ -23,11 +23,10 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-import yaml
-
 from supernode.errors import InputError
 from supernode.exports.model import ExportModel, Level
 from supernode.exports.names import is_label_key, label_value, object_name
+from supernode.spec.documents import dump_yaml
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
@@ -122,7 +121,7 @@ def node_labels_yaml(labels: dict[str, dict[str, str]]) -> str:
                       "metadata": {"name": node, "labels": values}}
                      for node, values in labels.items()]}
     return ("# Node labels written by `supernode export` (apply with label-nodes.sh, or merge "
-            "into your node objects)\n" + yaml.safe_dump(doc, sort_keys=False))
+            "into your node objects)\n" + dump_yaml(doc))
 
 
 def label_script(labels: dict[str, dict[str, str]]) -> str:
@@ -160,7 +159,7 @@ def kueue_yaml(objects: list[dict], scheme: LabelScheme, model: ExportModel) -> 
     head = ("# Kueue Topology Aware Scheduling objects written by `supernode export`.\n"
             f"# A job keeps its pods inside one level with the pod-template annotation\n"
             f"#   kueue.x-k8s.io/podset-required-topology: {level}\n")
-    return head + yaml.safe_dump_all(objects, sort_keys=False)
+    return head + dump_yaml(*objects)
 
 
 TIER_NAMES = {"domain": "supernode", "sub-domain": "rack", "host": "node"}
@@ -207,4 +206,4 @@ def volcano_yaml(objects: list[dict]) -> str:
     """The HyperNodes as a multi-document YAML."""
     head = ("# Volcano HyperNodes written by `supernode export` (tier 1 = fastest). Jobs: "
             "spec.networkTopology: {mode: hard, highestTierAllowed: 1}\n")
-    return head + yaml.safe_dump_all(objects, sort_keys=False)
+    return head + dump_yaml(*objects)

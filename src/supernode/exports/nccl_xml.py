@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import quoteattr
 
+from supernode.catalog import accelerators
 from supernode.errors import InputError
 from supernode.exports.names import file_name
 from supernode.spec.resolved import Cluster
@@ -33,10 +34,6 @@ PCI_BRIDGE, PCI_GPU, PCI_IB_NIC, PCI_NVSWITCH = "0x060400", "0x030200", "0x02070
 #: PCIe link speed strings NCCL reads (kvDictPciGen), by generation.
 PCIE_SPEED = {1: "2.5 GT/s PCIe", 2: "5.0 GT/s PCIe", 3: "8.0 GT/s PCIe", 4: "16.0 GT/s PCIe",
               5: "32.0 GT/s PCIe", 6: "64.0 GT/s PCIe"}
-#: CUDA compute capability (major*10 + minor) by catalog accelerator (CUDA C Programming
-#: Guide, "Compute Capabilities": A100 8.0, H100/H200 9.0, B200/GB200 10.0, GB300 10.3).
-SM = {"a100-sxm-80gb": 80, "h100-sxm-80gb": 90, "h200-sxm-141gb": 90, "b200-sxm-180gb": 100,
-      "gb200": 100, "gb300": 103}
 #: CPU attributes by family of the host's CPU model (NCCL kvDictCpuArch/kvDictCpuVendor);
 #: Intel Sapphire Rapids (family 6, model 0x8F) when the host names no CPU (DGX H100).
 CPU_X86_INTEL = {"arch": "x86_64", "vendor": "GenuineIntel", "familyid": "6",
@@ -60,18 +57,36 @@ def cpu_attributes(cluster: Cluster) -> dict[str, str]:
     return dict(CPU_X86_INTEL)
 
 
+def sm_version(capability: str | None) -> int | None:
+    """NCCL's ``sm`` of a CUDA compute capability: major x 10 + minor (``"10.3"`` -> 103);
+    None for None."""
+    if capability is None:
+        return None
+    major, minor = capability.split(".")
+    return int(major) * 10 + int(minor)
+
+
+def catalog_sm() -> dict[str, int]:
+    """``sm`` of every catalog accelerator with a CUDA compute capability (its
+    ``cuda_compute_capability``), by name in catalog order."""
+    return {name: sm for name, spec in accelerators().items()
+            if (sm := sm_version(spec.cuda_compute_capability)) is not None}
+
+
 def gpu_sm(cluster: Cluster) -> int:
-    """Compute capability of the cluster's GPU; InputError for non-NVIDIA parts."""
+    """Compute capability (``sm``) of the cluster's GPU; InputError for non-NVIDIA parts
+    and for a GPU whose compute capability is not given."""
     chip = cluster.accelerator
     vendor = (chip.spec.vendor or "").lower()
-    if chip.name in SM:
-        return SM[chip.name]
+    sm = sm_version(chip.spec.cuda_compute_capability)
+    if sm is not None:
+        return sm
     if vendor != "nvidia" or chip.kind != "gpu":
         raise InputError("host.accelerator", f"NCCL topology files describe NVIDIA GPUs; "
                                              f"{chip.name} is a {chip.kind} made by "
                                              f"{chip.spec.vendor or 'an unnamed vendor'}")
     raise InputError("host.accelerator", f"no CUDA compute capability known for {chip.name}; "
-                                         f"known: {', '.join(SM)}")
+                                         f"known: {', '.join(catalog_sm())}")
 
 
 def host_layout(cluster: Cluster) -> dict:

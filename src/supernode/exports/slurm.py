@@ -16,10 +16,9 @@ What the switches are is :meth:`supernode.exports.model.ExportModel.tree`.
 
 from __future__ import annotations
 
-import yaml
-
 from supernode.exports.hostlist import compress
 from supernode.exports.model import ExportModel
+from supernode.spec.documents import dump_yaml
 
 #: Names of the two topologies in ``topology.yaml``.
 YAML_TREE, YAML_BLOCK = "fabric-tree", "supernode-block"
@@ -89,7 +88,7 @@ def topology_yaml(model: ExportModel) -> str:
     ]
     head = (f"# topology.yaml (Slurm >= 25.05) for {comment(model.cluster.name)}: written by "
             f"`supernode export`; partitions pick Topology={YAML_TREE} or {YAML_BLOCK}\n")
-    return head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
+    return head + dump_yaml(doc)
 
 
 def _span(leaves: tuple[int, ...]) -> str:

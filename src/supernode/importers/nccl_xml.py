@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from supernode.errors import InputError
-from supernode.exports.nccl_xml import PCI_GPU, PCI_NVSWITCH, PCIE_SPEED, SM
+from supernode.exports.nccl_xml import PCI_GPU, PCI_NVSWITCH, PCIE_SPEED, catalog_sm
 from supernode.inputs import read_text_file
 from supernode.spec.cluster import HostSpec
+from supernode.spec.documents import dump_yaml
 from supernode.spec.loader import validate_document
 
 MAX_XML_BYTES = 2**20
@@ -158,7 +159,7 @@ def _host(gpus, nets, root, accelerator, source) -> XmlHost:
 
 
 def _guess_accelerator(sm: int, notes: list[str], source) -> str:
-    names = [n for n, s in SM.items() if s == sm]
+    names = [n for n, s in catalog_sm().items() if s == sm]
     if len(names) == 1:
         notes.append(f"accelerator {names[0]} taken from the compute capability (sm {sm}); "
                      "set --accelerator if it is another part")
@@ -207,8 +208,6 @@ def _number(value: float) -> int | float:
 
 def render_host_yaml(result: XmlHost, source: str) -> str:
     """The ``host:`` block as YAML, with the summary and notes as comments."""
-    import yaml
-
     from supernode.exports.slurm import comment
 
     s = result.summary
@@ -216,4 +215,4 @@ def render_host_yaml(result: XmlHost, source: str) -> str:
              f"# {s['gpus']} GPUs (sm {s['sm']}), {s['nics']} NICs, {s['numa_nodes']} NUMA "
              f"node(s); NVSwitch links per GPU: {', '.join(map(str, s['nvswitch_links_per_gpu']))}"]
     lines += [f"# note: {comment(n)}" for n in result.notes]
-    return "\n".join(lines) + "\n" + yaml.safe_dump({"host": result.host}, sort_keys=False)
+    return "\n".join(lines) + "\n" + dump_yaml({"host": result.host})

@@ -14,11 +14,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from supernode.errors import InputError
 from supernode.importers.nvidia_smi import PCIE_CLASSES, TopoMatrix
 from supernode.spec.cluster import HostSpec
+from supernode.spec.documents import dump_yaml
 from supernode.spec.loader import validate_document
 
 #: NIC line rate assumed when none is given, in Gb/s (NDR InfiniBand / 400GbE).
@@ -204,6 +203,5 @@ def render_yaml(result: HostImport, source: str) -> str:
     head = [f"Imported by `supernode import nvidia-smi-topo` from {source}"]
     head += summary_lines(result.summary)
     head += [f"note: {n}" for n in result.notes]
-    body = yaml.safe_dump({"host": result.host}, sort_keys=False, default_flow_style=None,
-                          width=100, allow_unicode=True)
+    body = dump_yaml({"host": result.host})
     return "".join(f"# {line}\n" for line in head) + body

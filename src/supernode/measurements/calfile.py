@@ -21,7 +21,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import Field, field_validator
 
 from supernode.collectives.calibrate import BOUNDS, Key, with_values
@@ -36,6 +35,7 @@ from supernode.errors import InputError
 from supernode.inputs import read_bytes_file
 from supernode.measurements.calibration import STATUSES, ClusterCalibration
 from supernode.spec.base import StrictModel
+from supernode.spec.documents import dump_yaml
 from supernode.spec.loader import read_document, validate_document
 from supernode.units import GBYTE_PER_S
 
@@ -176,7 +176,7 @@ def render_yaml(doc: dict[str, Any]) -> str:
     """The file's YAML text, with a header line."""
     head = ("# Collective efficiency calibration of one cluster (docs/measurements.md); "
             "written by `supernode calibrate`.\n")
-    return head + yaml.safe_dump(doc, sort_keys=False, width=100, allow_unicode=True)
+    return head + dump_yaml(doc)
 
 
 def check_against_packaged(cal: CalibrationFile, source: str) -> None:

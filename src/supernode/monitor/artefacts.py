@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from supernode.monitor.dcgm import counters_csv
 from supernode.monitor.grafana import dashboard, panel_expressions
 from supernode.monitor.infometrics import topology_exposition
@@ -28,15 +26,11 @@ from supernode.monitor.rules import rule_file
 from supernode.monitor.rules_correlation import inhibit_rules
 from supernode.monitor.storage import Semantics
 from supernode.outputs import output_folder
+from supernode.spec.documents import dump_yaml
 
 RULES, TESTS, TESTS_LONG = "rules.yaml", "rules-tests.yaml", "rules-tests-long.yaml"
 COUNTERS, DASHBOARD, TOPOLOGY = "dcgm-counters.csv", "grafana-dashboard.json", "topology.prom"
 INHIBIT, MANIFEST = "alertmanager-inhibit.yaml", "manifest.json"
-
-
-def dump_yaml(data: Any) -> str:
-    """YAML with expressions on one line and non-ASCII kept (seed sections use §)."""
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1_000_000)
 
 
 @dataclass

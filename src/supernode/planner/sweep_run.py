@@ -2,22 +2,20 @@
 
 :func:`run_variant` is a pure function of its task (a plain dict): it loads the base
 documents, applies the variant's overrides, plans, and returns one table row. So the
-same tasks give the same rows whether run inline, in a spawn-safe
-:class:`concurrent.futures.ProcessPoolExecutor` or as Ray tasks; rows carry no timing.
-A variant that cannot be built or planned is a row with ``status: error`` (a result: the
-three kinds of failure, docs/architecture.md), not an exception that stops the sweep. An
-error, Ctrl-C or SIGTERM in the caller stops the pool and ends its workers
-(:func:`stop_pool`): none outlives the sweep.
+same tasks give the same rows whether run inline, on a process pool or as Ray tasks
+(:func:`supernode.parallel.run_tasks`); rows carry no timing. A variant that cannot be
+built or planned is a row with ``status: error`` (a result: the three kinds of failure,
+docs/architecture.md), not an exception that stops the sweep. An error, Ctrl-C or SIGTERM
+in the caller stops the pool and ends its workers: none outlives the sweep.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
+from supernode import parallel
 from supernode.cluster.load import load_cluster_spec
 from supernode.errors import InputError
 from supernode.planner.build import build_target
@@ -118,73 +116,13 @@ def run_variant(task: dict[str, Any]) -> dict[str, Any]:
 def run_tasks(tasks: list[dict[str, Any]], workers: int | None = None,
               ray_address: str | None = None, use_ray: bool = False,
               on_done: Progress | None = None) -> list[dict[str, Any]]:
-    """Rows of every task, in task order: inline, process pool, or Ray."""
-    done = on_done or (lambda: None)
+    """Rows of every task, in task order: inline, process pool, or Ray
+    (:func:`supernode.parallel.run_tasks`; ``workers`` None: one per core, or 2 Ray CPUs)."""
     if use_ray:
-        return _run_ray(tasks, workers, ray_address, done)
-    workers = min(workers or os.cpu_count() or 1, len(tasks), MAX_WORKERS)
-    if workers <= 1 or len(tasks) <= 1:
-        rows = []
-        for task in tasks:
-            rows.append(run_variant(task))
-            done()
-        return rows
-    rows_by_index: dict[int, dict[str, Any]] = {}
-    context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
-    try:
-        futures = {pool.submit(run_variant, task): task["index"] for task in tasks}
-        for future in as_completed(futures):
-            rows_by_index[futures[future]] = future.result()
-            done()
-    except BaseException:  # an error, Ctrl-C or SIGTERM: no worker may outlive us
-        stop_pool(pool)
-        raise
-    pool.shutdown(wait=True)
-    return [rows_by_index[t["index"]] for t in tasks]
-
-
-def stop_pool(pool: ProcessPoolExecutor, grace_s: float = 2.0) -> None:
-    """Cancel what has not started and end every worker process now (SIGTERM, then
-    SIGKILL after ``grace_s``), so none is left running or holding the caller's pipes."""
-    processes = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        if process.is_alive():
-            process.terminate()
-    for process in processes:
-        process.join(grace_s)
-        if process.is_alive():
-            process.kill()
-            process.join(grace_s)
-
-
-def _run_ray(tasks: list[dict[str, Any]], workers: int | None, address: str | None,
-             done: Progress) -> list[dict[str, Any]]:
-    """The same tasks as Ray remote calls (local ``ray.init`` when no address is given)."""
-    try:
-        import ray
-    except ImportError:
-        raise InputError("--ray", "Ray is not installed: pip install "
-                                  "'supernode-toolkit[ray]'") from None
-    started = not ray.is_initialized()
-    if started:
-        if address:
-            ray.init(address=address, log_to_driver=False)
-        else:
-            ray.init(num_cpus=workers or 2, include_dashboard=False, log_to_driver=False)
-    try:
-        remote = ray.remote(run_variant)
-        refs = [remote.remote(task) for task in tasks]
-        index = {ref: i for i, ref in enumerate(refs)}
-        rows: dict[int, dict[str, Any]] = {}
-        pending = list(refs)
-        while pending:
-            ready, pending = ray.wait(pending, num_returns=1)
-            for ref in ready:
-                rows[index[ref]] = ray.get(ref)
-                done()
-        return [rows[i] for i in range(len(tasks))]
-    finally:
-        if started:
-            ray.shutdown()
+        count = workers or 2
+    else:
+        count = min(workers or os.cpu_count() or 1, len(tasks), MAX_WORKERS)
+    done = on_done or (lambda: None)
+    return parallel.run_tasks(run_variant, [(task,) for task in tasks], count,
+                              use_ray=use_ray, ray_address=ray_address,
+                              on_done=lambda index: done())

@@ -23,11 +23,11 @@ from functools import lru_cache
 from importlib import resources
 from typing import Literal
 
-import yaml
 from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt
 
 from supernode.errors import InputError
 from supernode.spec.base import StrictModel
+from supernode.spec.loader import parse_text, validate_document
 
 DAY_S = 86_400.0
 YEAR_S = 365.0 * DAY_S
@@ -103,8 +103,9 @@ class ComponentRate:
 @lru_cache(maxsize=1)
 def rates_file() -> RatesFile:
     """The bundled rates data file, validated."""
-    text = resources.files("supernode").joinpath("data/reliability/rates.yaml").read_text()
-    return RatesFile.model_validate(yaml.safe_load(text))
+    name = "data/reliability/rates.yaml"
+    text = resources.files("supernode").joinpath(name).read_text(encoding="utf-8")
+    return validate_document(parse_text(text, source=name), RatesFile, source=name)
 
 
 def level_per_gpu_s(data: RatesFile | None = None) -> float:

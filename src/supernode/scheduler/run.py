@@ -142,18 +142,16 @@ def _cluster_summary(cluster: Cluster, h: Hierarchy) -> dict:
 
 
 def _in_processes(cluster, hierarchy, jobs, names, options, seed, workers, progress):
-    """Each policy in its own process of a pool of ``workers``; results in ``names`` order."""
-    from concurrent.futures import ProcessPoolExecutor
+    """Each policy in its own process of a pool of ``workers``
+    (:func:`supernode.parallel.run_tasks`); results in ``names`` order."""
+    from supernode.parallel import run_tasks
 
-    with ProcessPoolExecutor(max_workers=min(workers, len(names))) as pool:
-        futures = [pool.submit(run_policy, cluster, hierarchy, jobs, n, options, seed)
-                   for n in names]
-        outcomes = []
-        for name, future in zip(names, futures, strict=True):
-            outcomes.append(future.result())
-            if progress is not None:
-                progress(name, 2 * len(jobs))
-    return outcomes
+    def done(index: int) -> None:
+        if progress is not None:
+            progress(names[index], 2 * len(jobs))
+
+    return run_tasks(run_policy, [(n, options, seed) for n in names], workers,
+                     shared=(cluster, hierarchy, jobs), on_done=done)
 
 
 def _shape_summary(jobs: JobTable, estimates: int) -> dict:

@@ -11,7 +11,8 @@
   the signed 64-bit range (:data:`MAX_INTEGER`).
 
 Read files with :func:`supernode.spec.loader.read_document`; validate with the loader's
-``validate_document``.
+``validate_document``. Every YAML the toolkit writes is written by :func:`dump_yaml`, in
+one style (:data:`YAML_STYLE`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ MAX_DOCUMENT_BYTES = 16 * 2**20
 MAX_NODES = 200_000
 MAX_DEPTH = 100
 MAX_INTEGER = 2**63 - 1
+#: How every YAML file the toolkit writes looks: keys in the order given, block style,
+#: non-ASCII text as itself (seed sections use §), a value never folded over lines (a
+#: PromQL expression or a note stays on one line, and diffs stay line by line).
+YAML_STYLE: dict[str, Any] = {"sort_keys": False, "default_flow_style": False,
+                              "allow_unicode": True, "width": 2**31 - 1}
 
 _CLoader = getattr(yaml, "CSafeLoader", None)
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
@@ -159,6 +165,12 @@ def _walk(value: Any, path: str, depth: int, inside: set[int], count: list[int] 
     elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INTEGER:
         raise InputError(path, f"integer {reprlib.repr(value)} is out of range (at most "
                                f"{MAX_INTEGER:,} in size)")
+
+
+def dump_yaml(*documents: Any) -> str:
+    """YAML text of ``documents`` (plain data) in :data:`YAML_STYLE`: one document as it
+    is, several separated by ``---``."""
+    return yaml.safe_dump_all(documents, **YAML_STYLE)
 
 
 def parse_text(text: str, source: str = "<input>") -> Any:

@@ -47,6 +47,11 @@ class AcceleratorSpec(StrictModel):
     vendor: str | None = Field(None, description="Manufacturer.")
     display_name: str | None = Field(None, description="Marketing name.")
     kind: UnitKind = Field("gpu", description="Unit type; a supernode may mix kinds.")
+    cuda_compute_capability: str | None = Field(
+        None, pattern=r"^[1-9][0-9]?\.[0-9]$", description="CUDA compute capability, "
+        "major.minor (9.0: Hopper), of an NVIDIA GPU: the `sm` of NCCL's topology XML.")
+    cuda_compute_capability_source: str | None = Field(
+        None, description="Where the compute capability comes from.")
     peak_dense_tflops: dict[Precision, float] = Field(
         description="Peak dense (no 2:4 sparsity) TFLOP/s per precision, e.g. {bf16: 989}."
     )

@@ -13,11 +13,6 @@ from typing import Any
 from supernode.errors import InputError
 from supernode.spec.loader import read_document
 
-#: Plan fields a command line may set inline, in the order commands list them.
-INLINE_PLAN_FIELDS = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch",
-                      "global_batch_sequences", "recompute", "sequence_parallel", "zero_stage",
-                      "distributed_optimizer", "precision")
-
 
 def plan_document(plan: dict[str, Any] | str | Path | None) -> dict[str, Any]:
     """Plan fields from a mapping or a plan file (empty when None)."""
