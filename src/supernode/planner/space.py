@@ -230,4 +230,5 @@ def _zero_options(stage: Any, distributed: Any) -> tuple[tuple[int, bool], ...] 
     if stage is None:
         return ((1, True),) if distributed else ((0, False),)
     stage = int(stage)
+    # the distributed optimizer is stage 1; with a stated stage 2 or 3 it means that stage
     return ((stage, True),) if stage == 1 and distributed is not False else ((stage, False),)

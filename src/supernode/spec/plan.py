@@ -76,8 +76,10 @@ class ParallelPlan(StrictModel):
                                    "2 +gradients, 3 +parameters sharded over dp (FSDP); "
                                    "null = choose (1 when distributed_optimizer).")
     distributed_optimizer: bool | None = Field(None, description="Megatron distributed "
-                                               "optimizer (shards optimizer states: ZeRO-1); "
-                                               "null = choose with zero_stage.")
+                                               "optimizer (shards optimizer states: ZeRO-1; "
+                                               "with zero_stage 2 or 3, that stage, as "
+                                               "Megatron-FSDP and NeMo Automodel configs set "
+                                               "both); null = choose with zero_stage.")
     overlap_dp_comm: bool | None = Field(None, description="Overlap gradient reduce / param "
                                                            "gather with compute; null = choose.")
     overlap_tp_comm: bool | None = Field(None, description="Overlap TP collectives with GEMMs "
@@ -109,9 +111,6 @@ class ParallelPlan(StrictModel):
     def _check(self) -> ParallelPlan:
         if self.vpp is not None and self.vpp > 1 and self.pp == 1:
             raise _fail("vpp", "interleaving (vpp > 1) needs pipeline parallelism (pp > 1)")
-        if self.distributed_optimizer and self.zero_stage is not None and self.zero_stage >= 2:
-            raise _fail("zero_stage", "the distributed optimizer is ZeRO-1; use zero_stage 0 "
-                                      "or 1 with it, or turn it off for ZeRO-2/3")
         return self
 
     @property
@@ -120,8 +119,9 @@ class ParallelPlan(StrictModel):
         return parse_rank_order(self.rank_order) if self.rank_order else MEGATRON_ORDER
 
     def zero_choices(self) -> tuple[int, ...]:
-        """ZeRO stages this plan allows: the given one, 1 for the distributed optimizer,
-        0 when the optimizer is explicitly unsharded, else all four (to choose)."""
+        """ZeRO stages this plan allows: the given one (at least 1 with the distributed
+        optimizer; 2 or 3 with it mean that stage), 1 for the distributed optimizer alone, 0
+        when the optimizer is explicitly unsharded, else all four (to choose)."""
         if self.zero_stage is not None:
             return (max(self.zero_stage, 1 if self.distributed_optimizer else 0),)
         if self.distributed_optimizer:
@@ -189,9 +189,11 @@ def _rules(w: WorkloadSpec, a: PlanArrays, gpus: Any) -> list[Rule]:
         ("etp", (~np.asarray(moe) & (a.etp == a.tp)) | (expert_ffn % a.etp == 0),
          lambda: f"etp ({a.etp}) must divide the expert MLP width ({expert_ffn})" if moe
          else "etp is for expert layers; a dense model needs etp = tp (or null)"),
-        ("pp", w.layers >= a.pp * a.vpp,
-         lambda: f"pp * vpp ({a.pp} * {a.vpp}) exceeds layers ({w.layers}); each virtual "
-                 f"stage needs at least one layer"),
+        # with embedding_and_loss_as_layers the embedding and the loss fill a slot each
+        ("pp", w.layers + 2 * a.pp_layout >= a.pp * a.vpp,
+         lambda: f"pp * vpp ({a.pp} * {a.vpp}) exceeds the layers ({w.layers}, + 2 with "
+                 f"pp_layout embedding_and_loss_as_layers); each virtual stage needs at least "
+                 f"one slot"),
         ("vpp", (a.vpp == 1) | (a.pp > 1), lambda: "vpp > 1 needs pp > 1"),
         ("ep", ep_ok, lambda: "ep > 1 needs a moe block" if w.moe is None
          else f"ep ({a.ep}) must divide moe.experts ({w.moe.experts})"),
@@ -209,8 +211,6 @@ def _rules(w: WorkloadSpec, a: PlanArrays, gpus: Any) -> list[Rule]:
         ("moe_a2a_overlap", ~a2a | (a.pp == 1) | (a.vpp > 1),
          lambda: "all-to-all overlap pairs one micro-batch's forward with another's backward: "
                  "with pp > 1 it needs the interleaved schedule (vpp > 1)"),
-        ("zero_stage", ~(a.distributed_optimizer & (a.zero_stage >= 2)),
-         lambda: "the distributed optimizer is ZeRO-1; zero_stage must be 0 or 1 with it"),
     ]
     if gpus is not None:
         total = a.tp * a.pp * a.dp * a.cp
