@@ -20,6 +20,10 @@ def _plan(**kw: object) -> ParallelPlan:
     ("llama3-8b", {"tp": 3}, None, "plan.tp"),
     ("llama3-8b", {"tp": 16}, None, "plan.tp"),  # 32 heads but only 8 kv heads
     ("llama3-8b", {"pp": 40}, None, "plan.pp"),
+    # 32 layers + embedding + loss = 34 slots: pp * vpp = 36 is one virtual stage too many
+    ("llama3-8b", {"pp": 12, "vpp": 3, "pp_layout": "embedding_and_loss_as_layers"}, None,
+     "plan.pp"),
+    ("llama3-8b", {"pp": 17, "vpp": 2}, None, "plan.pp"),  # 34 stages, 32 layers, uniform
     ("llama3-8b", {"ep": 2, "dp": 2}, None, "plan.ep"),  # dense model
     ("mixtral-8x7b", {"ep": 3, "dp": 3, "global_batch_sequences": 63}, None, "plan.ep"),
     ("mixtral-8x7b", {"ep": 4, "dp": 2}, None, "plan.ep"),  # ep must divide dp * cp
@@ -47,6 +51,11 @@ def test_illegal_plans(preset: str, kw: dict, gpus: int | None, path: str) -> No
     # Megatron-Core: EP may span TP ranks (EP 32 with TP 2 over DP 16), FSDP with PP
     ("deepseek-v3", {"tp": 2, "pp": 16, "dp": 16, "ep": 32, "etp": 1}, 512),
     ("llama3-405b", {"tp": 8, "pp": 16, "dp": 4, "zero_stage": 3}, 512),
+    # Megatron-FSDP / NeMo Automodel: the distributed optimizer with ZeRO-3 is ZeRO-3
+    ("llama3-405b", {"tp": 8, "pp": 16, "dp": 4, "zero_stage": 3,
+                     "distributed_optimizer": True}, 512),
+    # the embedding and the loss count as a slot each: 32 layers on pp 17 x vpp 2 = 34
+    ("llama3-8b", {"pp": 17, "vpp": 2, "pp_layout": "embedding_and_loss_as_layers"}, 17),
 ])
 def test_legal_plans(preset: str, kw: dict, gpus: int) -> None:
     """Each plan is accepted by the scalar check and the vectorised mask alike, on exactly

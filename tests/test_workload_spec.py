@@ -94,8 +94,6 @@ def test_plan_document_errors() -> None:
     assert plan_from_data({"tp": 2, "global_batch_sequences": 8}).tp == 2
     cases = [
         ({"global_batch_sequences": 8, "vpp": 2}, "vpp"),
-        ({"global_batch_sequences": 8, "zero_stage": 3, "distributed_optimizer": True},
-         "zero_stage"),
         ({"global_batch_sequences": 8, "zero_stage": 4}, "zero_stage"),
         ({"global_batch_sequences": 8, "recompute": "some"}, "recompute"),
         ({"global_batch_sequences": 8, "tensor_parallel": 2}, "tensor_parallel"),
@@ -105,6 +103,16 @@ def test_plan_document_errors() -> None:
         with pytest.raises(InputError) as info:
             plan_from_data(data)
         assert info.value.path == path, (data, info.value)
+
+
+def test_distributed_optimizer_with_a_stated_stage_means_that_stage() -> None:
+    """Megatron-FSDP and NeMo Automodel configs set both: distributed_optimizer with
+    zero_stage 2 or 3 is that stage; alone it is stage 1 (validation format revision 3)."""
+    both = {"global_batch_sequences": 8, "distributed_optimizer": True}
+    assert plan_from_data({**both, "zero_stage": 3}).zero_choices() == (3,)
+    assert plan_from_data({**both, "zero_stage": 2}).zero_choices() == (2,)
+    assert plan_from_data({**both, "zero_stage": 0}).zero_choices() == (1,)
+    assert plan_from_data(both).zero_choices() == (1,)
 
 
 def test_direct_construction_raises_validation_error() -> None:
