@@ -27,6 +27,7 @@ import numpy as np
 
 from supernode.errors import InputError
 from supernode.spec.plan import ParallelPlan, PlanArrays, as_plan_arrays
+from supernode.spec.recompute import is_full
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.activations import (
     activation_element_bytes,
@@ -129,7 +130,7 @@ def _stage_breakdown(w: WorkloadSpec, a: PlanArrays, stage: str) -> dict[str, An
     sets = in_flight_layer_microbatches(w, a, stage)
     worst_full = np.maximum(layer_activation_bytes(w, a, False, 0),
                             layer_activation_bytes(w, a, True, 0) if w.moe else 0.0)
-    out["activations"] = sets * per_layer + np.where(a.recompute == 2, worst_full, 0.0)
+    out["activations"] = sets * per_layer + np.where(is_full(a.recompute), worst_full, 0.0)
 
     t, sp_div = a.tp.astype(float), np.where(a.sp, a.tp, 1).astype(float)
     tokens = a.micro_batch * (w.seq_len / a.cp)
