@@ -2,13 +2,13 @@
 
 Every algorithm runs at 1 KiB, 1 MiB and 1 GiB on 8, 72, 144 and 1,152 ranks of
 non-blocking fabrics (with the calibrated tables: protocols, efficiencies, latencies), and
-the simulated time must be within 3 % of the analytic one. One exception: the
-hierarchical all-to-all on the trays runs at 576 ranks, not 1,152 (:data:`SCALED`). The fabrics are chosen so the
-simulator aggregates flows (coupled classes, shared routes): NVL72 racks of GB200 on a
-rail-optimised fat tree; 4-GPU NVSwitch trays (many small domains); 1,152 one-GPU hosts
-on one switch; a 4-D torus. On an oversubscribed tree the simulator is slower than the
-non-blocking model by the per-leaf ratio where the traffic crosses the uplinks, and not
-at all where it does not.
+the simulated time must be within 3 % of the analytic one; one case runs at 576 ranks
+instead of 1,152 (:data:`SCALED`). The fabrics are chosen so the simulator aggregates
+flows (coupled classes, shared routes): NVL72 racks of GB200 on a rail-optimised fat
+tree; 4-GPU NVSwitch trays (many small domains); 1,152 one-GPU hosts on one switch; a
+4-D torus. On an oversubscribed tree the simulator is slower than the non-blocking model
+by the per-leaf ratio where the traffic crosses the uplinks, and not at all where it
+does not.
 """
 
 from __future__ import annotations
