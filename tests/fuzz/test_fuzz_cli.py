@@ -10,7 +10,7 @@ Budget: ``FUZZ_EXAMPLES`` cases per command. The CI budget, what ``pytest`` and
 ``.ci/run`` run: 80 per command under the derandomised ``ci`` profile, the same cases
 every run (2,160 invocations, about 3 CPU minutes on an idle machine, shared by the
 pytest-xdist workers: each starts its own fuzz worker process). The long profile is a
-separate command that draws fresh random cases every run (hours on 2 cores)::
+separate command that draws fresh random cases every run (one to two hours on 2 cores)::
 
     HYPOTHESIS_PROFILE=explore FUZZ_EXAMPLES=2000 .venv/bin/pytest tests/fuzz
 
