@@ -87,3 +87,42 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             group = _group(item)
             if group is not None:
                 item.add_marker(pytest.mark.xdist_group(group))
+
+
+class _GroupSuffix:
+    """Puts the ``@group`` suffix that ``--dist=loadgroup`` schedules by into the node ids
+    of an xdist worker's items, after xdist's own hook.
+
+    pytest-xdist (3.8) appends it by assigning ``item._nodeid``; since pytest 9.2 a node's
+    id is the structured ``item._id`` and that assignment is lost, so every test would be
+    scheduled alone (pytest-xdist issue 1386). Where xdist's suffix took (older pytest, or
+    a fixed xdist) this changes nothing.
+    """
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        if not getattr(config.option, "loadgroup", False):
+            return
+        from _pytest.nodeid import NodeId
+
+        for item in items:
+            names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                            for m in item.iter_markers("xdist_group")})
+            suffix = "@" + "_".join(names)
+            if names and not item.nodeid.endswith(suffix):
+                item._id = NodeId.parse(item.nodeid + suffix)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register :class:`_GroupSuffix` in xdist workers of a pytest with structured ids."""
+    if hasattr(config, "workerinput") and _structured_ids():
+        config.pluginmanager.register(_GroupSuffix(), "supernode-group-suffix")
+
+
+def _structured_ids() -> bool:
+    try:
+        import _pytest.nodeid  # noqa: F401  (pytest >= 9.2)
+    except ImportError:
+        return False
+    return True
