@@ -98,7 +98,8 @@ def case_plan(case: dict[str, Any]) -> ParallelPlan:
     """The case's ``parallelism`` and ``training`` blocks as a plan (nulls left to choose).
 
     Format revision 2: ``training.zero_stage`` (``distributed_optimizer: true`` alone is
-    stage 1; with ``zero_stage`` 2 or 3 it means that stage, revision 3), ``training.moe_a2a_overlap``, ``parallelism.etp``, ``parallelism.pp_layout``.
+    stage 1; with ``zero_stage`` 2 or 3 it means that stage, revision 3),
+    ``training.moe_a2a_overlap``, ``parallelism.etp``, ``parallelism.pp_layout``.
     """
     par = case.get("parallelism") or {}
     train = case.get("training") or {}
