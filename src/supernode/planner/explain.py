@@ -117,7 +117,7 @@ def alternatives(outcome: SearchOutcome, best: PlanDetail,
                 w = outcome.target.workload
                 out.append({"alternative": name, "status": "not legal",
                             "reason": f"no larger TP is legal for {w.name}: TP must divide "
-                                      f"the {w.heads} heads, {w.n_kv_heads} KV heads and "
+                                      f"the {w.n_heads} heads, {w.n_kv_heads} KV heads and "
                                       f"the MLP widths, and the GPUs"})
             continue
         # members TP may not use come last: report them only when nothing else fits

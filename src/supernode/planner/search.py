@@ -172,7 +172,7 @@ def search_layouts(target: PlanTarget, objective: str = "time",
     cal = cal or default_calibration()
     start = time.perf_counter()
     domain = target.scale_up_size
-    max_tp = target.workload.heads if allow_cross_domain_tp else max(2 * domain, 1)
+    max_tp = target.workload.n_heads if allow_cross_domain_tp else max(2 * domain, 1)
     layouts = enumerate_layouts(target.workload, target.gpus, target.global_batch_sequences,
                                 space, max_tp)
     stats = SearchStats(layouts_considered=len(layouts))
