@@ -97,6 +97,7 @@ def frame_error_probability(gen: LinkGeneration, *, pre_fec_ber: float | None = 
         frame = -math.expm1(count * math.log1p(-p_cw)) if p_cw < 1 else 1.0
         return frame, post_fec_ber(pre_fec_ber, gen.fec)
     residual = pre_fec_ber if pre_fec_ber is not None else post_fec_ber_value
+    assert residual is not None  # exactly one of the two is given (checked above)
     frame = -math.expm1(bits * math.log1p(-residual)) if residual < 1 else 1.0
     return frame, residual
 
