@@ -109,7 +109,7 @@ def families(outcome: SearchOutcome, best: Layout) -> list[tuple[str, Predicate]
 def alternatives(outcome: SearchOutcome, best: PlanDetail,
                  detail_of: Callable[[LayoutRecord], PlanDetail]) -> list[dict[str, Any]]:
     """Each family's best member against the winner, with the reason it loses."""
-    out = []
+    out: list[dict[str, Any]] = []
     for name, predicate in families(outcome, best.layout):
         members = [r for r in outcome.records if predicate(r.layout)]
         if not members:
@@ -143,8 +143,9 @@ def _fitting_alternative(outcome: SearchOutcome, name: str, record: LayoutRecord
     reason = compare(best, d)
     status = "slower" if d.step_time_s > best.step_time_s else "not better"
     if record.tp_crosses_domain:
-        tier, bw = _tier_bw(outcome, slowest_tier(outcome.target.system.fabric,
-                                                  group_factors(record.layout)["tp"]))
+        factors = group_factors(record.layout)
+        assert factors is not None  # enumerate_layouts keeps the layouts that carve only
+        tier, bw = _tier_bw(outcome, slowest_tier(outcome.target.system.fabric, factors["tp"]))
         _, fast = _tier_bw(outcome, 0)
         reason = (f"TP={record.layout.tp} crosses the scale-up domain: TP traffic would run "
                   f"on {tier} at {bw / GB:.0f} GB/s per GPU instead of {fast / GB:.0f} GB/s "
