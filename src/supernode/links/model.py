@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -64,7 +65,7 @@ class LinkPerformance:
         """Effective / error-free goodput: the slowdown factor retransmissions cause."""
         return self.effective_bytes_per_s / self.goodput_bytes_per_s
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """Plain data for JSON output (SI values, keys with units)."""
         return {
             "generation": self.generation, "pre_fec_ber": self.pre_fec_ber,
