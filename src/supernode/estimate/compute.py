@@ -45,7 +45,7 @@ from supernode.estimate.system import SystemModel
 from supernode.spec.plan import PlanArrays
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.activations import activation_element_bytes
-from supernode.workload.shapes import head_gemms, layer_gemms, local_tokens
+from supernode.workload.shapes import Gemm, head_gemms, layer_gemms, local_tokens
 from supernode.workload.stages import stage_layer_mix
 
 #: Element reads+writes per token and layer outside the MLP, forward (see module doc).
@@ -101,10 +101,10 @@ def _stream_elements(w: WorkloadSpec, a: PlanArrays, moe_layer: bool) -> Any:
     elements = NON_MLP_ELEMENTS_PER_HIDDEN * w.hidden / sp_div
     if w.mla is not None:
         x = w.mla
-        rope = 2.0 * (w.heads + 1) * x.qk_rope_head_dim / t
+        rope = 2.0 * (w.n_heads + 1) * x.qk_rope_head_dim / t
         elements = elements + 2.0 * ((x.q_lora_rank or 0) + x.kv_lora_rank) + rope
     elif w.position_embedding == "rotary":
-        elements = elements + 2.0 * (w.heads + w.n_kv_heads) * w.qk_head_dim / t
+        elements = elements + 2.0 * (w.n_heads + w.n_kv_heads) * w.qk_head_dim / t
     if moe_layer and w.moe is not None:
         moe = w.moe
         routed = moe.top_k * moe.token_imbalance
@@ -149,7 +149,7 @@ def _attention_mix(w: WorkloadSpec, a: PlanArrays) -> list[tuple[float, Any, Any
     """(share of layers, keys per query, executed forward FLOPs of one layer on one GPU
     per micro-batch) of the full and the windowed attention layers."""
     m = local_tokens(w, a)
-    heads = w.heads / a.tp.astype(float)
+    heads = w.n_heads / a.tp.astype(float)
     return [(share, keys, 2.0 * m * keys * heads * (w.qk_head_dim + w.v_head_dim))
             for share, keys in w.attention_key_mix()]
 
@@ -162,7 +162,7 @@ def attention_core_flops(w: WorkloadSpec, a: PlanArrays) -> Any:
 
 
 def _modules_recompute_s(w: WorkloadSpec, a: PlanArrays, system: SystemModel,
-                         cal: Calibration, gemms: list, moe_layer: bool) -> Any:
+                         cal: Calibration, gemms: list[Gemm], moe_layer: bool) -> Any:
     """Seconds ``modules`` recomputation adds beyond the attention core: the two norms,
     the MLP / expert activation and MLA's up-projections, forward once more."""
     t = a.tp.astype(float)

@@ -138,7 +138,8 @@ def candidate_columns(w: WorkloadSpec, plan: ParallelPlan) -> dict[str, np.ndarr
 
 def interleave_ok(a: PlanArrays) -> np.ndarray:
     """Megatron's interleaved schedule needs micro-batches divisible by pp."""
-    return (a.vpp == 1) | (a.microbatches % a.pp == 0)
+    ok: np.ndarray = (a.vpp == 1) | (a.microbatches % a.pp == 0)
+    return ok
 
 
 def plan_call_time(plan: ParallelPlan, fabric: Fabric) -> CallTime:

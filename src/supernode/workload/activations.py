@@ -52,15 +52,15 @@ def _per_token_terms(w: WorkloadSpec, e: int, moe_layer: bool
     """(replicated, TP-sharded) bytes per token of one layer, excluding the attention core,
     and the parts of each that ``modules`` recomputation drops (norm outputs, MLP and
     expert activation outputs, MLA's up-projected queries, keys and values)."""
-    h, a, mask = w.hidden, w.heads, (1 if w.dropout else 0)
-    rep = 4 * e * h + 2 * mask * h  # 2 norm inputs, attention & MLP inputs, 2 dropout masks
+    h, a, mask = w.hidden, w.n_heads, (1 if w.dropout else 0)
+    rep: float = 4 * e * h + 2 * mask * h  # 2 norm inputs, attention & MLP inputs, 2 dropout masks
     rep_cheap = 2 * e * h  # the two norm outputs (attention and MLP inputs)
     if w.mla is not None:
         rep += 2 * e * ((w.mla.q_lora_rank or 0) + w.mla.kv_lora_rank)  # latent + its norm
     kv = w.n_kv_heads
     qkv = e * (a * w.qk_head_dim + kv * w.qk_head_dim + kv * w.v_head_dim)
-    shard = qkv + e * a * w.v_head_dim
-    shard_cheap = qkv if w.mla is not None else 0.0
+    shard: float = qkv + e * a * w.v_head_dim
+    shard_cheap: float = qkv if w.mla is not None else 0.0
     gate = 2 if w.gated_mlp else 1
     if moe_layer and w.moe is not None:
         copies = w.moe.top_k * (w.moe.capacity_factor or 1.0) * w.moe.token_imbalance
@@ -85,14 +85,14 @@ def layer_activation_bytes(w: WorkloadSpec, plan: PlanArrays | Any, moe_layer: b
     code = a.recompute if recompute is None else np.asarray(recompute)
     t = a.tp.astype(float)
     tokens = a.micro_batch * (w.seq_len / a.cp)  # tokens of the local sequence chunk
-    rep, shard, rep_cheap, shard_cheap = _per_token_terms(w, e, moe_layer)
+    rep_all, shard_all, rep_cheap, shard_cheap = _per_token_terms(w, e, moe_layer)
     modules = code == 3
-    rep = np.where(modules, rep - rep_cheap, rep)
-    shard = np.where(modules, shard - shard_cheap, shard)
+    rep = np.where(modules, rep_all - rep_cheap, rep_all)
+    shard = np.where(modules, shard_all - shard_cheap, shard_all)
     rep_div = np.where(a.sp, t, 1.0)
     mask = 1 if w.dropout else 0
-    core_stored = w.heads * w.seq_len * (e + mask * (1 + e))  # softmax (+ mask, dropout out)
-    core = np.where(a.flash_attention, 4.0 * w.heads, core_stored)
+    core_stored = w.n_heads * w.seq_len * (e + mask * (1 + e))  # softmax (+ mask, dropout out)
+    core = np.where(a.flash_attention, 4.0 * w.n_heads, core_stored)
     core = np.where((code == 1) | modules, 0.0, core)
     layer = tokens * (rep / rep_div + (shard + core) / t)
     full = tokens * e * w.hidden / rep_div  # checkpointed layer input only
@@ -137,10 +137,11 @@ def in_flight_layer_microbatches(w: WorkloadSpec, plan: PlanArrays | Any,
         chunks = np.where(v == 1, np.minimum(p, m), np.minimum(v * p + p - 1, v * m))
     else:
         chunks = np.where(v == 1, 1, np.minimum((v - 1) * p + 1, v * m))
-    return chunk * chunks
+    held: np.ndarray = chunk * chunks
+    return held
 
 
-def predict_activation_memory(case: dict) -> float:
+def predict_activation_memory(case: dict[str, Any]) -> float:
     """Predict ``measured.bytes_per_layer`` of an ``activation_memory`` validation case.
 
     Fields: seq_len, micro_batch, hidden, heads, tp, recompute, sequence_parallel,
