@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from designs import example_design
 
-from supernode.design import DesignInput, example, run_design
 from supernode.report import SECTIONS, register_section, write_report
 from supernode.report.all_sections import build_sections
 from supernode.report.blocks import Num, Paragraph, Section
@@ -19,8 +19,7 @@ def _demo(results):
 
 @pytest.fixture()
 def results():
-    e = example("flawed")
-    return run_design(DesignInput(e.cluster, e.workload, e.plan, simulate=False)).to_dict()
+    return example_design("flawed", simulate=False).to_dict()
 
 
 def test_registered_section_is_rendered_after_its_anchor(results, tmp_path):

@@ -251,7 +251,8 @@ def _rename_into(staging: Path, target: Path, option: str) -> None:
         raise
 
 
-def _merge_into(staging: Path, target: Path, option: str, inputs: tuple) -> None:
+def _merge_into(staging: Path, target: Path, option: str, inputs: tuple[str | Path, ...]
+                ) -> None:
     """Move each staged entry into ``target`` (all checked first; rolled back on failure)."""
     names = sorted(p.name for p in staging.iterdir())
     for name in names:

@@ -19,7 +19,10 @@ zlib level :data:`PNG_COMPRESS_LEVEL` (30 % less time than level 6 for 3 % more 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 #: Colours of the parallel dimensions and step categories (the design report uses them too).
 COLOURS = {"compute": "#4c72b0", "optimizer": "#8172b3", "tp": "#dd8452", "cp": "#937860",
@@ -36,7 +39,7 @@ SERIES = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e3
           "#7f7f7f", "#bcbd22", "#17becf")
 DPI = 110
 #: What every PNG is drawn with: unhinted glyphs (see the module docstring).
-PNG_RC = {"text.hinting": "no_hinting"}
+PNG_RC: dict[RcKeyType, Any] = {"text.hinting": "no_hinting"}
 #: zlib level of the PNGs (1 fastest .. 9 smallest; PIL's default is 6).
 PNG_COMPRESS_LEVEL = 3
 

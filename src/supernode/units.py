@@ -9,6 +9,12 @@ is gigabits (1e9 bit), ``gbyte`` gigabytes (1e9 byte), ``gib`` gibibytes (2**30 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, TypeAlias, Union
+
+if TYPE_CHECKING:  # numpy is not imported for a unit constant
+    import numpy as np
+    import numpy.typing as npt
+
 BITS_PER_BYTE = 8
 
 GBIT_PER_S = 1e9 / BITS_PER_BYTE  # bytes/s in one Gb/s
@@ -20,6 +26,10 @@ TFLOPS = 1e12  # FLOP/s in one TFLOP/s
 NS = 1e-9  # seconds in one nanosecond
 US = 1e-6  # seconds in one microsecond
 KW = 1e3  # watts in one kilowatt
+
+#: A quantity as one float or a numpy array of them: what the vectorised models take and
+#: return (an array in, an array out; plain numbers in, a float out).
+FloatLike: TypeAlias = Union[float, "npt.NDArray[np.float64]"]
 
 
 def bytes_per_s_to_gbyte_per_s(value: float) -> float:

@@ -11,7 +11,7 @@ import difflib
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import Field
 
@@ -67,8 +67,12 @@ def scale_up_hints() -> tuple[ScaleUpHint, ...]:
     return tuple(validate_document(_read(name), ScaleUpHints, source=name).hints)
 
 
-def _unique(specs: list[Any], what: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+#: A catalog entry: looked up by its ``name``.
+_Entry = TypeVar("_Entry", AcceleratorSpec, SwitchSpec)
+
+
+def _unique(specs: list[_Entry], what: str) -> dict[str, _Entry]:
+    out: dict[str, _Entry] = {}
     for spec in specs:
         key = spec.name.lower()
         if key in out:
@@ -77,7 +81,7 @@ def _unique(specs: list[Any], what: str) -> dict[str, Any]:
     return out
 
 
-def _find(table: dict[str, Any], name: str, what: str, path: str) -> Any:
+def _find(table: dict[str, _Entry], name: str, what: str, path: str) -> _Entry:
     key = name.lower()
     if key in table:
         return table[key]

@@ -15,7 +15,7 @@ from importlib import resources
 from pydantic import Field
 
 from supernode.spec.base import StrictModel
-from supernode.spec.loader import parse_text, validate_document
+from supernode.spec.loader import ModelT, parse_text, validate_document
 
 
 class PowerAssumptions(StrictModel):
@@ -35,7 +35,7 @@ class PriceTable(StrictModel):
     usd_per_gpu_hour: dict[str, float] = Field(description="USD per accelerator-hour by name.")
 
 
-def _read(name: str, model):
+def _read(name: str, model: type[ModelT]) -> ModelT:
     text = (resources.files("supernode") / "data" / "catalog" / name).read_text("utf-8")
     return validate_document(parse_text(text, source=name), model, source=name)
 

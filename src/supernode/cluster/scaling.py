@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from supernode.cluster.resolve import resolve_cluster
 from supernode.errors import InputError
@@ -73,7 +74,7 @@ def scale_cluster(spec: ClusterSpec, gpus: int | None = None, name: str | None =
 
 def _grow(spec: ClusterSpec, units: int) -> tuple[ClusterSpec, list[str]]:
     notes: list[str] = []
-    update: dict = {"supernodes": spec.supernodes * units}
+    update: dict[str, Any] = {"supernodes": spec.supernodes * units}
     if spec.scale_out is None:
         nics = spec.host.nics
         if nics is None or nics.count == 0:

@@ -22,6 +22,7 @@ from supernode.collectives.busbw import (
     busbw_factor,
     time_from_busbw_s,
 )
+from supernode.collectives.choice_memo import Choice
 from supernode.collectives.efficiency import (
     PROTOCOLS,
     EfficiencyTable,
@@ -32,7 +33,7 @@ from supernode.collectives.efficiency import (
 from supernode.collectives.fabric import Fabric, FabricTier, make_tier, with_group_size
 from supernode.collectives.groups import consecutive_view, group_view
 from supernode.collectives.levels import Level, group_levels
-from supernode.collectives.model import Choice, choose, collective_time_s
+from supernode.collectives.model import choose, collective_time_s
 from supernode.collectives.registry import (
     Algorithm,
     DuplicateAlgorithmError,

@@ -14,8 +14,10 @@ total input; all_to_all: each rank's total send size.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from supernode.errors import InputError
+from supernode.units import FloatLike
 
 OPS: tuple[str, ...] = (
     "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "p2p",
@@ -31,7 +33,7 @@ def check_op(op: str) -> str:
     return op
 
 
-def busbw_factor(op: str, ranks):
+def busbw_factor(op: str, ranks: npt.ArrayLike) -> FloatLike:
     """nccl-tests bus-bandwidth factor (dimensionless, vectorised over ``ranks``).
 
     Equal to the per-rank ring wire traffic divided by ``S``. Zero for one rank of the
@@ -50,7 +52,7 @@ def busbw_factor(op: str, ranks):
     return float(factor) if factor.ndim == 0 else factor
 
 
-def algbw_bytes_per_s(message_bytes, time_s):
+def algbw_bytes_per_s(message_bytes: npt.ArrayLike, time_s: npt.ArrayLike) -> FloatLike:
     """Algorithm bandwidth S/t in bytes/s (vectorised; inf for zero time)."""
     s = np.asarray(message_bytes, dtype=float)
     t = np.asarray(time_s, dtype=float)
@@ -59,14 +61,16 @@ def algbw_bytes_per_s(message_bytes, time_s):
     return float(out) if out.ndim == 0 else out
 
 
-def busbw_bytes_per_s(op: str, message_bytes, ranks, time_s):
+def busbw_bytes_per_s(op: str, message_bytes: npt.ArrayLike, ranks: npt.ArrayLike,
+                      time_s: npt.ArrayLike) -> FloatLike:
     """Bus bandwidth in bytes/s: algbw · :func:`busbw_factor` (vectorised)."""
     out = np.asarray(algbw_bytes_per_s(message_bytes, time_s)) * np.asarray(
         busbw_factor(op, ranks))
     return float(out) if out.ndim == 0 else out
 
 
-def time_from_busbw_s(op: str, message_bytes, ranks, busbw):
+def time_from_busbw_s(op: str, message_bytes: npt.ArrayLike, ranks: npt.ArrayLike,
+                      busbw: npt.ArrayLike) -> FloatLike:
     """Inverse of :func:`busbw_bytes_per_s`: seconds for a bus bandwidth in bytes/s."""
     b = np.asarray(busbw, dtype=float)
     if np.any(b <= 0):

@@ -112,7 +112,7 @@ def prior_value(spec: EfficiencyFileSpec, name: str, param: str) -> float:
         return float(table.prior[param])
     if table.derived_from is None:
         raise ValueError(f"tables.{name}: fitted {param} needs a prior")
-    base = table.derived_from
+    base: str | None = table.derived_from
     while base is not None and param not in spec.tables[base].model_fields_set:
         base = spec.tables[base].derived_from
     if base is not None and param in spec.tables[base].fitted:
@@ -189,7 +189,7 @@ def _rms(errors: np.ndarray) -> float:
     return float(np.sqrt(np.mean(errors ** 2))) if errors.size else 0.0
 
 
-def _intervals(result, free: Sequence[Key]) -> dict[Key, tuple[float, float]]:
+def _intervals(result: Any, free: Sequence[Key]) -> dict[Key, tuple[float, float]]:
     """95 % intervals from the Jacobian at the optimum, with the residual scale taken
     robustly (1.4826 x the median absolute case error: an outlier the loss discounts
     does not widen every interval)."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from supernode.collectives.busbw import busbw_bytes_per_s
 from supernode.collectives.efficiency import Tables
@@ -33,7 +34,7 @@ from supernode.units import GBYTE_PER_S
 class CaseGroup:
     """Cases sharing system, collective and ranks, predicted in one vectorised call."""
 
-    system: dict
+    system: dict[str, Any]
     op: str
     ranks: int
     message_bytes: np.ndarray
@@ -43,8 +44,9 @@ class CaseGroup:
     runnable: tuple[Option, ...]
 
 
-def case_group(op: str, ranks: int, fabric: Fabric, message_bytes, measured_gbyte_per_s,
-               sources: Sequence[str], tables: Tables, system: dict | None = None
+def case_group(op: str, ranks: int, fabric: Fabric, message_bytes: npt.ArrayLike,
+               measured_gbyte_per_s: npt.ArrayLike, sources: Sequence[str], tables: Tables,
+               system: dict[str, Any] | None = None
                ) -> CaseGroup:
     """One group of measurements to fit: ``op`` over ``ranks`` ranks of ``fabric`` (a
     validation system's, or a measured job's group view), busbw measured at each size
@@ -59,7 +61,7 @@ def collective_groups(cases: Sequence[Mapping[str, Any]], tables: Tables | None 
                       ) -> list[CaseGroup]:
     """Group the supported ``collective`` cases that carry a measured bus bandwidth."""
     tables = tables or tables_from_file_spec(read_efficiency_file())
-    buckets: dict[tuple[str, str, int], list[tuple[float, float, dict, str]]] = {}
+    buckets: dict[tuple[str, str, int], list[tuple[float, float, dict[str, Any], str]]] = {}
     for case in cases:
         measured = (case.get("measured") or {}).get("busbw_gigabytes_per_s")
         if case.get("kind") != "collective" or not isinstance(measured, int | float):
@@ -84,10 +86,12 @@ def _times_s(group: CaseGroup, tables: Tables, softness: float) -> np.ndarray:
     times = np.stack([schedule_time_s(o.schedule, tables, group.message_bytes)
                       for o in group.runnable])
     if softness <= 0:
-        return times.min(axis=0)
+        fastest: np.ndarray = times.min(axis=0)
+        return fastest
     z = -np.log(times) / softness
     top = z.max(axis=0)
-    return np.exp(-softness * (top + np.log(np.exp(z - top).sum(axis=0))))
+    soft: np.ndarray = np.exp(-softness * (top + np.log(np.exp(z - top).sum(axis=0))))
+    return soft
 
 
 def log_errors(groups: Sequence[CaseGroup], tables: Tables, softness: float = 0.0

@@ -49,8 +49,9 @@ class Choice:
 FIELDS = tuple(f.name for f in fields(Choice))
 Compute = Callable[[np.ndarray, np.ndarray], Choice]
 
-_MEMO: OrderedDict[tuple, tuple[Any, Choice]] = OrderedDict()
-_ELEMENTS: OrderedDict[tuple, tuple[Any, dict[tuple, tuple]]] = OrderedDict()
+_MEMO: OrderedDict[tuple[Any, ...], tuple[Any, Choice]] = OrderedDict()
+_ELEMENTS: OrderedDict[tuple[Any, ...], tuple[Any, dict[tuple[Any, ...], tuple[Any, ...]]]] = \
+    OrderedDict()
 
 
 def clear() -> None:
@@ -59,7 +60,7 @@ def clear() -> None:
     _ELEMENTS.clear()
 
 
-def remembered(question: tuple, tables: Any, sizes: np.ndarray, ranks: np.ndarray,
+def remembered(question: tuple[Any, ...], tables: Any, sizes: np.ndarray, ranks: np.ndarray,
                compute: Compute) -> Choice:
     """The choice for ``sizes`` (bytes) and ``ranks`` (arrays, broadcast together) of one
     ``question`` (op, fabric, candidates, explain: hashable), from memory where it can be.
@@ -80,7 +81,7 @@ def remembered(question: tuple, tables: Any, sizes: np.ndarray, ranks: np.ndarra
     return _copy(choice)
 
 
-def _from_elements(question: tuple, tables: Any, sizes: np.ndarray, ranks: np.ndarray,
+def _from_elements(question: tuple[Any, ...], tables: Any, sizes: np.ndarray, ranks: np.ndarray,
                    compute: Compute) -> Choice:
     """A whole answer assembled element by element, computing the unseen ones."""
     table_key = (question, id(tables))
@@ -94,6 +95,9 @@ def _from_elements(question: tuple, tables: Any, sizes: np.ndarray, ranks: np.nd
     known = entry[1]
     s, n = np.broadcast_arrays(np.asarray(sizes, dtype=float), ranks)
     shape = s.shape
+    s_flat: np.ndarray
+    n_flat: np.ndarray
+    inverse: np.ndarray | None
     if n.size and np.all(n == n.flat[0]):  # one rank count: look up each distinct size once
         unique_s, inverse = np.unique(s.ravel(), return_inverse=True)
         n_flat = np.full(unique_s.shape, n.flat[0])

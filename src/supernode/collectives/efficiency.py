@@ -36,16 +36,18 @@ from pathlib import Path
 from types import MappingProxyType
 
 import numpy as np
+import numpy.typing as npt
 
 from supernode.collectives.efficiency_table import FITTABLE as FITTABLE
 from supernode.collectives.efficiency_table import PROTOCOLS as PROTOCOLS
 from supernode.collectives.efficiency_table import REQUIRED as REQUIRED
-from supernode.collectives.efficiency_table import EfficiencyTable, Tables
+from supernode.collectives.efficiency_table import EfficiencyTable as EfficiencyTable
+from supernode.collectives.efficiency_table import Tables as Tables
 from supernode.errors import InputError
 
 
-def efficiency_curve(table: EfficiencyTable, wire_bytes, protocol: str = "simple",
-                     line_rate_bytes_per_s: float = 1.0):
+def efficiency_curve(table: EfficiencyTable, wire_bytes: npt.ArrayLike, protocol: str = "simple",
+                     line_rate_bytes_per_s: float = 1.0) -> np.ndarray:
     """Fraction of line rate achieved for ``wire_bytes`` per rank: η·W/(W + S_half).
 
     Dimensionless, vectorised over ``wire_bytes`` (bytes); 0 where the protocol does not

@@ -97,8 +97,9 @@ def resolve_values(name: str, tables: Mapping[str, EfficiencyTableSpec],
     for key, factor in spec.scale.items():
         if key not in FITTABLE:
             raise InputError(f"tables.{name}.scale.{key}", f"allowed: {', '.join(FITTABLE)}")
-        if values[key] is not None:
-            values[key] = values[key] * factor
+        value = values[key]
+        if value is not None:
+            values[key] = value * factor
     # a value written in the file (even null, which disables a protocol) replaces the base's
     values.update({key: own[key] for key in FITTABLE if key in given})
     return values
@@ -113,10 +114,18 @@ def table_from_values(name: str, values: Mapping[str, float | None]) -> Efficien
         v = values.get(key)
         return None if v is None else float(v) * GBYTE_PER_S
 
+    def required(key: str) -> float:
+        v = values.get(key)
+        if v is None:  # a derived table's null in place of its base's value
+            raise InputError(f"tables.{name}.{key}", "required: give a value, or leave it "
+                             "out to take the base table's")
+        return float(v)
+
+    in_network_half = values.get("in_network_half_bandwidth_bytes")
     return EfficiencyTable(
         name=name,
-        simple_efficiency=_fraction(values["simple_efficiency"]),
-        simple_half_bandwidth_bytes=float(values["simple_half_bandwidth_bytes"]),
+        simple_efficiency=min(1.0, required("simple_efficiency")),
+        simple_half_bandwidth_bytes=required("simple_half_bandwidth_bytes"),
         simple_latency_s=us("simple_latency_us"),
         ll128_ratio=_fraction(values.get("ll128_ratio")),
         ll_ratio=_fraction(values.get("ll_ratio")),
@@ -126,9 +135,8 @@ def table_from_values(name: str, values: Mapping[str, float | None]) -> Efficien
         ll128_latency_s=us("ll128_latency_us"),
         in_network_efficiency=_fraction(values.get("in_network_efficiency")),
         in_network_latency_s=us("in_network_latency_us"),
-        in_network_half_bandwidth_bytes=(None if values.get("in_network_half_bandwidth_bytes")
-                                         is None else float(
-                                             values["in_network_half_bandwidth_bytes"])),
+        in_network_half_bandwidth_bytes=(None if in_network_half is None
+                                         else float(in_network_half)),
     )
 
 

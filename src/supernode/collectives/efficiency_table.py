@@ -10,7 +10,7 @@ reader and the loader import them without importing each other.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import ItemsView, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from supernode.errors import InputError
@@ -88,6 +88,7 @@ class EfficiencyTable:
             return eta
         ratio, cap = ((self.ll128_ratio, self.ll128_max_bytes_per_s) if protocol == "ll128"
                       else (self.ll_ratio, self.ll_max_bytes_per_s))
+        assert ratio is not None  # has(protocol): the protocol's ratio is set
         eff = eta * float(ratio)
         if cap is not None and line_rate_bytes_per_s > 0:
             eff = min(eff, cap / line_rate_bytes_per_s)
@@ -120,13 +121,13 @@ class Tables:
     def __contains__(self, name: object) -> bool:
         return name in self.tables
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self.tables)
 
     def __len__(self) -> int:
         return len(self.tables)
 
-    def items(self):
+    def items(self) -> ItemsView[str, EfficiencyTable]:
         """(name, table) pairs."""
         return self.tables.items()
 

@@ -23,10 +23,14 @@ that straddles domains has uneven parts), ``shape`` its extent per torus dimensi
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
 from supernode.errors import InputError
+
+if TYPE_CHECKING:
+    from supernode.collectives.efficiency_table import Tables
 
 TIER_KINDS = ("switch", "full_mesh", "torus", "nic")
 
@@ -118,7 +122,12 @@ class Fabric:
         """Cumulative group size of each tier, innermost first."""
         return np.array([t.group_size for t in self.tiers], dtype=np.int64)
 
-    def tier_index_for_group(self, span):
+    @overload
+    def tier_index_for_group(self, span: int) -> int: ...
+    @overload
+    def tier_index_for_group(self, span: np.ndarray) -> np.ndarray | int: ...
+
+    def tier_index_for_group(self, span: Any) -> Any:
         """Index of the slowest tier that ``span`` consecutive ranks cross (vectorised).
 
         That is the innermost tier whose group holds all ``span`` ranks. Spans beyond
@@ -172,7 +181,7 @@ def make_tier(name: str, group_size: int, bandwidth_bytes_per_s: float, efficien
               in_network_reduction: bool = False, oversubscription: float = 1.0,
               latency_s: float = 0.0, kind: str = "switch", dims: tuple[int, ...] = (),
               wraparound: bool = True, dim_bandwidth_bytes_per_s: tuple[float, ...] = (),
-              tables=None) -> FabricTier:
+              tables: Tables | None = None) -> FabricTier:
     """A tier using efficiency table ``efficiency`` (checked against ``tables``)."""
     from supernode.collectives.efficiency import get_table, load_efficiency_tables
 

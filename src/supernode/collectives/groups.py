@@ -176,7 +176,7 @@ def _aligned_view(fabric: Fabric, stride: int, size: int) -> Fabric | None:
             return None
         members = min(size, per)
         if not tiers or members > tiers[-1].group_size:
-            shape = ()
+            shape: tuple[tuple[int, bool], ...] = ()
             if tier.kind == "torus":
                 offsets = stride * np.arange(members, dtype=np.int64)
                 shape = _torus_shape(tier, offsets)

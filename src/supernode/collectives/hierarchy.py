@@ -18,17 +18,10 @@ from __future__ import annotations
 import dataclasses
 from types import MappingProxyType
 
-from supernode.collectives.algorithms import (
-    NotApplicable,
-    direct,
-    halving_doubling,
-    outer,
-    require_op,
-    ring,
-)
+from supernode.collectives.algorithms import direct, halving_doubling, ring
 from supernode.collectives.efficiency import Tables
-from supernode.collectives.levels import Level
-from supernode.collectives.schedule import Load, Phase, Schedule
+from supernode.collectives.levels import Level, outer
+from supernode.collectives.schedule import Load, NotApplicable, Phase, Schedule, require_op
 
 
 def part_levels(levels: list[Level]) -> list[Level]:

@@ -23,16 +23,10 @@ and multicast), all-gather inside; only where the fabric's switches reduce in-ne
 
 from __future__ import annotations
 
-from supernode.collectives.algorithms import (
-    NotApplicable,
-    outer,
-    ranks_of,
-    require_op,
-    ring,
-)
+from supernode.collectives.algorithms import ranks_of, ring
 from supernode.collectives.hierarchy import part_levels, scoped
-from supernode.collectives.levels import Level
-from supernode.collectives.schedule import Load, Phase, Schedule
+from supernode.collectives.levels import Level, outer
+from supernode.collectives.schedule import Load, NotApplicable, Phase, Schedule, require_op
 from supernode.collectives.trees import cross_tree_phase
 
 NVLS_OPS = frozenset({"all_reduce", "all_gather", "reduce_scatter"})

@@ -23,6 +23,7 @@ import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -63,7 +64,8 @@ class SourceResult:
 
 def _split(groups: Sequence[CaseGroup], source: str) -> tuple[list[CaseGroup], list[CaseGroup]]:
     """Groups restricted to ``source``'s cases, and to every other source's."""
-    held, kept = [], []
+    held: list[CaseGroup] = []
+    kept: list[CaseGroup] = []
     for g in groups:
         mask = np.array([s == source for s in g.sources])
         for part, take in ((held, mask), (kept, ~mask)):
@@ -77,11 +79,12 @@ def _split(groups: Sequence[CaseGroup], source: str) -> tuple[list[CaseGroup], l
 
 def outliers(errors: np.ndarray) -> np.ndarray:
     """Mask of the in-sample outliers: errors beyond :data:`OUTLIER_ERROR`."""
-    return np.abs(errors) > OUTLIER_ERROR
+    mask: np.ndarray = np.abs(errors) > OUTLIER_ERROR
+    return mask
 
 
 def leave_one_source_out(spec: EfficiencyFileSpec | None = None,
-                         cases: Sequence[dict] | None = None) -> list[SourceResult]:
+                         cases: Sequence[dict[str, Any]] | None = None) -> list[SourceResult]:
     """Refit without each source and predict it (see the module docstring)."""
     spec = spec or read_efficiency_file()
     committed = tables_from_file_spec(spec)

@@ -30,19 +30,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from supernode.collectives import algorithms as flat
 from supernode.collectives import hierarchy, innetwork, torus, trees
-from supernode.collectives.algorithms import NotApplicable
 from supernode.collectives.busbw import check_op
 from supernode.collectives.choice_memo import MEMO_MAX_ELEMENTS, Choice, remembered
 from supernode.collectives.efficiency import EfficiencyTable, Tables, as_tables
 from supernode.collectives.fabric import Fabric
 from supernode.collectives.levels import group_levels, used_levels
 from supernode.collectives.registry import candidates_for, get_algorithm, register_algorithm
-from supernode.collectives.schedule import Schedule, binding_tier, schedule_time_s
+from supernode.collectives.schedule import (
+    NotApplicable,
+    Schedule,
+    binding_tier,
+    schedule_time_s,
+)
 from supernode.errors import InputError
 
 ALL = ("ll", "ll128", "simple")
@@ -74,7 +80,8 @@ class Option:
     schedule: Schedule
 
 
-def _check_inputs(message_bytes, ranks, fabric: Fabric) -> tuple[np.ndarray, np.ndarray]:
+def _check_inputs(message_bytes: npt.ArrayLike, ranks: npt.ArrayLike, fabric: Fabric
+                  ) -> tuple[np.ndarray, np.ndarray]:
     s = np.asarray(message_bytes, dtype=float)
     n = np.asarray(ranks)
     if not np.all(np.isfinite(s)) or np.any(s < 0):
@@ -87,7 +94,7 @@ def _check_inputs(message_bytes, ranks, fabric: Fabric) -> tuple[np.ndarray, np.
     return s, n_int
 
 
-def availability(fabric: Fabric, tables: Tables) -> tuple:
+def availability(fabric: Fabric, tables: Tables) -> tuple[tuple[str, bool, bool, bool], ...]:
     """What decides which schedules exist: per table of the fabric, the protocols it runs
     and whether it reduces in-network (numbers do not matter)."""
     names = sorted({t.efficiency for t in fabric.tiers})
@@ -121,8 +128,8 @@ class _Holder:
 
 
 @lru_cache(maxsize=8192)
-def _options(op: str, fabric: Fabric, ranks: int, signature: tuple, names: tuple[str, ...],
-             holder: _Holder) -> tuple[tuple[Option, ...], tuple[str, ...]]:
+def _options(op: str, fabric: Fabric, ranks: int, signature: tuple[Any, ...],
+             names: tuple[str, ...], holder: _Holder) -> tuple[tuple[Option, ...], tuple[str, ...]]:
     levels = group_levels(fabric, ranks, holder.tables)
     runnable: list[Option] = []
     reasons: list[str] = []
@@ -157,7 +164,8 @@ def _names(op: str, algorithm: str | None, candidates: tuple[str, ...] | None
     return tuple(a.name for a in found)
 
 
-def choose(op: str, message_bytes, ranks, fabric: Fabric, algorithm: str | None = None, *,
+def choose(op: str, message_bytes: npt.ArrayLike, ranks: npt.ArrayLike, fabric: Fabric,
+           algorithm: str | None = None, *,
            tables: Tables | Mapping[str, EfficiencyTable] | None = None,
            candidates: tuple[str, ...] | None = None, explain: bool = True) -> Choice:
     """The fastest runnable algorithm and protocol per element, with its time (arrays).
@@ -179,8 +187,8 @@ def choose(op: str, message_bytes, ranks, fabric: Fabric, algorithm: str | None 
                       lambda s, n: _choose(op, s, n, fabric, tables, names, explain))
 
 
-def _choose(op: str, message_bytes, ranks, fabric: Fabric, tables: Tables,
-            names: tuple[str, ...], explain: bool) -> Choice:
+def _choose(op: str, message_bytes: npt.ArrayLike, ranks: npt.ArrayLike, fabric: Fabric,
+            tables: Tables, names: tuple[str, ...], explain: bool) -> Choice:
     """:func:`choose` itself, without the memo."""
     s, n = _check_inputs(message_bytes, ranks, fabric)
     out_t = np.zeros(s.shape)
@@ -212,10 +220,11 @@ def _choose(op: str, message_bytes, ranks, fabric: Fabric, tables: Tables,
     return Choice(out_t, out_a, out_p, out_b, out_c)
 
 
-def collective_time_s(op: str, message_bytes, ranks, fabric: Fabric,
-                      algorithm: str | None = None, *,
+def collective_time_s(op: str, message_bytes: npt.ArrayLike, ranks: npt.ArrayLike,
+                      fabric: Fabric, algorithm: str | None = None, *,
                       tables: Tables | Mapping[str, EfficiencyTable] | None = None,
-                      candidates: tuple[str, ...] | None = None):
+                      candidates: tuple[str, ...] | None = None
+                      ) -> tuple[float, str] | tuple[np.ndarray, np.ndarray]:
     """Time of one collective in seconds, and the algorithm that achieves it.
 
     ``op``: all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, p2p.

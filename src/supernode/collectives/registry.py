@@ -9,7 +9,7 @@ picks it by itself (``auto``); automatic selection considers only those.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from supernode.collectives.busbw import OPS, check_op
@@ -41,7 +41,7 @@ _ALGORITHMS: dict[str, Algorithm] = {}
 _ALIASES: dict[str, str] = {}
 
 
-def register_algorithm(name: str, build: Builder, *, ops=OPS, auto: bool = False,
+def register_algorithm(name: str, build: Builder, *, ops: Iterable[str] = OPS, auto: bool = False,
                        protocols: tuple[str, ...] = ("simple",), aliases: tuple[str, ...] = (),
                        description: str = "") -> Algorithm:
     """Register ``build`` under ``name`` (and ``aliases``); taken names raise an error."""

@@ -29,11 +29,14 @@ cannot drift apart (``tests/test_collectives_differential.py``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import SupportsFloat
 
 import numpy as np
+import numpy.typing as npt
 
-from supernode.collectives.efficiency import Tables
+from supernode.collectives.efficiency import EfficiencyTable, Tables
 from supernode.collectives.levels import Level
 
 SCOPES = ("group", "parts", "rails")
@@ -82,6 +85,13 @@ class Phase:
         """A pattern parameter by name."""
         return dict(self.params).get(name, default)
 
+    def number(self, name: str, default: float) -> float:
+        """A numeric pattern parameter by name, as a float."""
+        value = self.param(name, default)
+        if not isinstance(value, SupportsFloat):
+            raise TypeError(f"phase parameter {name!r} is {value!r}, not a number")
+        return float(value)
+
 
 @dataclass(frozen=True)
 class Schedule:
@@ -107,16 +117,17 @@ class PhaseCost:
     @property
     def total_s(self) -> np.ndarray:
         """Latency + transfer + fill (seconds)."""
-        return self.latency_s + self.transfer_s + self.fill_s
+        total: np.ndarray = self.latency_s + self.transfer_s + self.fill_s
+        return total
 
 
-def table_of(level: Level, tables: Tables | None):
+def table_of(level: Level, tables: Tables | None) -> EfficiencyTable:
     """The efficiency table of a level: from ``tables`` by name (a refit's trial values),
     else the level's own."""
     return level.table if tables is None else tables[level.tier.efficiency]
 
 
-def load_efficiency(load: Load, levels, protocol: str, phase: Phase,
+def load_efficiency(load: Load, levels: Sequence[Level], protocol: str, phase: Phase,
                     tables: Tables | None = None) -> float:
     """Fraction of the port's line rate a phase moves: the protocol's efficiency (or the
     in-network one) times the algorithm's own factor (PAT's 0.75). The LL/LL128 caps are
@@ -128,10 +139,10 @@ def load_efficiency(load: Load, levels, protocol: str, phase: Phase,
         eta = table.in_network_efficiency or 0.0
     else:
         eta = table.efficiency(protocol, level.tier.bandwidth_bytes_per_s)
-    return eta * float(phase.param("efficiency", 1.0))
+    return eta * phase.number("efficiency", 1.0)
 
 
-def load_rate_bytes_per_s(load: Load, levels, protocol: str, phase: Phase,
+def load_rate_bytes_per_s(load: Load, levels: Sequence[Level], protocol: str, phase: Phase,
                           tables: Tables | None = None) -> float:
     """Rate of a load's port: share of the level's line rate x efficiency / oversub."""
     level = levels[load.level]
@@ -150,16 +161,16 @@ def step_latency_s(level: Level, protocol: str, in_network: bool,
     return max(proto, level.tier.latency_s)
 
 
-def phase_time_s(phase: Phase, levels, protocol: str, sizes,
+def phase_time_s(phase: Phase, levels: Sequence[Level], protocol: str, sizes: npt.ArrayLike,
                  tables: Tables | None = None) -> PhaseCost:
     """α-β cost of ``phase`` for message sizes ``sizes`` (bytes, array); see module doc.
 
     ``tables`` (by name) replaces the levels' own tables (a refit's trial values).
     """
     s = np.asarray(sizes, dtype=float)
-    latency = sum((steps * step_latency_s(levels[j], protocol, phase.in_network, tables)
-                   for j, steps in phase.steps), 0.0) + float(phase.param("extra_latency_s", 0.0))
-    latency = np.full(s.shape, float(latency))
+    latency_s = sum((steps * step_latency_s(levels[j], protocol, phase.in_network, tables)
+                     for j, steps in phase.steps), 0.0) + phase.number("extra_latency_s", 0.0)
+    latency = np.full(s.shape, float(latency_s))
     if not phase.loads:
         zero = np.zeros(s.shape)
         return PhaseCost(latency, zero, zero, np.zeros(s.shape, dtype=np.int64))
@@ -178,11 +189,11 @@ def phase_time_s(phase: Phase, levels, protocol: str, sizes,
     return PhaseCost(latency, transfer, fill, binding)
 
 
-def phase_seconds(phase: Phase, levels, protocol: str, sizes: np.ndarray,
+def phase_seconds(phase: Phase, levels: Sequence[Level], protocol: str, sizes: np.ndarray,
                   tables: Tables | None = None) -> np.ndarray:
     """Total seconds of :func:`phase_time_s` (the same numbers, without the breakdown)."""
     latency = sum((steps * step_latency_s(levels[j], protocol, phase.in_network, tables)
-                   for j, steps in phase.steps), 0.0) + float(phase.param("extra_latency_s", 0.0))
+                   for j, steps in phase.steps), 0.0) + phase.number("extra_latency_s", 0.0)
     if not phase.loads:
         return np.full(sizes.shape, latency)
     fill_on = phase.fill and (protocol == "simple" or phase.in_network)
@@ -199,7 +210,7 @@ def phase_seconds(phase: Phase, levels, protocol: str, sizes: np.ndarray,
     return latency + best + np.where(best > 0, fill, 0.0)
 
 
-def schedule_time_s(schedule: Schedule, tables: Tables, sizes) -> np.ndarray:
+def schedule_time_s(schedule: Schedule, tables: Tables, sizes: npt.ArrayLike) -> np.ndarray:
     """Seconds of a whole schedule for message sizes ``sizes`` (bytes, array): NCCL's base
     latency of the algorithm family plus every phase in sequence, with ``tables``' values."""
     s = np.asarray(sizes, dtype=float)
@@ -209,7 +220,8 @@ def schedule_time_s(schedule: Schedule, tables: Tables, sizes) -> np.ndarray:
     return np.where(s > 0, total, 0.0)
 
 
-def binding_tier(schedule: Schedule, sizes, tables: Tables | None = None) -> np.ndarray:
+def binding_tier(schedule: Schedule, sizes: npt.ArrayLike, tables: Tables | None = None
+                 ) -> np.ndarray:
     """Name of the tier whose port binds the longest phase, per size (object array)."""
     s = np.asarray(sizes, dtype=float)
     best = np.full(s.shape, -np.inf)

@@ -21,8 +21,10 @@ non-blocking fabric, latencies left to the efficiency tables (the topology is no
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
-from supernode.collectives.efficiency import Tables, as_tables, get_table
+from supernode.collectives.efficiency import EfficiencyTable, Tables, as_tables, get_table
 from supernode.collectives.fabric import Fabric, FabricTier, make_tier
 from supernode.collectives.generations import (
     scale_out_efficiency_name,
@@ -30,6 +32,7 @@ from supernode.collectives.generations import (
     vendor_uses_ethernet,
 )
 from supernode.errors import InputError
+from supernode.spec.resolved import Cluster
 from supernode.units import GBIT_PER_S, GBYTE_PER_S
 
 
@@ -37,7 +40,7 @@ def _reduces(tables: Tables, table: str, flag: bool) -> bool:
     return bool(flag) and get_table(tables, table).in_network_efficiency is not None
 
 
-def scale_up_tier(cluster, tables: Tables) -> tuple[FabricTier, bool]:
+def scale_up_tier(cluster: Cluster, tables: Tables) -> tuple[FabricTier, bool]:
     """The scale-up tier of a resolved cluster and whether its table is borrowed."""
     up = cluster.scale_up
     bw = up.bandwidth_per_accelerator_bytes_per_s
@@ -66,7 +69,7 @@ def scale_up_tier(cluster, tables: Tables) -> tuple[FabricTier, bool]:
                      in_network_reduction=nvls, tables=tables), borrowed
 
 
-def scale_out_tiers(cluster, inner: int, tables: Tables) -> list[FabricTier]:
+def scale_out_tiers(cluster: Cluster, inner: int, tables: Tables) -> list[FabricTier]:
     """Scale-out tiers of a resolved cluster above domains of ``inner`` ranks."""
     from supernode.topology.sizing import per_switch_oversubscription, size_fat_tree
 
@@ -115,7 +118,9 @@ def _path_latency(level: int, nic_s: float, link_s: float, switch_s: float) -> f
     return 2 * nic_s + 2 * (level + 1) * link_s + (2 * level + 1) * switch_s
 
 
-def fabric_from_cluster(cluster, tables: Tables | None = None) -> tuple[Fabric, bool]:
+def fabric_from_cluster(cluster: Cluster,
+                        tables: Tables | Mapping[str, EfficiencyTable] | None = None
+                        ) -> tuple[Fabric, bool]:
     """The collective fabric of a resolved cluster (module docstring) and whether its
     scale-up table is borrowed."""
     tables = as_tables(tables)
@@ -134,8 +139,9 @@ def fabric_from_cluster(cluster, tables: Tables | None = None) -> tuple[Fabric, 
     return Fabric(tuple(tiers)), borrowed
 
 
-def fabric_from_validation_system(system: dict, ranks: int | None = None, *,
-                                  tables=None) -> Fabric:
+def fabric_from_validation_system(system: dict[str, Any], ranks: int | None = None, *,
+                                  tables: Tables | Mapping[str, EfficiencyTable] | None = None
+                                  ) -> Fabric:
     """Build the fabric of a validation case's ``system`` block.
 
     Scale-up tier: ``scale_up_gpus`` ranks at ``scale_up_gigabytes_per_s`` per GPU per
@@ -180,14 +186,14 @@ def job_domain_size(domain_gpus: int, job_gpus: int) -> int:
     return job_gpus // domains
 
 
-def _positive_float(system: dict, key: str) -> float:
+def _positive_float(system: dict[str, Any], key: str) -> float:
     value = system.get(key)
     if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
         raise InputError(f"system.{key}", f"got {value!r}; a positive number is required")
     return float(value)
 
 
-def _positive_int(system: dict, key: str) -> int:
+def _positive_int(system: dict[str, Any], key: str) -> int:
     value = _positive_float(system, key)
     if value != int(value):
         raise InputError(f"system.{key}", f"got {value!r}; an integer is required")

@@ -36,7 +36,7 @@ class UnsupportedCase(ValueError):
         super().__init__(reason)
 
 
-def collective_case_inputs(case: Mapping[str, Any]) -> tuple[str, int, float, dict]:
+def collective_case_inputs(case: Mapping[str, Any]) -> tuple[str, int, float, dict[str, Any]]:
     """Checked ``(op, ranks, message_bytes, system)`` of a collective case."""
     if case.get("kind", "collective") != "collective":
         raise UnsupportedCase(f"kind {case.get('kind')!r} is not a collective case")

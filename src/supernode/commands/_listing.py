@@ -18,6 +18,7 @@ import ast
 import functools
 import importlib.util
 from dataclasses import dataclass
+from typing import Any, TypeGuard
 
 #: Keyword arguments of ``app.command``/``typer.Typer``/``add_typer`` the listing shows.
 _FIELDS = ("help", "short_help", "hidden", "deprecated", "rich_help_panel")
@@ -47,7 +48,8 @@ def _literal(node: ast.expr) -> object:
         raise _Unreadable from exc
 
 
-def _fields(call: ast.Call) -> dict[str, object]:
+def _fields(call: ast.Call) -> dict[str, Any]:
+    """The listed keyword arguments of ``call`` (literals of whatever type they hold)."""
     out = {}
     for kw in call.keywords:
         if kw.arg is None:  # **kwargs
@@ -57,20 +59,20 @@ def _fields(call: ast.Call) -> dict[str, object]:
     return out
 
 
-def _is_call_on(node: ast.expr, owner: str, method: str) -> bool:
+def _is_call_on(node: ast.expr, owner: str, method: str) -> TypeGuard[ast.Call]:
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
             and node.func.attr == method and isinstance(node.func.value, ast.Name)
             and node.func.value.id == owner)
 
 
-def _typer_apps(tree: ast.Module) -> dict[str, dict[str, object]]:
+def _typer_apps(tree: ast.Module) -> dict[str, dict[str, Any]]:
     """``{variable: fields}`` of module-level ``X = typer.Typer(...)``."""
     apps = {}
     for node in tree.body:
         if (isinstance(node, ast.Assign) and len(node.targets) == 1
                 and isinstance(node.targets[0], ast.Name)
                 and _is_call_on(node.value, "typer", "Typer")):
-            apps[node.targets[0].id] = _fields(node.value)  # type: ignore[arg-type]
+            apps[node.targets[0].id] = _fields(node.value)
     return apps
 
 
@@ -88,7 +90,7 @@ def _decorated_commands(tree: ast.Module, module: str) -> list[Listed]:
                 fields = _fields(call)
                 if fields.get("help") is None:
                     fields["help"] = ast.get_docstring(node, clean=True)
-                out.append(Listed(str(name), module, **fields))  # type: ignore[arg-type]
+                out.append(Listed(str(name), module, **fields))
     return out
 
 
@@ -102,13 +104,13 @@ def _groups(tree: ast.Module, module: str) -> list[Listed]:
                     raise _Unreadable
         if not (isinstance(node, ast.Expr) and _is_call_on(node.value, "app", "add_typer")):
             continue
-        call: ast.Call = node.value  # type: ignore[assignment]
+        call = node.value
         names = [k for k in call.keywords if k.arg == "name"]
         if len(call.args) != 1 or not isinstance(call.args[0], ast.Name) or not names \
                 or call.args[0].id not in apps:
             raise _Unreadable
         fields = {**apps[call.args[0].id], **_fields(call)}
-        out.append(Listed(str(_literal(names[0].value)), module, **fields))  # type: ignore
+        out.append(Listed(str(_literal(names[0].value)), module, **fields))
     return out
 
 

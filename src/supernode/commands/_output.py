@@ -6,7 +6,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -14,7 +14,8 @@ from rich.text import Text
 
 from supernode.errors import InputError
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 #: Piped output (not a terminal) gets wide tables rather than rich's 80-column default.
 #: Emoji codes are off: a name such as ``:fire:`` is shown as written (markup in user text
@@ -23,11 +24,11 @@ stdout = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160, emo
 stderr = Console(stderr=True, soft_wrap=True, emoji=False)
 
 
-def handles_input_errors(func: F) -> F:
+def handles_input_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Decorate a command: an InputError prints ``error: path: message`` and exits 2."""
 
     @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
         except InputError as exc:
@@ -35,7 +36,7 @@ def handles_input_errors(func: F) -> F:
                          highlight=False)
             raise typer.Exit(code=2) from None
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def print_json(data: Any) -> None:

@@ -23,7 +23,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, TypeVar, get_args
+from typing import Annotated, Any, ParamSpec, TypeVar, get_args
 
 import typer
 
@@ -87,31 +87,34 @@ CalibrationFile = Annotated[Path | None, typer.Option(
     "--calibration", help="Calibration file (supernode calibrate): its fitted collective "
     "efficiencies replace the packaged ones.")]
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
-def calibrated(command: F) -> F:
+def calibrated(command: Callable[P, R]) -> Callable[P, R]:
     """Run ``command`` with its ``calibration`` file (``--calibration``) in force; the
     command still receives the path (to record it). Bad files are one ``error:`` line."""
 
     @functools.wraps(command)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("calibration") is None:  # the packaged tables: nothing to load
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        path = kwargs.get("calibration")
+        if path is None:  # the packaged tables: nothing to load
             return command(*args, **kwargs)
         from supernode.measurements.calfile import calibration_in_force
 
-        with calibration_in_force(kwargs.get("calibration")):
+        assert isinstance(path, str | Path)  # what the --calibration option gives
+        with calibration_in_force(path):
             return command(*args, **kwargs)
 
-    return run  # type: ignore[return-value]
+    return run
 
 def with_help(option: Any, text: str) -> Any:
-    """``option`` (one of this module's ``Annotated`` options) with the help ``text`` of
-    one command, its name, type and bounds unchanged."""
-    kind, info = get_args(option)
-    info = copy.copy(info)
+    """The ``typer.Option`` of ``option`` (one of this module's ``Annotated`` options) with
+    the help ``text`` of one command, its name and bounds unchanged; a command annotates
+    its parameter ``Annotated[<the option's type>, with_help(option, text)]``."""
+    info = copy.copy(get_args(option)[1])
     info.help = text
-    return Annotated[kind, info]
+    return info
 
 
 #: Every plan option, in the order commands list them: keyword -> option.
@@ -156,7 +159,8 @@ class PlanOptions:
     gpus: int | None = None
 
 
-def plan_options(names: Sequence[str] = tuple(PLAN_OPTIONS)) -> Callable[[F], F]:
+def plan_options(names: Sequence[str] = tuple(PLAN_OPTIONS)
+                 ) -> Callable[[Callable[..., R]], Callable[..., R]]:
     """Give a command the plan options ``names`` (keys of :data:`PLAN_OPTIONS`, listed in
     that order) in place of its ``options`` parameter (declared ``options: PlanOptions =
     PlanOptions()``), which then receives them as :class:`PlanOptions`. Apply it next to
@@ -166,7 +170,7 @@ def plan_options(names: Sequence[str] = tuple(PLAN_OPTIONS)) -> Callable[[F], F]
         raise ValueError(f"not plan options: {sorted(unknown)}")
     chosen = [k for k in PLAN_OPTIONS if k in names]
 
-    def decorate(command: F) -> F:
+    def decorate(command: Callable[..., R]) -> Callable[..., R]:
         signature = inspect.signature(command, eval_str=True)
         params = list(signature.parameters.values())
         at = [p.name for p in params].index("options")
@@ -174,15 +178,16 @@ def plan_options(names: Sequence[str] = tuple(PLAN_OPTIONS)) -> Callable[[F], F]
                                    annotation=PLAN_OPTIONS[k]) for k in chosen]
 
         @functools.wraps(command)
-        def run(*args: Any, **kwargs: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> R:
             given = {k: kwargs.pop(k, None) for k in chosen}
             options = PlanOptions(plan_flags(**{k: v for k, v in given.items()
                                                 if k in PLAN_FIELD_OPTIONS}),
                                   given.get("plan"), given.get("gpus"))
             return command(*args, options=options, **kwargs)
 
+        # what typer reads; functions do not declare __signature__ to the checker
         run.__signature__ = signature.replace(  # type: ignore[attr-defined]
             parameters=[*params[:at], *added, *params[at + 1:]])
-        return run  # type: ignore[return-value]
+        return run
 
     return decorate

@@ -35,6 +35,7 @@ from supernode.textsafe import one_line
 try:  # typer >= 0.26 carries its own copy of click
     from typer._click import exceptions as click_exceptions
 except ImportError:  # pragma: no cover - older typer on click
+    # the same module, from click itself
     import click.exceptions as click_exceptions  # type: ignore[no-redef]
 
 #: Exit codes.
@@ -271,9 +272,11 @@ class SupernodeGroup(TyperGroup):
             ctx.meta.pop(_LISTING, None)
 
     def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
+             standalone_mode: bool = True, windows_expand_args: bool = True,
+             **extra: Any) -> Any:
         """Run the CLI; exit with the code (``standalone_mode``) or return it."""
-        code = run_group(self, args, prog_name, complete_var, extra)
+        code = run_group(self, args, prog_name, complete_var,
+                         {"windows_expand_args": windows_expand_args, **extra})
         if standalone_mode:
             sys.exit(code)
         return code

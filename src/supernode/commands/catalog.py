@@ -121,10 +121,11 @@ def find_entry(name: str) -> dict[str, Any]:
                    "scale_up_bidirectional_gbyte_per_s": 2 * per_direction}
         return _entry("accelerator", spec.name, spec.model_dump(mode="json"), derived)
     if key in switches:
-        spec = switches[key]
-        derived = {"port_gbyte_per_s": spec.port_speed_gbit_per_s / BITS_PER_BYTE,
-                   "capacity_tbit_per_s": spec.radix_ports * spec.port_speed_gbit_per_s / 1e3}
-        return _entry("switch", spec.name, spec.model_dump(mode="json"), derived)
+        switch = switches[key]
+        derived = {"port_gbyte_per_s": switch.port_speed_gbit_per_s / BITS_PER_BYTE,
+                   "capacity_tbit_per_s": switch.radix_ports * switch.port_speed_gbit_per_s
+                   / 1e3}
+        return _entry("switch", switch.name, switch.model_dump(mode="json"), derived)
     if key in presets:
         cluster = load_cluster(presets[key])
         derived = {k: v for k, v in cluster_row(presets[key], cluster).items()

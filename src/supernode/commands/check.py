@@ -7,6 +7,7 @@ finding. Exit code 1 when an error-severity rule fails, 0 otherwise, 2 on bad in
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -40,7 +41,8 @@ def findings_table(data: dict) -> Table:
     return table
 
 
-CheckedPlan = with_help(PlanFile, "The plan to check (default: the planner's best).")
+CheckedPlan = Annotated[Path | None,
+                        with_help(PlanFile, "The plan to check (default: the planner's best).")]
 
 
 @app.command("check")

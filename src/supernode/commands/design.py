@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from contextlib import nullcontext
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -72,8 +73,9 @@ def stage_hook(bar):
     return hook
 
 
-ReviewedPlan = with_help(PlanFile, "The plan to review (YAML/JSON); default: the planner's "
-                                   "best.")
+ReviewedPlan = Annotated[Path | None,
+                         with_help(PlanFile, "The plan to review (YAML/JSON); default: the "
+                                             "planner's best.")]
 
 
 @app.command("design")

@@ -56,7 +56,7 @@ def tree(report: HealthReport) -> Tree:
         branch = root.add("grouped: several faults under one parent")
         for view in parents:
             branch.add(_line(view))
-    nodes: dict[tuple[str, ...], Tree] = {}
+    nodes: dict[str | tuple[str, str], Tree] = {}  # outer branches, (outer, inner) ones
     for view in report.alerts:
         if view.scope == "parent":
             continue

@@ -113,7 +113,7 @@ def reliability_command(
     loaded = load_cluster(cluster)
     spec = load_workload(workload)
     chosen, note = _plan(loaded, spec, options.plan, options.fields)
-    options = ReliabilityOptions(
+    settings = ReliabilityOptions(
         days=days, runs=runs, seed=seed, weibull_shape=weibull, spare_hosts=spares,
         hot_standby_share=hot_standby, checkpoint_write_gbyte_per_s=write_bw,
         checkpoint_mode=mode, interval_s=interval, recovery=recovery,
@@ -124,7 +124,7 @@ def reliability_command(
     with _progress(quiet or json_output) as bar:
         task = bar.add_task("mc", total=runs) if bar is not None else None
         hook = (lambda n: bar.advance(task, n)) if bar is not None else None
-        result = assess_reliability(loaded, spec, chosen, options, progress=hook)
+        result = assess_reliability(loaded, spec, chosen, settings, progress=hook)
     plots = []
     if plot is not None:
         from supernode.reliability.plots import write_plots

@@ -50,9 +50,9 @@ def _print_tables(result: SimResult, plots: list[str]) -> None:
     tiers = Table(title="link utilisation per tier (time-averaged; peak = instantaneous)")
     for col in ("tier", "links", "mean", "p50", "p99", "max", "peak", "hot"):
         tiers.add_column(col, justify="left" if col == "tier" else "right")
-    for tier, row in result.tables.link_utilization.items():
-        tiers.add_row(tier, str(row["links"]), *(f"{row[k]:.1%}" for k in
-                                                 ("mean", "p50", "p99", "max", "peak")),
+    for tier, stats in result.tables.link_utilization.items():
+        tiers.add_row(tier, str(stats["links"]), *(f"{stats[k]:.1%}" for k in
+                                                   ("mean", "p50", "p99", "max", "peak")),
                       str(result.tables.hot_counts.get(tier, 0)))
     stdout.print(tiers)
     hot = Table(title="hot links (>= 80% for >= 1% of the run), busiest first")

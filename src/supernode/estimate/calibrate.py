@@ -36,6 +36,7 @@ import numpy as np
 from scipy import stats
 from scipy.optimize import least_squares
 
+from supernode.errors import InputError
 from supernode.estimate.calibration import (
     CALIBRATION_FILE,
     Calibration,
@@ -65,7 +66,12 @@ def log_errors(cal: Calibration, cases: Sequence[dict[str, Any]]) -> np.ndarray:
         plan = case_plan(case)
         result = estimate_plan(case_workload(case), plan,
                                system_from_validation(case["system"], plan.precision), cal)
-        out.append(np.log(result.step_time_s / measured_step_time_s(case)))
+        measured = measured_step_time_s(case)
+        if measured is None:
+            raise InputError(f"{case.get('id', 'case')}.measured",
+                             "a training_step case to fit needs step_time_s or "
+                             "tokens_per_s_per_gpu")
+        out.append(np.log(result.step_time_s / measured))
     return np.asarray(out)
 
 

@@ -40,7 +40,8 @@ class Calibration:
 def read_calibration_document() -> dict[str, Any]:
     """The raw calibration document (values, bounds, provenance)."""
     text = (resources.files("supernode") / "data" / CALIBRATION_FILE).read_text("utf-8")
-    return parse_text(text, source=CALIBRATION_FILE)
+    document: dict[str, Any] = parse_text(text, source=CALIBRATION_FILE)  # the file is a mapping
+    return document
 
 
 @lru_cache(maxsize=1)

@@ -35,7 +35,7 @@ def group_stride(dim: str, a: PlanArrays) -> np.ndarray:
     dp: contiguous at stride ``tp``); ``etp``, ``ep`` and ``dp_expert`` are the expert
     decomposition ``etp x ep x edp`` of the stage's ranks.
     """
-    strides = {
+    strides: dict[str, np.ndarray] = {
         "tp": np.ones_like(a.tp),
         "cp": a.tp,
         "dp": a.tp,
@@ -122,9 +122,9 @@ def grouped_call_time_s(call: CollectiveCall, keys: np.ndarray,
         if n > 1 and last > first:  # the group's distinct sizes, ascending: each once
             pair_time[first:last] = collective_time_s(
                 call.kind, sizes[pair_size[first:last]], ranks, sub)[0]
-    one = np.zeros(int(np.prod(shape)))
-    one[active] = pair_time[pair_of.ravel()]
-    one = one.reshape(shape)
+    flat = np.zeros(int(np.prod(shape)))
+    flat[active] = pair_time[pair_of.ravel()]
+    one = flat.reshape(shape)
     per_step = one * calls
     return one, per_step, tier_of[keys]
 

@@ -105,10 +105,10 @@ def _stream_elements(w: WorkloadSpec, a: PlanArrays, moe_layer: bool) -> Any:
     elements = NON_MLP_ELEMENTS_PER_HIDDEN * w.hidden / sp_div
     if w.mla is not None:
         x = w.mla
-        rope = 2.0 * (w.heads + 1) * x.qk_rope_head_dim / t
+        rope = 2.0 * (w.n_heads + 1) * x.qk_rope_head_dim / t
         elements = elements + 2.0 * ((x.q_lora_rank or 0) + x.kv_lora_rank) + rope
     elif w.position_embedding == "rotary":
-        elements = elements + 2.0 * (w.heads + w.n_kv_heads) * w.qk_head_dim / t
+        elements = elements + 2.0 * (w.n_heads + w.n_kv_heads) * w.qk_head_dim / t
     if moe_layer and w.moe is not None:
         moe = w.moe
         routed = moe.top_k * moe.token_imbalance
@@ -193,7 +193,7 @@ def module_forward_s(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: C
         "shared_experts": 0.0,
     }
     if w.mla is not None:
-        rope = 2.0 * (w.heads + 1) * w.mla.qk_rope_head_dim / t
+        rope = 2.0 * (w.n_heads + 1) * w.mla.qk_rope_head_dim / t
         out["mla_up_proj"] = forward(("q_up", "kv_up")) + streamed(rope)
     if moe_layer and w.moe is not None:
         moe = w.moe
@@ -218,7 +218,7 @@ def _attention_mix(w: WorkloadSpec, a: PlanArrays) -> list[tuple[float, Any, Any
     """(share of layers, keys per query, executed forward FLOPs of one layer on one GPU
     per micro-batch) of the full and the windowed attention layers."""
     m = local_tokens(w, a)
-    heads = w.heads / a.tp.astype(float)
+    heads = w.n_heads / a.tp.astype(float)
     return [(share, keys, 2.0 * m * keys * heads * (w.qk_head_dim + w.v_head_dim))
             for share, keys in w.attention_key_mix()]
 

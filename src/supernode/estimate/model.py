@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -128,7 +128,7 @@ def candidate_columns(w: WorkloadSpec, plan: ParallelPlan) -> dict[str, np.ndarr
     combos = list(itertools.product(mbs, recs, sps, vpps, plan.zero_choices(), a2a, layouts))
     columns: dict[str, Any] = {
         "micro_batch": [c[0] for c in combos],
-        "recompute": [recompute_mask(c[1]) for c in combos],
+        "recompute": [recompute_mask(cast(str | int, c[1])) for c in combos],
         "sequence_parallel": [bool(c[2]) for c in combos],
         "vpp": [c[3] for c in combos],
         "zero_stage": [c[4] for c in combos],
@@ -140,7 +140,8 @@ def candidate_columns(w: WorkloadSpec, plan: ParallelPlan) -> dict[str, np.ndarr
 
 def interleave_ok(a: PlanArrays) -> np.ndarray:
     """Megatron's interleaved schedule needs micro-batches divisible by pp."""
-    return (a.vpp == 1) | (a.microbatches % a.pp == 0)
+    ok: np.ndarray = (a.vpp == 1) | (a.microbatches % a.pp == 0)
+    return ok
 
 
 def plan_call_time(plan: ParallelPlan, fabric: Fabric) -> CallTime:

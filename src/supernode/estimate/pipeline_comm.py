@@ -36,14 +36,14 @@ def pipeline_critical_s(one: Any, comp: MicrobatchCompute, a: PlanArrays) -> Any
     v = np.asarray(a.vpp, dtype=np.int64)
     pf = p.astype(float)
     m = np.maximum(np.asarray(a.microbatches, dtype=np.int64), 1)
-    stages = (comp.stage_s["first"], comp.stage_s["middle"], comp.stage_s["last"])
+    first, middle, last = (comp.stage_s["first"], comp.stage_s["middle"], comp.stage_s["last"])
 
     def rounds(r: Restrict) -> Any:
         slack = np.maximum(r(comp.total_s) - r(comp.mean_stage_s), 0.0) / r(v)
         return (r(v) - 1) * r(pf) * np.maximum(r(one) - slack, 0.0)
 
     def plain(r: Restrict) -> Any:
-        return _plain_steady_s(r(one), *map(r, stages), r(comp.total_s),
+        return _plain_steady_s(r(one), r(first), r(middle), r(last), r(comp.total_s),
                                r(comp.mean_stage_s), r(p), r(m))
 
     # each schedule's formula only where it runs (interleaving: most of the vpp axis)

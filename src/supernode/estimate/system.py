@@ -13,6 +13,7 @@ achievable BF16 matmul over H100's).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from supernode.collectives.fabric import Fabric
 from supernode.collectives.systems import fabric_from_cluster, fabric_from_validation_system
@@ -87,7 +88,7 @@ class SystemModel:
             memory_bandwidth_bytes_per_s=self.memory_bandwidth_bytes_per_s * memory_bandwidth)
 
 
-def compute_rates(chip: Accelerator, peak_scale: float = 1.0) -> dict:
+def compute_rates(chip: Accelerator, peak_scale: float = 1.0) -> dict[str, Any]:
     """Peaks, GEMM ceilings and attention tables of a part (FLOP/s), as SystemModel fields.
 
     ``peak_scale`` multiplies every rate (a validation case whose published peak differs
@@ -100,7 +101,8 @@ def compute_rates(chip: Accelerator, peak_scale: float = 1.0) -> dict:
     for a, b in (("bf16", "fp16"), ("fp16", "bf16")):
         if a not in peaks and b in peaks:
             peaks[a] = peaks[b]
-    measured = {p: v * TFLOPS * peak_scale for p, v in spec.achievable_matmul_tflops.items()}
+    measured: dict[str, float] = {p: v * TFLOPS * peak_scale
+                                  for p, v in spec.achievable_matmul_tflops.items()}
     matmul = {p: measured.get(p, DEFAULT_MATMUL_EFFICIENCY * v) for p, v in peaks.items()}
     if "fp8" not in peaks:  # no FP8 units: FP8 plans run their GEMMs in BF16
         matmul["fp8"] = matmul["bf16"]
@@ -140,7 +142,7 @@ def system_from_cluster(cluster: Cluster, precision: str = "bf16") -> SystemMode
     cluster calibration's (``--calibration``), which the notes then name.
     """
     fabric, borrowed = fabric_from_cluster(cluster)
-    notes = ()
+    notes: tuple[str, ...] = ()
     if borrowed:
         notes = (f"no measured collective efficiency for {cluster.accelerator.name}'s scale-up "
                  f"bus: costed with the {fabric.tiers[0].efficiency} table (NVLink values "
@@ -171,7 +173,7 @@ def calibration_notes() -> tuple[str, ...]:
     return (active.label,) if active is not None and active.label else ()
 
 
-def system_from_validation(system: dict, precision: str = "bf16") -> SystemModel:
+def system_from_validation(system: dict[str, Any], precision: str = "bf16") -> SystemModel:
     """Build the model's view of a validation case's ``system`` block.
 
     The case's ``peak_dense_bf16_tflops`` rescales the catalog part's rates (all

@@ -75,7 +75,9 @@ def expand(expression: str) -> list[str]:
 
 def _split(expression: str) -> list[str]:
     """Split at commas outside brackets."""
-    items, depth, current = [], 0, []
+    items: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in expression:
         if ch == "[":
             depth += 1

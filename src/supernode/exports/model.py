@@ -82,12 +82,14 @@ class ExportModel:
                   for g in range(h.groups)]
         if h.fabric_tiers == 1:
             return leaves
+        top = self.top
+        assert top is not None  # a fabric of two or more tiers has a top (export_model)
         if h.fabric_tiers == 2:
-            return [*leaves, Switch(self.top, 1, (), tuple(self.groups))]
+            return [*leaves, Switch(top, 1, (), tuple(self.groups))]
         pods = [Switch(self.pods[p], 1, (),
                        tuple(self.groups[g] for g in np.flatnonzero(h.group_pod == p)))
                 for p in range(h.pods)]
-        return [*leaves, *pods, Switch(self.top, 2, (), tuple(self.pods))]
+        return [*leaves, *pods, Switch(top, 2, (), tuple(self.pods))]
 
     def blocks(self) -> tuple[list[tuple[str, tuple[str, ...]]], list[int]]:
         """Slurm ``topology/block`` blocks (name, nodes) and ``BlockSizes``: the smallest
@@ -116,7 +118,9 @@ class ExportModel:
             pods = h.group_pod[h.host_group]
             out.append(Level("fabric", 1, tuple(self.pods[p] for p in pods)))
         if h.fabric_tiers >= 2:
-            out.append(Level("fabric", len(out), tuple(self.top for _ in self.nodes)))
+            top = self.top
+            assert top is not None  # a fabric of two or more tiers has a top (export_model)
+            out.append(Level("fabric", len(out), tuple(top for _ in self.nodes)))
         return out
 
     def domain_levels(self) -> list[Level]:
@@ -186,7 +190,7 @@ def export_model(cluster: Cluster, node_prefix: str | None = None) -> ExportMode
                  for p in range(h.pods)) if h.fabric_tiers == 3 else ()
     top = slurm_name(prefix, "-core" if h.fabric_tiers == 3 else "-spine") \
         if h.fabric_tiers >= 2 else None
-    racks = ()
+    racks: tuple[str, ...] = ()
     if h.host_rack is not None:
         count = int(h.host_rack.max()) + 1
         racks = tuple(slurm_name(prefix, f"-rack{r + 1:0{_width(count)}d}") for r in range(count))

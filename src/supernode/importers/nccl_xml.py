@@ -80,10 +80,14 @@ def parse_nccl_xml(text: str, accelerator: str | None = None,
 
 def _walk(root: ET.Element, source: str | None) -> tuple[list[dict], list[dict]]:
     """Every GPU and NIC with its CPU (numaid) and PCIe path from the CPU."""
-    gpus, nets = [], []
+    gpus: list[dict[str, Any]] = []
+    nets: list[dict[str, Any]] = []
     for cpu in root.findall("cpu"):
         numa = _int(cpu, "numaid", "system.cpu", source)
-        stack = [(child, (id(cpu),), None, None) for child in reversed(cpu)]
+        # (node, PCIe path from the CPU, its link (speed, width), its bus id)
+        stack: list[tuple[ET.Element, tuple[int, ...], tuple[str | None, str | None] | None,
+                          str | None]] = [(child, (id(cpu),), None, None)
+                                          for child in reversed(cpu)]
         while stack:
             node, path, link, busid = stack.pop()
             if node.tag == "pci":
@@ -109,11 +113,12 @@ def _int(node: ET.Element, attr: str, where: str, source: str | None,
     text = node.get(attr)
     if text is None and default is not None:
         return default
-    try:
-        return int(text, 0)
-    except (TypeError, ValueError):
-        raise InputError(f"{where}.{attr}", f"must be an integer, got {text!r}",
-                         source=source) from None
+    if text is not None:
+        try:
+            return int(text, 0)
+        except ValueError:
+            pass
+    raise InputError(f"{where}.{attr}", f"must be an integer, got {text!r}", source=source)
 
 
 def distance(gpu: dict, nic: dict) -> str:

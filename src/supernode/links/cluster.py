@@ -9,15 +9,23 @@ that family nearest in data rate (:func:`~supernode.links.generations.generation
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from supernode.links.generations import LinkGeneration, generation_for_rate
 
+if TYPE_CHECKING:
+    from supernode.spec.resolved import Cluster
 
-def scale_out_family(cluster) -> str:
+
+def scale_out_family(cluster: Cluster) -> str:
     """``ethernet`` or ``infiniband``: the family of a resolved cluster's fabric switch."""
-    return "ethernet" if cluster.scale_out.switch.ethernet else "infiniband"
+    out = cluster.scale_out
+    if out is None:
+        raise ValueError(f"{cluster.name} has no scale-out fabric")
+    return "ethernet" if out.switch.ethernet else "infiniband"
 
 
-def scale_out_generation(cluster) -> LinkGeneration | None:
+def scale_out_generation(cluster: Cluster) -> LinkGeneration | None:
     """The generation of a resolved cluster's NIC-to-leaf link (None without a fabric)."""
     out = cluster.scale_out
     if out is None or cluster.host.nic_count <= 0:

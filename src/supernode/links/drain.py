@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from supernode.links.generations import DrainPolicySpec, get_generation, read_generations_file
 from supernode.links.model import link_performance
@@ -54,7 +55,7 @@ class BerThresholds:
     watch_effective_ber: float
     effective_criterion: str
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """Plain data for JSON output."""
         return dict(self.__dict__)
 
@@ -79,7 +80,8 @@ def bandwidth_limit_ber(name: str, max_loss: float) -> float:
             hi = mid
         else:
             lo = mid
-    return 10.0 ** hi
+    ber: float = 10.0 ** hi  # a float: the base is positive
+    return ber
 
 
 @lru_cache(maxsize=64)

@@ -22,7 +22,7 @@ from supernode.errors import InputError
 from supernode.links.generations import Fec
 
 
-def check_ber(ber: float, path: str = "ber") -> float:
+def check_ber(ber: float | str, path: str = "ber") -> float:
     """``ber`` as a float if it is a bit error rate in [0, 0.5]; else InputError."""
     try:
         value = float(ber)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -64,7 +65,7 @@ class LinkPerformance:
         """Effective / error-free goodput: the slowdown factor retransmissions cause."""
         return self.effective_bytes_per_s / self.goodput_bytes_per_s
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """Plain data for JSON output (SI values, keys with units)."""
         return {
             "generation": self.generation, "pre_fec_ber": self.pre_fec_ber,
@@ -97,6 +98,7 @@ def frame_error_probability(gen: LinkGeneration, *, pre_fec_ber: float | None = 
         frame = -math.expm1(count * math.log1p(-p_cw)) if p_cw < 1 else 1.0
         return frame, post_fec_ber(pre_fec_ber, gen.fec)
     residual = pre_fec_ber if pre_fec_ber is not None else post_fec_ber_value
+    assert residual is not None  # exactly one of the two is given (checked above)
     frame = -math.expm1(bits * math.log1p(-residual)) if residual < 1 else 1.0
     return frame, residual
 

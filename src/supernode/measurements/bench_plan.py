@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from supernode.collectives import busbw_bytes_per_s, collective_time_s, consecutive_view, group_view
 from supernode.collectives.efficiency import FITTABLE, get_table, load_efficiency_tables
 from supernode.collectives.fabric import Fabric
@@ -78,7 +80,7 @@ def _max_bytes(op: str, ranks: int, fabric: Fabric, cap: int) -> int:
     """4 × the smallest power of two reaching 95 % of the model's busbw at ``cap``."""
     sizes = [2**k for k in range(10, cap.bit_length())]
     t, _ = collective_time_s(op, sizes, ranks, fabric)
-    busbw = busbw_bytes_per_s(op, sizes, ranks, t)
+    busbw = np.asarray(busbw_bytes_per_s(op, sizes, ranks, t))  # an array: sizes is a list
     top = float(busbw[-1])
     reach = next((s for s, b in zip(sizes, busbw, strict=True) if b >= SATURATION * top),
                  sizes[-1])

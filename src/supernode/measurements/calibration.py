@@ -118,9 +118,10 @@ def candidates(spec: EfficiencyFileSpec, groups: Sequence[CaseGroup]) -> dict[Ke
         values = resolve_values(name, spec.tables)
         for param in FITTABLE:
             gate = next((g for prefix, g in _NEEDS if param.startswith(prefix)), None)
-            if values.get(param) is None or (gate and values.get(gate) is None):
+            value = values.get(param)
+            if value is None or (gate and values.get(gate) is None):
                 continue
-            out[(name, param)] = float(values[param])
+            out[(name, param)] = float(value)
     return out
 
 

@@ -127,8 +127,9 @@ def compare_set(measurement: MeasurementSet, cluster: Cluster, *,
     if job.ranks < 2:
         raise InputError("--ranks", f"{measurement.source}: a collective of one rank moves "
                                     "nothing; nothing to compare")
-    kept = [(row, row.timing(placement)) for row in measurement.collectives]
-    kept = [(row, t) for row, t in kept if t is not None and t.time_s > 0 and row.message_bytes > 0]
+    timed = [(row, row.timing(placement)) for row in measurement.collectives]
+    kept = [(row, t) for row, t in timed
+            if t is not None and t.time_s > 0 and row.message_bytes > 0]
     if not kept:
         raise InputError("RESULTS", f"{measurement.source}: no row with a {placement} time "
                                     "to compare")

@@ -44,9 +44,9 @@ def measured_groups(sets: Iterable[MeasurementSet], cluster: Cluster, *,
         if not s.collectives or s.op is None:
             continue
         job = place_job(cluster, s.job, ranks_per_domain=ranks_per_domain)
-        rows = [(r.message_bytes, r.timing(placement)) for r in s.collectives
-                if r.message_bytes >= min_bytes and r.timing(placement) is not None
-                and r.timing(placement).time_s > 0]
+        timed = [(r.message_bytes, r.timing(placement)) for r in s.collectives
+                 if r.message_bytes >= min_bytes]
+        rows = [(size, t) for size, t in timed if t is not None and t.time_s > 0]
         if not rows:
             continue
         out.append(MeasuredGroup(

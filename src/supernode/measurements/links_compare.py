@@ -39,6 +39,8 @@ def _perftest(s: MeasurementSet, cluster: Cluster) -> list[PointComparison]:
     bw = [r for r in s.links if r.bw_average_bytes_per_s]
     if bw:
         row = max(bw, key=lambda r: r.message_bytes)
+        average = row.bw_average_bytes_per_s
+        assert average is not None  # bw keeps the rows with an average
         nic = cluster.host.nic_bandwidth_bytes_per_s
         if nic > 0:
             family = "ethernet" if str(s.attributes.get("link_type", "")).lower() == \
@@ -47,11 +49,10 @@ def _perftest(s: MeasurementSet, cluster: Cluster) -> list[PointComparison]:
             for ref, name in ((nic, "NIC line rate"), (gen.goodput_bytes_per_s,
                                                         f"{gen.name} goodput")):
                 out.append(PointComparison(s.source, row.test, row.message_bytes,
-                                           row.bw_average_bytes_per_s, "bytes_per_s", ref, name,
-                                           row.bw_average_bytes_per_s / ref))
+                                           average, "bytes_per_s", ref, name, average / ref))
         else:
             out.append(PointComparison(s.source, row.test, row.message_bytes,
-                                       row.bw_average_bytes_per_s, "bytes_per_s", None,
+                                       average, "bytes_per_s", None,
                                        "no NIC in the cluster description", None))
     for row in s.links:
         if row.t_typical_s is not None:

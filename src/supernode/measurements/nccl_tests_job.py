@@ -214,7 +214,9 @@ def job_context(block: RawBlock, op: str | None, rows: list[CollectiveResult],
     """The job of ``block``: ranks (and where they came from), hosts, devices."""
     listed = tuple(RankInfo(*r) for r in block.ranks)
     notes = []
-    ranks, how, processes, groups, stride = None, "unknown", None, 1, 1
+    ranks: int | None = None
+    stride: int | None = 1
+    how, processes, groups = "unknown", None, 1
     if listed:
         processes, how = max(r.rank for r in listed) + 1, "rank list"
         if len(listed) < processes or block.elided:
@@ -253,7 +255,7 @@ def _check_ratio(block: RawBlock, op: str | None, ranks: int | None, source: str
     """busbw/algbw must fit ``ranks``: nccl-tests computes busbw from the real rank count."""
     interval = _ratio_interval(block)
     kind = _FACTOR_KIND.get(op or "")
-    if interval is None or ranks is None or ranks < 2 or kind is None:
+    if interval is None or ranks is None or ranks < 2 or kind is None or op is None:
         return
     factor = {"two": 2 * (ranks - 1) / ranks, "frac": (ranks - 1) / ranks, "one": 1.0}[kind]
     lo, hi = interval

@@ -50,6 +50,7 @@ class _State:
     def matrix_line(self, number: int, line: str) -> None:
         """A line of the open case: its description, its header, or a matrix row."""
         case = self.case
+        assert case is not None  # feed passes the lines of an open case only
         if case["description"] is None:
             case["description"] = line.strip()
         elif case["columns"] is None:
@@ -61,7 +62,7 @@ class _State:
                                  f"the header has {len(case['columns'])} columns",
                                  source=self.source)
             scale = _scale(case["test"], case["description"])
-            row = []
+            row: list[float | None] = []
             for token in tokens[1:]:
                 if token.upper() == "N/A":
                     row.append(None)

@@ -103,6 +103,7 @@ def parse_perftest(text: str, source: str = "<input>") -> list[MeasurementSet]:
         elif stripped.startswith("---"):
             columns = None
         elif columns is not None and stripped[:1].isdigit():
+            assert current is not None  # a header row opened a run (or the title did)
             current["rows"].append(_row(stripped.split(), columns, current["test"], number,
                                         source))
         elif current is not None and columns is None:

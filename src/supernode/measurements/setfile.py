@@ -17,7 +17,7 @@ import dataclasses
 import functools
 import operator
 from collections.abc import Callable, Mapping
-from types import MappingProxyType, NoneType, UnionType
+from types import GenericAlias, MappingProxyType, NoneType, UnionType
 from typing import Any, Literal, NamedTuple, Union, get_args, get_origin, get_type_hints
 
 from pydantic import Field, create_model
@@ -68,8 +68,8 @@ def _walk(value: Any, hint: Any, leaf: Callable[[Any], Any], way: _Way) -> Any:
         return None
     if get_origin(hint) in (Union, UnionType):
         (hint,) = (a for a in get_args(hint) if a is not NoneType)  # X | None
-    if dataclasses.is_dataclass(hint):
-        return way.record(hint, value)  # type: ignore[arg-type]
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return way.record(hint, value)
     origin = get_origin(hint)
     if origin is tuple:
         item = get_args(hint)[0]
@@ -132,15 +132,15 @@ def _file_type(hint: Any, how: Saved) -> Any:
     mappings as dicts, a field with ``values`` as the Literal of its file values."""
     if how.values is not None:
         return Literal[tuple(how.values.values())]
-    if dataclasses.is_dataclass(hint):
-        return file_model(hint)  # type: ignore[arg-type]
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return file_model(hint)
     origin, args = get_origin(hint), get_args(hint)
     if origin in (Union, UnionType):
         return functools.reduce(operator.or_, (_file_type(a, _PLAIN) for a in args))
     if origin is tuple:
-        return list[_file_type(args[0], _PLAIN)]  # type: ignore[misc]
+        return GenericAlias(list, (_file_type(args[0], _PLAIN),))  # list[...], built
     if origin is Mapping:
-        return dict[args]  # type: ignore[misc]
+        return GenericAlias(dict, args)
     return hint
 
 
@@ -167,8 +167,9 @@ def _file_field(record: type, f: dataclasses.Field, how: Saved, hint: Any) -> An
 def file_model(record: type) -> type[StrictModel]:
     """The set file's pydantic model of ``record`` (a model of
     :mod:`supernode.measurements.model`): its kept fields under their saved names."""
-    fields = {_key(f, how): (_file_type(hint, how), _file_field(record, f, how, hint))
-              for f, how, hint in _kept(record)}
+    fields: dict[str, Any] = {_key(f, how): (_file_type(hint, how),
+                                             _file_field(record, f, how, hint))
+                              for f, how, hint in _kept(record)}
     base = _MeasuredDoc if getattr(record, "measured_figures", False) else StrictModel
     return create_model(f"{record.__name__}Doc", __base__=base, __doc__=record.__doc__,
                         __module__=__name__, **fields)
@@ -181,6 +182,7 @@ class MeasurementFile(StrictModel):
     """The whole file."""
 
     schema_: Literal["supernode-measurements/1"] = Field(alias="schema")
+    # SetDoc is a model built at import (create_model), not a type the checker can see
     sets: list[SetDoc] = Field(min_length=1, max_length=10_000)  # type: ignore[valid-type]
 
 

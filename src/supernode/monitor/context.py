@@ -142,6 +142,14 @@ class PackContext:
         """Join rack topology labels (its CDU)."""
         return self.on("rack", expr)
 
+    @property
+    def given_cluster(self) -> Cluster:
+        """The cluster, for what is only built for a pack that has one (promtool
+        scenarios, the units a parent can hold); ValueError without one."""
+        if self.cluster is None:
+            raise ValueError("the rule pack was generated without a cluster")
+        return self.cluster
+
     # Figures from the cluster description (SI units; None without a cluster).
     @property
     def scale_up_bytes_per_s(self) -> float | None:

@@ -169,6 +169,7 @@ class Evaluator:
             if isinstance(lhs, float):
                 assert isinstance(rhs, list)
                 return vector_scalar_binop(expr, rhs, lhs, swap=True)
+            assert isinstance(rhs, float)  # one side is a scalar, and lhs is not
             return vector_scalar_binop(expr, lhs, rhs, swap=False)
         if expr.op in ("and", "or", "unless"):
             return set_operation(expr, lhs, rhs)

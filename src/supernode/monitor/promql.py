@@ -36,7 +36,10 @@ from supernode.monitor.promql_syntax import (
 class Expr:
     """Base of every expression node: rendering plus builder helpers."""
 
-    precedence = ATOM
+    @property
+    def precedence(self) -> int:
+        """Binding strength in PromQL's grammar (a node binds as an atom unless it says)."""
+        return ATOM
 
     def render(self) -> str:  # pragma: no cover - every node overrides it
         """The expression as PromQL text."""
@@ -281,7 +284,7 @@ class Binary(Expr):
             raise ValueError("group_left does not apply to set operators")
 
     @property
-    def precedence(self) -> int:  # type: ignore[override]
+    def precedence(self) -> int:
         return _PRECEDENCE[self.op]
 
     def render(self) -> str:

@@ -58,11 +58,12 @@ def scenario_context(ctx: PackContext) -> PackContext:
     Small clusters (one supernode, one rack) are grown by whole supernodes for the test
     series only; the rules' figures (bandwidths, TDP, thresholds) stay the cluster's own.
     """
-    supernodes, topology = ctx.cluster.supernodes, ctx.topology
+    cluster = ctx.given_cluster
+    supernodes, topology = cluster.supernodes, ctx.topology
     while not _enough(topology) and supernodes < 4096:
         supernodes *= 2
         try:
-            topology = monitor_topology(replace(ctx.cluster, supernodes=supernodes),
+            topology = monitor_topology(replace(cluster, supernodes=supernodes),
                                         ctx.config)
         except (InputError, RadixError):
             break

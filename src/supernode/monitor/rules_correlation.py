@@ -11,6 +11,7 @@ never hold that many units in this cluster is not generated.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from supernode.monitor.context import PackContext
@@ -29,7 +30,7 @@ FAULT_THERMAL = "supernode:thermal_fault:any"
 PARENTS = ("cluster", "supernode", "rack", "power_shelf", "cdu")
 
 
-def _union(parts: list[Expr]) -> Expr:
+def _union(parts: Sequence[Expr]) -> Expr:
     out = parts[0]
     for part in parts[1:]:
         out = out.or_(part)
@@ -56,7 +57,9 @@ def faults(ctx: PackContext) -> list[RecordingRule]:
     if ctx.has_scale_out:
         parts = [ctx.rec(NIC_DISCARDS).gt(0), ctx.rec(NIC_DOWNED).gt(0)]
         if ctx.nic_bits_per_s:
-            parts.append(ctx.rec(NIC_BER).gt(ctx.drain_ber))
+            drain = ctx.drain_ber
+            assert drain is not None  # a NIC line rate: the link generation gives it
+            parts.append(ctx.rec(NIC_BER).gt(drain))
         nic = _union(parts)
         by = (host, ctx.config.labels.nic_device, *PARENTS, "leaf")
         out.append(RecordingRule(FAULT_NIC, Aggregate("max", nic, by=by)))
@@ -126,7 +129,7 @@ def capacity(ctx: PackContext, parent: str) -> int:
     """The most units one ``parent`` of this cluster can hold."""
     topology = ctx.topology
     if parent == "supernode":
-        return ctx.cluster.scale_up.size
+        return ctx.given_cluster.scale_up.size
     if parent == "leaf":
         counts: dict[str, int] = {}
         for nic in topology.nics:

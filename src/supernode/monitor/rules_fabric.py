@@ -135,8 +135,11 @@ def _counter_alerts(ctx: PackContext) -> list[AlertRule]:
 def _rate_alerts(ctx: PackContext) -> list[AlertRule]:
     t, ber = ctx.config.thresholds, ctx.config.link_ber
     out = []
+    # A line rate means a fabric (a cluster's scale-out needs NICs), whose link generation
+    # gives both BER levels where the configuration does not (PackContext.drain_ber).
     drain, watch = ctx.drain_ber, ctx.watch_ber
     if ctx.nic_bits_per_s:
+        assert drain is not None and watch is not None  # see above
         line_gbit = ctx.nic_bits_per_s / 1e9
         rising = ctx.rec(NIC_BER_RECENT).gt(ctx.rec(NIC_BER_HISTORY) * ber.trend_factor) \
             .and_(ctx.rec(NIC_BER_RECENT).gt(watch))
@@ -156,6 +159,7 @@ def _rate_alerts(ctx: PackContext) -> list[AlertRule]:
                       "threshold.", _DRAIN, "nic", 0, "network", ("nic_symbol_errors",)),
         ]
     if ctx.switch_port_bits_per_s:
+        assert drain is not None  # see above
         out.append(AlertRule(
             "SwitchPortBerAboveDrainThreshold", ctx.rec(SW_BER).gt(drain), "critical",
             "seed 003 §4.2", f"{_port(ctx)}: BER {value('%.2g')} above the drain threshold "

@@ -10,6 +10,7 @@ topology, so the same scenarios test the rules of any cluster.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from supernode.monitor.context import INFO_METRICS, PackContext
@@ -51,11 +52,26 @@ class InputSeries:
                     j = i + 1
             else:
                 j = _run_end(values, i)
-                step = 0.0 if j == i + 1 else float(values[i + 1]) - float(values[i])
-                parts.append(_number(float(values[i])) if j == i + 1 else
-                             f"{_number(float(values[i]))}{_signed(step)}x{j - i - 1}")
+                step = 0.0 if j == i + 1 else _sample(values[i + 1]) - _sample(values[i])
+                parts.append(_number(_sample(values[i])) if j == i + 1 else
+                             f"{_number(_sample(values[i]))}{_signed(step)}x{j - i - 1}")
             i = j
         return " ".join(parts)
+
+
+def _sample(value: Value) -> float:
+    """The number of a sample that is neither missing nor a staleness marker."""
+    if value is None or isinstance(value, str):
+        raise ValueError(f"{value!r} is not a sample's number")
+    return float(value)
+
+
+def known(figure: float | None, what: str) -> float:
+    """A cluster figure a scenario needs: its rule is generated only when the cluster
+    gives it (:class:`PackContext`); ValueError (no scenario) otherwise."""
+    if figure is None:
+        raise ValueError(f"the cluster gives no {what}")
+    return figure
 
 
 def _number(value: float) -> str:
@@ -75,11 +91,11 @@ def _run_end(values: tuple[Value, ...], i: int) -> int:
     if j >= len(values) or not isinstance(values[j], float):
         return j
     first = values[i]
-    step = float(values[j]) - float(first)  # type: ignore[arg-type]
+    step = _sample(values[j]) - _sample(first)
     if step != 0 and not (exact(first) and exact(values[j])):
         return j
     while j < len(values) and isinstance(values[j], float) and \
-            values[j] == float(first) + step * (j - i) and (step == 0 or exact(values[j])):
+            values[j] == _sample(first) + step * (j - i) and (step == 0 or exact(values[j])):
         j += 1
     return j
 
@@ -173,7 +189,7 @@ class Kit:
         return self.ctx.topology.nics[index % len(self.ctx.topology.nics)]
 
     # Series.
-    def add(self, name: str, labels: dict[str, str], values: list[Value]) -> None:
+    def add(self, name: str, labels: dict[str, str], values: Sequence[Value]) -> None:
         """Add a series of metric ``name``; ``values`` is padded with its last value."""
         padded = list(values) + [values[-1]] * (self.steps - len(values))
         self.series.append(InputSeries(_frozen({"__name__": name, **labels}),
@@ -188,18 +204,19 @@ class Kit:
         digest = hashlib.sha1(f"{gpu.host.hostname}/{gpu.gpu}".encode()).hexdigest()[:12]
         return {self.ctx.host: gpu.host.hostname, self.ctx.gpu: str(gpu.gpu),
                 "UUID": f"GPU-{digest}", "device": f"nvidia{gpu.gpu}",
-                "modelName": self.ctx.cluster.accelerator.name}
+                "modelName": self.ctx.given_cluster.accelerator.name}
 
-    def gpu_series(self, key: str, gpu: GpuPlace, values: list[Value], **extra: str) -> None:
+    def gpu_series(self, key: str, gpu: GpuPlace, values: Sequence[Value], **extra: str
+                   ) -> None:
         """A dcgm-exporter series of ``key`` for ``gpu``."""
         self.add(self.ctx.config.metric(key), self.gpu_ids(gpu) | extra, values)
 
-    def host_series(self, key: str, host: HostPlace, values: list[Value], **extra: str
+    def host_series(self, key: str, host: HostPlace, values: Sequence[Value], **extra: str
                     ) -> None:
         """A per-host series of ``key``."""
         self.add(self.ctx.config.metric(key), {self.ctx.host: host.hostname} | extra, values)
 
-    def nic_series(self, key: str, nic: NicPlace, values: list[Value]) -> None:
+    def nic_series(self, key: str, nic: NicPlace, values: Sequence[Value]) -> None:
         """A node-exporter infiniband series of ``key`` for ``nic``."""
         labels = {self.ctx.host: nic.host.hostname,
                   self.ctx.config.labels.nic_device: nic.device, "port": "1"}

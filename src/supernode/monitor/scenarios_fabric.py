@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from supernode.monitor.context import INFO_METRICS, PackContext
-from supernode.monitor.scenarios import Check, Kit, Scenario, _frozen, ramp
+from supernode.monitor.scenarios import Check, Kit, Scenario, _frozen, known, ramp
 
 HOUR = 3600
 KNOWN_GUID, UNKNOWN_GUID = "0xa088c20300000001", "0xa088c203000000ff"
@@ -56,7 +56,8 @@ def switch_ber(ctx: PackContext) -> Scenario:
     window); port 8 at half of it (silent)."""
     kit = Kit(ctx, 4)
     name, tier = _switch_names(kit)
-    drain = ctx.drain_ber * ctx.switch_port_bits_per_s * HOUR
+    drain = known(ctx.drain_ber, "drain BER") \
+        * known(ctx.switch_port_bits_per_s, "switch port rate") * HOUR
     _switch_port(kit, "switch_port_symbol_errors", KNOWN_GUID, "7", ramp(1000, 2.5 * drain, 4))
     _switch_port(kit, "switch_port_symbol_errors", KNOWN_GUID, "8", ramp(1000, 0.5 * drain, 4))
     return kit.scenario("SwitchPortBerAboveDrainThreshold", [
@@ -85,7 +86,7 @@ def nic_saturated(ctx: PackContext) -> Scenario:
     kit = Kit(ctx, 16)
     a, b = kit.nic(0), kit.nic(1)
     kit.nic_info(a, b)
-    per_minute = ctx.nic_bytes_per_s * 60
+    per_minute = known(ctx.nic_bytes_per_s, "NIC rate") * 60
     for nic, tx in ((a, 0.97), (b, 0.90)):
         kit.nic_series("nic_tx_bytes", nic, ramp(0, tx * per_minute, 16))
         kit.nic_series("nic_rx_bytes", nic, ramp(0, 0.3 * per_minute, 16))
@@ -111,7 +112,7 @@ def nic_ber(ctx: PackContext) -> Scenario:
     kit = Kit(ctx, 4)
     a, b = kit.nic(0), kit.nic(1)
     kit.nic_info(a, b)
-    drain = ctx.drain_ber * ctx.nic_bits_per_s * HOUR
+    drain = known(ctx.drain_ber, "drain BER") * known(ctx.nic_bits_per_s, "NIC rate") * HOUR
     kit.nic_series("nic_symbol_errors", a, ramp(1000, 2 * drain, 4))
     kit.nic_series("nic_symbol_errors", b, ramp(1000, 0.5 * drain, 4))
     return kit.scenario("LinkBerAboveDrainThreshold", [
@@ -125,7 +126,8 @@ def ber_rising(ctx: PackContext) -> Scenario:
     kit = Kit(ctx, 193)
     a, b, c = kit.nic(0), kit.nic(1), kit.nic(2)
     kit.nic_info(a, b, c)
-    base = 0.25 * ctx.watch_ber * ctx.nic_bits_per_s * HOUR
+    base = 0.25 * known(ctx.watch_ber, "watch BER") * known(ctx.nic_bits_per_s, "NIC rate") \
+        * HOUR
     kit.nic_series("nic_symbol_errors", a, ramp(0, base, 169) + ramp(168 * base + 50 * base,
                                                                      50 * base, 24))
     kit.nic_series("nic_symbol_errors", b, ramp(0, base, 193))

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from supernode.monitor.context import PackContext
 from supernode.monitor.infometrics import host_labels
-from supernode.monitor.scenarios import Check, Kit, Scenario, _frozen, ramp
+from supernode.monitor.scenarios import Check, Kit, Scenario, _frozen, known, ramp
 
 HOUR = 3600
 
@@ -164,7 +164,7 @@ def nvlink_saturated(ctx: PackContext) -> Scenario:
     kit = Kit(ctx, 16)
     a, b = kit.gpu(0), kit.gpu(1)
     kit.gpu_info(a, b)
-    cap = ctx.scale_up_bytes_per_s
+    cap = known(ctx.scale_up_bytes_per_s, "scale-up bandwidth")
     for gpu, tx in ((a, 0.97), (b, 0.90)):
         kit.gpu_series("nvlink_tx_bytes", gpu, [tx * cap])
         kit.gpu_series("nvlink_rx_bytes", gpu, [0.5 * cap])

@@ -230,15 +230,15 @@ def _fabric(parts: _Parts, cluster: Any, base: int, prefixes: dict[str, int]) ->
                                   ((1, 2), "core", agg_core_links)):
         if hi >= len(counts):  # a one- or two-tier fabric has no links above its top tier
             break
-        a, b, count = links(layout)
-        parts.link(starts[lo] + a, starts[hi] + b, count * link.bandwidth_bytes_per_s,
+        a, b, bundle = links(layout)
+        parts.link(starts[lo] + a, starts[hi] + b, bundle * link.bandwidth_bytes_per_s,
                    link.latency_s, tier, np.arange(a.size))
 
 
 
 def _assemble(parts: _Parts, cluster: Any, prefixes: list[str]) -> dict[str, Any]:
     """Concatenated node facts and the links in the graph's order (see :func:`_edge_order`)."""
-    cat = {name: np.concatenate(getattr(parts, name)) for name in
+    cat: dict[str, Any] = {name: np.concatenate(getattr(parts, name)) for name in
            ("kind", "tier", "domain", "rail", "latency_s", "code", "first", "second")}
     u, v, cap, lat, tier, sub = (np.concatenate(col) for col in zip(*parts.edges, strict=True))
     order = _edge_order(u, sub)

@@ -32,11 +32,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from supernode.collectives import Fabric, Tables, choose, get_algorithm
-from supernode.collectives.algorithms import NotApplicable
 from supernode.collectives.efficiency import load_efficiency_tables
 from supernode.collectives.groups import view_from_members
 from supernode.collectives.levels import Level
 from supernode.collectives.schedule import (
+    NotApplicable,
     Phase,
     Schedule,
     load_efficiency,

@@ -269,6 +269,7 @@ class Environment:
         if not reduce:
             share = share * counts[flow]
         links, inv = np.unique(link, return_inverse=True)
+        mult: np.ndarray
         if reduce:
             mult = np.zeros(links.size)
             np.maximum.at(mult, inv, share)

@@ -95,8 +95,8 @@ def dp_groups(job: JobModel, s: int, dim: str) -> np.ndarray:
         c, d = e % p.cp, e // p.cp
         return np.concatenate([job.acc(job.rank(t, c, d, s))[None, :] for t in range(p.tp)])
     etp, ep, edp = _expert_sizes(job)
-    et, e, ed = np.meshgrid(np.arange(etp), np.arange(ep), np.arange(edp), indexing="ij")
-    local = et + etp * (e + ep * ed)
+    et, ex, ed = np.meshgrid(np.arange(etp), np.arange(ep), np.arange(edp), indexing="ij")
+    local = et + etp * (ex + ep * ed)
     return _stage_ranks(job, s, local.reshape(etp * ep, edp))
 
 

@@ -25,6 +25,7 @@ and every flow its own class.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -96,8 +97,9 @@ def build_iteration(env: Environment, job: JobModel, net: Network,
                 passes[(op.kind, op.stage, op.microbatch, i)] = (start, done, end)
             dp_stream = _per_pass_dp(pc, s, k, op, built, prev, dp_stream, lanes[0])
             for i, (start, _, end) in enumerate(built):
-                if prev[i] is not None:
-                    env.after(prev[i], start)
+                before = prev[i]
+                if before is not None:
+                    env.after(before, start)
                 prev[i] = end
         _step_end(pc, s, order, passes, sets, dp_stream, run, opts, lanes[0])
     _pipeline_sends(pc, sets, passes)
@@ -245,7 +247,7 @@ def _pipeline_sends(pc: PassContext, sets: list[np.ndarray], passes: dict) -> No
             continue
         phase = "forward" if kind == "F" else "backward"
         a, b = v % job.plan.pp, nxt % job.plan.pp
-        pairs = pc.groups(("pp", a, b, i), lambda a=a, b=b, i=i: pp_pairs(job, a, b, sets[i]))
+        pairs = pc.groups(("pp", a, b, i), partial(pp_pairs, job, a, b, sets[i]))
         items = [(c, pairs, 1.0) for c in calls[phase]]
         lane = f"stage {v % job.plan.pp}"
         chain = _chain(pc, f"{job.name}/pp{kind}{v}.{m}.{i}", items, lane)

@@ -124,8 +124,9 @@ def prepare_job(name: str, workload: WorkloadSpec, plan: ParallelPlan, accelerat
     a = as_plan_arrays(resolved)
     comp = microbatch_compute(workload, a, system, cal)
     busiest = float(comp.total_s)
-    scale = tuple(float(comp.stage_s[k]) / busiest if busiest > 0 else 1.0
-                  for k in ("first", "middle", "last"))
+    first, middle, last = (float(comp.stage_s[k]) / busiest if busiest > 0 else 1.0
+                           for k in ("first", "middle", "last"))
+    scale = (first, middle, last)
     calls = []
     for call in traffic_per_step(workload, a):
         per_step = float(call.calls_per_step)

@@ -227,7 +227,7 @@ def assemble(name: str, nodes: Sequence[Hashable], index: Mapping[Hashable, int]
 
 def _accelerators(g: nx.Graph, index: dict[Hashable, int]) -> list[Hashable]:
     """Accelerator nodes ordered by their global index (``("acc", i)``)."""
-    accs = [v for v in index if g.nodes[v].get("kind") == "accelerator"]
+    accs: list[Any] = [v for v in index if g.nodes[v].get("kind") == "accelerator"]
     return sorted(accs, key=lambda v: v[1] if isinstance(v, tuple) else v)
 
 

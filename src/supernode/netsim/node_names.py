@@ -35,7 +35,7 @@ class NodeTable(Sequence):
     def __len__(self) -> int:
         return int(self.code.size)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         i = int(i)
@@ -52,8 +52,8 @@ class NodeTable(Sequence):
             yield (name, a) if b < 0 else (name, a, b)
 
     @cached_property
-    def index(self) -> NodeIndex:
-        """The id -> index mapping."""
+    def index(self) -> NodeIndex:  # type: ignore[override]  # net.index, not Sequence.index
+        """The id -> index mapping (in place of ``Sequence.index``)."""
         return NodeIndex(self)
 
 
@@ -99,7 +99,7 @@ class NodeIndex(Mapping):
         return found
 
     def __contains__(self, node: object) -> bool:
-        return self._find(node) is not None  # type: ignore[arg-type]
+        return self._find(node) is not None
 
     def __iter__(self) -> Iterator[tuple]:
         return iter(self.table)
@@ -107,6 +107,6 @@ class NodeIndex(Mapping):
     def __len__(self) -> int:
         return len(self.table)
 
-    def items(self):  # type: ignore[override]
+    def items(self):
         """``(id, index)`` pairs in index order."""
         return zip(self.table, range(len(self.table)), strict=True)

@@ -64,16 +64,17 @@ def calls_for(job: JobModel, dim: str, phase: str) -> list[Call]:
 def _chain(pc: PassContext, name: str, items: list[tuple[Call, np.ndarray, float]],
            lane: str) -> tuple[Task, Task] | None:
     """Collectives one after the other (one NCCL stream); None if there are none."""
-    first = last = None
+    first: Task | None = None
+    last: Task | None = None
     for i, (call, groups, repeat) in enumerate(items):
         if repeat <= 0 or groups.size == 0:
             continue
         label = f"{call.dim} {call.op}"
-        args = (f"{name}/{call.dim}{i}", call.op)
-        rest = (groups, call.message_bytes, pc.ctx(label, repeat))
+        task, ctx = f"{name}/{call.dim}{i}", pc.ctx(label, repeat)
         try:
-            a, b = add_collective(pc.env, *args, call.algorithm, *rest, lane=lane,
-                                  job=pc.job.name, cache=pc.memo)
+            a, b = add_collective(pc.env, task, call.op, call.algorithm, groups,
+                                  call.message_bytes, ctx, lane=lane, job=pc.job.name,
+                                  cache=pc.memo)
         except TooLarge:
             raise
         except InputError as exc:  # the estimate's choice does not fit this placement
@@ -81,14 +82,14 @@ def _chain(pc: PassContext, name: str, items: list[tuple[Call, np.ndarray, float
                     f"({exc.message}); simulated with the default algorithm")
             if note not in pc.env.notes:
                 pc.env.notes.append(note)
-            a, b = add_collective(pc.env, *args, None, *rest, lane=lane, job=pc.job.name,
-                                  cache=pc.memo)
+            a, b = add_collective(pc.env, task, call.op, None, groups, call.message_bytes, ctx,
+                                  lane=lane, job=pc.job.name, cache=pc.memo)
         if last is None:
             first = a
         else:
             pc.env.after(last, a)
         last = b
-    return None if first is None else (first, last)
+    return None if first is None or last is None else (first, last)  # both or neither
 
 
 def _parallel(env: Environment, before: Task, name: str, branches: list, lane: str,
@@ -138,8 +139,8 @@ def build_pass(pc: PassContext, op: Op, device: int, ds: np.ndarray, lane: str,
     expert += [(c, etg, c.per_step / per_pass) for c in calls_for(job, "etp", phase)]
     ep_chain = _chain(pc, f"{name}/ep", expert, lane)
     end = join(env, f"{name}/end", lane=lane, job=job.name)
-    hidden = ep_chain is not None and paired and bool(job.plan.moe_a2a_overlap)
-    if hidden:  # beside this pass's compute, standing for the partner micro-batch's
+    hidden = paired and bool(job.plan.moe_a2a_overlap) and ep_chain is not None
+    if hidden and ep_chain is not None:  # beside this pass's compute, for the partner's
         env.after(start, ep_chain[0])
         env.after(ep_chain[1], end)
     prev = j2

@@ -87,7 +87,7 @@ def _pairs(rows, net, phase, schedule):
 
 def _partner(rows, net, phase, schedule):
     n = rows.shape[1]
-    d = int(phase.param("distance", 1))
+    d = int(phase.number("distance", 1))
     if phase.param("kind") == "shift":  # PAT: rank i sends to i + d
         pos = np.arange(n)
         return [rows[:, pos]], [rows[:, (pos + d) % n]], False, [1.0]

@@ -200,7 +200,8 @@ def _draw_lanes(ax: Any, lane: np.ndarray, cat: np.ndarray, start: np.ndarray,
         slot = CATEGORY_ORDER.index(dimension(c)) if dimension(c) in CATEGORY_ORDER else k
         base = np.full(int(pick.sum()), 0.0 if full else (slot % 3) * 0.27)
         height = np.full(base.size, 0.8 if full else 0.26)
-        ax.add_collection(PolyCollection(_bars(lane[pick], base, height, start[pick],
+        # an N x 4 x 2 array (PolyCollection's fast path); the stubs ask for a Sequence
+        ax.add_collection(PolyCollection(_bars(lane[pick], base, height, start[pick],  # type: ignore[arg-type]
                                                end[pick]),
                                          facecolors=colour(dimension(c)), alpha=0.9,
                                          linewidths=0), autolim=False)  # limits set

@@ -71,6 +71,7 @@ class Router:
         if self.config.closed_form and net.node_tier.size:
             shape = fat_tree_shape(sub.shape, net.node_tier[sub.nodes])
             if shape is not None:
+                # an UpDownShape stands in for its base LocalShape (__getattr__ delegates)
                 return SubGraph(sub.nodes, sub.arc_link, shape)  # type: ignore[arg-type]
         return sub
 

@@ -94,7 +94,7 @@ def _batch_that_splits(outcome: SearchOutcome, max_tp: int) -> str:
                     dps.add(t.gpus // (tp * cp * pp))
     if not dps:
         return (f"{t.gpus:,} GPUs cannot be split into tp x cp x pp x dp for this model (TP must "
-                f"divide heads {w.heads}, KV heads {w.n_kv_heads} and the MLP widths, "
+                f"divide heads {w.n_heads}, KV heads {w.n_kv_heads} and the MLP widths, "
                 f"PP <= {w.layers} layers); use a multiple of the scale-up domain")
     options = sorted({-(-gb // dp) * dp for dp in dps})
     return (f"global batch {gb:,} cannot be split over {t.gpus:,} GPUs; the nearest that "
@@ -105,7 +105,7 @@ def infeasible_advice(outcome: SearchOutcome) -> dict[str, Any]:
     """Why no plan is eligible, and what would make one (plain sentences)."""
     t = outcome.target
     domain = t.scale_up_size
-    max_tp = t.workload.heads if outcome.allow_cross_domain_tp else max(2 * domain, 1)
+    max_tp = t.workload.n_heads if outcome.allow_cross_domain_tp else max(2 * domain, 1)
     if not outcome.records:
         return {"reason": "no legal layout", "suggestions": [_batch_that_splits(outcome,
                                                                                 max_tp)]}

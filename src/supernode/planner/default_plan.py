@@ -41,7 +41,7 @@ def planner_plan(workload: WorkloadSpec, cluster: Cluster, gpus: int,
 
 def _divides(w: WorkloadSpec, tp: int) -> bool:
     widths = [w.ffn_hidden] + ([w.expert_ffn_hidden] if w.moe else [])
-    return w.heads % tp == 0 and w.n_kv_heads % tp == 0 and all(f % tp == 0 for f in widths)
+    return w.n_heads % tp == 0 and w.n_kv_heads % tp == 0 and all(f % tp == 0 for f in widths)
 
 
 def derived_plan(workload: WorkloadSpec, cluster: Cluster, gpus: int,

@@ -53,9 +53,9 @@ class LayoutCallTime(FactorCallTime):
     (:class:`~supernode.estimate.layout.FactorCallTime` on the layout axis)."""
 
     def __init__(self, layouts: list[Layout], fabric: Fabric) -> None:
-        factors = [group_factors(layout) for layout in layouts]
-        assert all(f is not None for f in factors)  # enumerate_layouts drops the others
-        super().__init__(factors, fabric, axis=LAYOUT_AXIS, ndim=NDIM)  # type: ignore[arg-type]
+        factors = [f for f in map(group_factors, layouts) if f is not None]
+        assert len(factors) == len(layouts)  # enumerate_layouts drops the others
+        super().__init__(factors, fabric, axis=LAYOUT_AXIS, ndim=NDIM)
 
 
 def grid_plans(layouts: list[Layout], axes: KnobAxes, global_batch: int,

@@ -109,7 +109,7 @@ def families(outcome: SearchOutcome, best: Layout) -> list[tuple[str, Predicate]
 def alternatives(outcome: SearchOutcome, best: PlanDetail,
                  detail_of: Callable[[LayoutRecord], PlanDetail]) -> list[dict[str, Any]]:
     """Each family's best member against the winner, with the reason it loses."""
-    out = []
+    out: list[dict[str, Any]] = []
     for name, predicate in families(outcome, best.layout):
         members = [r for r in outcome.records if predicate(r.layout)]
         if not members:
@@ -117,7 +117,7 @@ def alternatives(outcome: SearchOutcome, best: PlanDetail,
                 w = outcome.target.workload
                 out.append({"alternative": name, "status": "not legal",
                             "reason": f"no larger TP is legal for {w.name}: TP must divide "
-                                      f"the {w.heads} heads, {w.n_kv_heads} KV heads and "
+                                      f"the {w.n_heads} heads, {w.n_kv_heads} KV heads and "
                                       f"the MLP widths, and the GPUs"})
             continue
         # members TP may not use come last: report them only when nothing else fits
@@ -143,8 +143,9 @@ def _fitting_alternative(outcome: SearchOutcome, name: str, record: LayoutRecord
     reason = compare(best, d)
     status = "slower" if d.step_time_s > best.step_time_s else "not better"
     if record.tp_crosses_domain:
-        tier, bw = _tier_bw(outcome, slowest_tier(outcome.target.system.fabric,
-                                                  group_factors(record.layout)["tp"]))
+        factors = group_factors(record.layout)
+        assert factors is not None  # enumerate_layouts keeps the layouts that carve only
+        tier, bw = _tier_bw(outcome, slowest_tier(outcome.target.system.fabric, factors["tp"]))
         _, fast = _tier_bw(outcome, 0)
         reason = (f"TP={record.layout.tp} crosses the scale-up domain: TP traffic would run "
                   f"on {tier} at {bw / GB:.0f} GB/s per GPU instead of {fast / GB:.0f} GB/s "

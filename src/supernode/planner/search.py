@@ -172,7 +172,7 @@ def search_layouts(target: PlanTarget, objective: str = "time",
     cal = cal or default_calibration()
     start = time.perf_counter()
     domain = target.scale_up_size
-    max_tp = target.workload.heads if allow_cross_domain_tp else max(2 * domain, 1)
+    max_tp = target.workload.n_heads if allow_cross_domain_tp else max(2 * domain, 1)
     layouts = enumerate_layouts(target.workload, target.gpus, target.global_batch_sequences,
                                 space, max_tp)
     stats = SearchStats(layouts_considered=len(layouts))
@@ -233,7 +233,8 @@ def _shares(units: list[tuple[KnobAxes, list[Layout]]], workers: int) -> list[li
     the least loaded worker, a unit costing its points plus :data:`UNIT_COST_POINTS`
     (its collective choices and small arrays); workers left without a unit are dropped."""
     cost = [len(group) * axes.size + UNIT_COST_POINTS for axes, group in units]
-    load, shares = [0] * workers, [[] for _ in range(workers)]
+    load = [0] * workers
+    shares: list[list[int]] = [[] for _ in range(workers)]
     for i in sorted(range(len(units)), key=lambda i: -cost[i]):
         k = load.index(min(load))
         shares[k].append(i)

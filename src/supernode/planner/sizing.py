@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from supernode.cluster.load import load_cluster_spec
 from supernode.cluster.scaling import unit_gpus
@@ -107,7 +107,17 @@ def _check_cards(req: SizingInput, cards: float, utilization: float) -> None:
                                    f"--tokens or raise --days")
 
 
-def memory_need(w: WorkloadSpec, precision: str = "bf16") -> dict[str, float]:
+class MemoryNeed(TypedDict):
+    """:func:`memory_need`'s answer."""
+
+    params: float
+    weights_bytes: float
+    seed_range_bytes: list[float]
+    model_states_bytes: float
+    bytes_per_param: float
+
+
+def memory_need(w: WorkloadSpec, precision: str = "bf16") -> MemoryNeed:
     """Model-state memory (bytes): weights, the seed's 4-6x range, the toolkit's exact."""
     params = float(total_params(w))
     wb, gb, kb = state_bytes(precision)

@@ -106,7 +106,7 @@ def divisors(n: int) -> list[int]:
 
 def tp_choices(w: WorkloadSpec, gpus: int, space: SearchSpace, max_tp: int) -> list[int]:
     """TP sizes that divide the GPUs, heads, KV heads and the dense MLP width, to ``max_tp``."""
-    out = [t for t in divisors(gpus) if t <= max_tp and w.heads % t == 0
+    out = [t for t in divisors(gpus) if t <= max_tp and w.n_heads % t == 0
            and w.n_kv_heads % t == 0 and w.ffn_hidden % t == 0]
     return [t for t in out if space.tp is None or t in space.tp]
 

@@ -148,7 +148,7 @@ def plot_key(rows: list[dict[str, Any]], keys: list[str], key: str) -> Any:
             xs = sorted(positions.values())
             if xs[0] > 0 and xs[-1] / xs[0] >= 10:
                 ax.set_xscale("log")
-            ax.set_xticks(xs, [plot_safe(v) for v in sorted(positions, key=positions.get)])
+            ax.set_xticks(xs, [plot_safe(v) for v in sorted(positions, key=positions.__getitem__)])
             ax.minorticks_off()
         else:
             ax.set_xticks(range(len(values)), ticks, fontsize=8)

@@ -24,10 +24,10 @@ from supernode.reliability.checkpoint import (
     default_bandwidth_bytes_per_s,
 )
 from supernode.reliability.degraded import Job
-from supernode.reliability.inventory import cluster_inventory
+from supernode.reliability.inventory import Inventory, cluster_inventory
 from supernode.reliability.montecarlo import METRICS
 from supernode.reliability.parallel import run_monte_carlo
-from supernode.reliability.rates import DAY_S, default_rates, with_overrides
+from supernode.reliability.rates import DAY_S, ComponentRate, default_rates, with_overrides
 from supernode.reliability.recovery import RecoveryTimes
 from supernode.reliability.result import ReliabilityResult, WhatIf, mc_summary
 from supernode.reliability.scenario import Design, Scenario, build_scenario
@@ -46,6 +46,9 @@ MAX_DAYS = 3650.0
 MAX_RUNS = 100_000
 #: Runs of each what-if row (common random numbers: the same draws as the main runs).
 WHAT_IF_RUNS = 64
+#: build_scenario's arguments before the design, and after it.
+_Context = tuple[Cluster, Inventory, dict[str, ComponentRate], Job]
+_Extras = tuple[RecoveryTimes, float, int, float, float, float, dict[str, float] | None]
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,8 @@ def _check(o: ReliabilityOptions) -> None:
             raise InputError(name, f"must be {allowed}, got {getattr(o, name)}")
 
 
-def _rates(cluster: Cluster, inventory, spec: ReliabilitySpec, extra: dict[str, float]):
+def _rates(cluster: Cluster, inventory: Inventory, spec: ReliabilitySpec,
+           extra: dict[str, float]) -> dict[str, ComponentRate]:
     per_year = {**spec.failures_per_unit_year, **extra}
     rates = with_overrides(default_rates(), per_year, spec.repair_h)
     present = inventory.components()
@@ -167,17 +171,17 @@ def assess_reliability(cluster: Cluster, workload: WorkloadSpec, plan: ParallelP
     rates = _rates(cluster, inventory, spec, options.failures_per_unit_year)
     standby = _standby(cluster, options)
     design = _design(cluster, spec, options, inventory.hosts, standby.share)
-    context = (cluster, inventory, rates, job)
-    extras = (options.times, options.days * DAY_S, options.seed, options.weibull_shape,
-              pcie_bandwidth_bytes_per_s(cluster), checkpoint_bytes(workload, plan.precision))
+    context: _Context = (cluster, inventory, rates, job)
+    pcie, size = pcie_bandwidth_bytes_per_s(cluster), checkpoint_bytes(workload, plan.precision)
     speeds = None
     if options.netsim:
         from supernode.reliability.degraded import netsim_speeds
         from supernode.reliability.domains import failure_modes
 
         speeds = netsim_speeds(cluster, job, failure_modes(cluster, inventory, rates))
-    extras = (*extras, speeds)
-    main = build_scenario(*context, design, *extras)
+    extras: _Extras = (options.times, options.days * DAY_S, options.seed, options.weibull_shape,
+                       pcie, size, speeds)
+    main = _scenario(context, design, extras)
     rows = run_monte_carlo(main.spec, options.runs, options.workers, options.use_ray,
                            options.ray_address, progress)
     what_ifs = _what_ifs(context, extras, main, rows) if options.what_if else []
@@ -188,12 +192,19 @@ def assess_reliability(cluster: Cluster, workload: WorkloadSpec, plan: ParallelP
                              standby=standby)
 
 
-def _what_ifs(context: tuple, extras: tuple, main: Scenario, rows: np.ndarray) -> list[WhatIf]:
+def _scenario(context: _Context, design: Design, extras: _Extras) -> Scenario:
+    cluster, inventory, rates, job = context
+    return build_scenario(cluster, inventory, rates, job, design, *extras)
+
+
+def _what_ifs(context: _Context, extras: _Extras, main: Scenario, rows: np.ndarray
+              ) -> list[WhatIf]:
     """Goodput with one design knob changed (analytic, and Monte Carlo on common draws)."""
     d = main.design
-    variants = [("spare hosts", d.spare_hosts, replace(d, spare_hosts=0), 0),
-                ("spare hosts", d.spare_hosts, replace(d, spare_hosts=max(4, d.spare_hosts * 4)),
-                 max(4, d.spare_hosts * 4))]
+    variants: list[tuple[str, float, Design, float]] = [
+        ("spare hosts", d.spare_hosts, replace(d, spare_hosts=0), 0),
+        ("spare hosts", d.spare_hosts, replace(d, spare_hosts=max(4, d.spare_hosts * 4)),
+         max(4, d.spare_hosts * 4))]
     for share in (0.10, 0.20):
         if abs(share - d.hot_standby_share) > 1e-9:
             variants.append(("hot-standby share", d.hot_standby_share,
@@ -207,7 +218,7 @@ def _what_ifs(context: tuple, extras: tuple, main: Scenario, rows: np.ndarray) -
     base = rows[:runs, len(METRICS) + list(main.spec.intervals_s).index(main.interval_s)]
     out = []
     for knob, current, design, value in variants:
-        s = build_scenario(*context, design, *extras)
+        s = _scenario(context, design, extras)
         mc = run_monte_carlo(s.spec, runs, workers=1)
         col = mc[:, len(METRICS) + list(s.spec.intervals_s).index(s.interval_s)]
         out.append(WhatIf(knob, float(current), float(value), s.analytic_goodput,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import TypedDict
 
 from supernode.reliability.inventory import Inventory
 from supernode.reliability.rates import ComponentRate
@@ -94,12 +95,22 @@ def _scale_up_loss(cluster: Cluster, location: str, component: str, inv: Invento
     return 1.0 / max(1, up.links_per_accelerator)
 
 
+class _ModeBase(TypedDict):
+    """The fields every :class:`FailureMode` of one component and location shares."""
+
+    component: str
+    location: str
+    units: float
+    rate_per_s: float
+    repair_s: float
+
+
 def _mode(cluster: Cluster, inv: Inventory, rate: ComponentRate, location: str, units: float,
           standby: float, dual_homed: bool, widths: dict[str, float]) -> FailureMode:
     c = rate.name
     per_host = inv.gpus_per_host
-    base = {"component": c, "location": location, "units": units,
-            "rate_per_s": units * rate.rate_per_unit_s, "repair_s": rate.repair_s}
+    base: _ModeBase = {"component": c, "location": location, "units": units,
+                       "rate_per_s": units * rate.rate_per_unit_s, "repair_s": rate.repair_s}
     if c == "software":
         return FailureMode(**base, detection="process", takes_down="the job (no hardware)",
                            gpus_out=0, hosts_out=0, effect=INTERRUPT)
@@ -127,14 +138,14 @@ def _mode(cluster: Cluster, inv: Inventory, rate: ComponentRate, location: str, 
     return _fabric_mode(base, c, location, per_host, dual_homed, widths, cluster)
 
 
-def _fabric_mode(base: dict, c: str, location: str, per_host: int, dual_homed: bool,
+def _fabric_mode(base: _ModeBase, c: str, location: str, per_host: int, dual_homed: bool,
                  widths: dict[str, float], cluster: Cluster) -> FailureMode:
     nics = max(1, cluster.host.nic_count)
     if c == "leaf_switch" or location == "leaf":
         hosts = int(widths.get("leaf_hosts", 1)) if c == "leaf_switch" else 1
         what = (f"the {hosts} hosts under it lose a rail" if c == "leaf_switch"
                 else "its host loses a rail")
-        spec = "switch:leaf/0" if c == "leaf_switch" else "link:nic/0/0-leaf/0"
+        spec: str | None = "switch:leaf/0" if c == "leaf_switch" else "link:nic/0/0-leaf/0"
         if dual_homed:
             return FailureMode(**base, detection="switch" if c == "leaf_switch" else "link",
                                takes_down=what + " (dual-homed: half of it)", gpus_out=0,

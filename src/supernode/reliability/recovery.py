@@ -17,6 +17,7 @@ process start, NCCL communicator set-up and data-loader warm-up.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import TypedDict
 
 #: Seed 001 §4.1: one recovery within 10 minutes.
 RTO_OBJECTIVE_S = 600.0
@@ -45,7 +46,18 @@ def restart_parts(times: RecoveryTimes, load_s: float, hardware: bool) -> tuple[
     return times.detection_s + times.diagnosis_s, times.reschedule_s + load_s + times.warmup_s
 
 
-def recovery_objective(times: RecoveryTimes, load_s: float) -> dict[str, object]:
+class RecoveryObjective(TypedDict):
+    """:func:`recovery_objective`'s answer (seconds)."""
+
+    paths_s: dict[str, float]
+    rto_s: float
+    objective_s: float
+    meets_objective: bool
+    checkpoint_load_s: float
+    note: str
+
+
+def recovery_objective(times: RecoveryTimes, load_s: float) -> RecoveryObjective:
     """Time to resume after one failure, per path, against the 10-minute objective."""
     paths = {"restart_hardware": sum(restart_parts(times, load_s, True)),
              "restart_software": sum(restart_parts(times, load_s, False)),

@@ -98,11 +98,9 @@ class ReliabilityResult:
 
     def recovery(self) -> dict[str, Any]:
         """Recovery paths and the 10-minute objective."""
-        out = recovery_objective(self.times, self.scenario.checkpoint.read_s)
-        out["times"] = self.times.to_dict()
-        out["policy"] = self.scenario.design.recovery
-        out["mean_spare_wait_s_per_run"] = self.monte_carlo["per_run_mean"]["spare_wait_s"]
-        return out
+        return {**recovery_objective(self.times, self.scenario.checkpoint.read_s),
+                "times": self.times.to_dict(), "policy": self.scenario.design.recovery,
+                "mean_spare_wait_s_per_run": self.monte_carlo["per_run_mean"]["spare_wait_s"]}
 
     def hot_standby(self) -> dict[str, Any]:
         """Hot-standby share against seed 001's 10 %, where it comes from (``topology``:

@@ -49,6 +49,8 @@ class Label:
 
 
 Cell = Num | Txt | Label
+#: A table cell: one cell, or a run of cells shown together (``1 to 2``).
+TableCell = Cell | tuple[Cell, ...]
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ class Table:
 
     title: str
     columns: tuple[str, ...]
-    rows: tuple[tuple[Cell, ...], ...]
+    rows: tuple[tuple[TableCell, ...], ...]
     classes: tuple[str, ...] = ()
 
 

@@ -69,6 +69,8 @@ def _direct_links(ax: Any, up: dict[str, Any]) -> None:
     every pair for a full mesh, grid neighbours (and wrap-around) for a mesh or torus."""
     n = min(up["size"], MAX_DRAWN)
     dims = up.get("dims") or []
+    pos: dict[Any, tuple[float, float]]  # a grid point (i, j), or a ring position k
+    pairs: list[tuple[Any, Any]]
     if up["kind"] in ("torus", "mesh") and len(dims) >= 1:
         cols = dims[0] if dims[0] <= MAX_DRAWN else 4
         rows = max(1, min(n // cols, 4))

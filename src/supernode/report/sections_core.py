@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from supernode.report.blocks import Figure, Label, Num, Paragraph, Section, Table, Txt
+from supernode.report.blocks import Cell, Figure, Label, Num, Paragraph, Section, Table, Txt
 from supernode.report.fig_run import comm_compute_svg
 from supernode.report.fig_topology import fabric_svg, supernode_svg
 from supernode.report.sections import register_section
@@ -50,6 +50,7 @@ def cluster_section(r: dict[str, Any]) -> Section:
     """The cluster's parts and sizes, topology counts and ratios, and two diagrams."""
     s = Section("cluster", "Cluster and topology")
     c = ("cluster",)
+    rows: list[tuple[Cell, ...]]
     rows = [(L("cluster"), T(*c, "name")), (L("accelerator"), T(*c, "accelerator")),
             (L("accelerators"), N(*c, "accelerators", kind="count")),
             (L("hosts"), N(*c, "hosts", kind="count")),
@@ -96,6 +97,7 @@ def plans_section(r: dict[str, Any]) -> Section:
     """The planner's best plans, the seeds' communication-computation table, the reasons."""
     s = Section("plans", "Plans and the communication–computation table")
     p = r["plans"]
+    rows: tuple[tuple[Cell, ...], ...]
     rows = tuple((N("plans", "plans", i, "rank", kind="count"),
                   *(N("plans", "plans", i, k, kind="count") for k in ("tp", "pp", "dp", "cp",
                                                                        "ep")),

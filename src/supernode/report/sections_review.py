@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from supernode.report import sections_run  # noqa: F401  (registered before these)
-from supernode.report.blocks import Details, Heading, Paragraph, Section, Table
+from supernode.report.blocks import Details, Heading, Paragraph, Section, Table, TableCell
 from supernode.report.format import UNIT_KINDS
 from supernode.report.sections import register_section
 from supernode.report.sections_core import L, N, T
@@ -19,7 +19,7 @@ FIGURE_KINDS = {"s": "s", "share": "share", "fraction": "fraction", "bytes": "by
 def findings_section(r: dict[str, Any]) -> Section:
     """Every rule: seed, severity, status, measured vs threshold, detail, fix."""
     s = Section("findings", "Findings by rule")
-    rows = []
+    rows: list[tuple[TableCell, ...]] = []
     for i, f in enumerate(r["findings"]):
         kind = UNIT_KINDS.get(f["unit"], "float")
         thr = f["threshold"]

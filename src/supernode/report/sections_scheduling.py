@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from supernode.report import sections_reliability  # noqa: F401  (registered before these)
-from supernode.report.blocks import Figure, Paragraph, Section, Table
+from supernode.report.blocks import Cell, Figure, Paragraph, Section, Table
 from supernode.report.fig_scheduling import policies_svg, slowdowns_svg
 from supernode.report.sections import register_section
 from supernode.report.sections_core import L, N, T
@@ -24,7 +24,7 @@ POL = (S, "schedule", "policies")
 
 def _trace_paragraph(sch: dict[str, Any]) -> Paragraph:
     """Which trace, how it was scaled to the cluster, the seed and the bound."""
-    cells = [N(*SRC, "jobs", kind="count"), L(" jobs: "), T(*SRC, "reason")]
+    cells: list[Cell] = [N(*SRC, "jobs", kind="count"), L(" jobs: "), T(*SRC, "reason")]
     if sch["trace_source"]["kind"] == "philly":
         cells += [L(" — one in every "), N(*SRC, "every_nth", kind="float"), L(" of its "),
                   N(*SRC, "trace_jobs", kind="count"), L(" jobs ("),

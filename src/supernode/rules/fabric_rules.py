@@ -10,7 +10,7 @@ from supernode.cluster.resolve import resolve_cluster
 from supernode.errors import InputError
 from supernode.rules._fmt import num, pct
 from supernode.rules.facts import Facts
-from supernode.rules.registry import Outcome, Threshold, check, rule
+from supernode.rules.registry import Outcome, Threshold, check, number, rule
 from supernode.topology.metrics import topology_report
 from supernode.units import GBIT_PER_S, GBYTE_PER_S
 
@@ -27,18 +27,18 @@ def scale_up_hbm_ratio(facts: Facts, threshold: Threshold) -> Outcome:
     c = facts.cluster
     hbm = c.accelerator.memory_bandwidth_bytes_per_s
     link = c.scale_up.link_bandwidth_bytes_per_s
-    need = math.ceil(float(threshold) * hbm / 2 / link) if link > 0 else None
+    need = math.ceil(number(threshold) * hbm / 2 / link) if link > 0 else None
     fix = predicted = None
     if need is not None:
         fix = (f"give each card {need} scale-up links of {link / GBYTE_PER_S:,.0f} GB/s "
                f"(now {c.scale_up.links_per_accelerator}), or choose a part whose scale-up "
-               f"bandwidth is at least {float(threshold) * hbm / GBYTE_PER_S:,.0f} GB/s "
+               f"bandwidth is at least {number(threshold) * hbm / GBYTE_PER_S:,.0f} GB/s "
                f"both ways")
         predicted = f"ratio {2 * need * link / hbm:.2f}"
         if need > c.accelerator.scale_up_ports:
             fix += f" ({c.accelerator.name} has only {c.accelerator.scale_up_ports} ports)"
     both = 2 * facts.topology["injection_bandwidth_bytes_per_s"]["scale_up"]
-    return check(ratio >= float(threshold), ratio,
+    return check(ratio >= number(threshold), ratio,
                  f"{both / GBYTE_PER_S:,.0f} GB/s both ways per card vs "
                  f"{hbm / GBYTE_PER_S:,.0f} GB/s HBM: "
                  f"ratio {ratio:.2f}", fix, predicted,
@@ -79,7 +79,7 @@ def no_oversubscription(facts: Facts, threshold: Threshold) -> Outcome:
         after = sum(fixed["switches"].values())
         predicted = (f"oversubscription 1.00 with {after - before:+,} switches "
                      f"({after:,} in all)")
-    return check(worst <= float(threshold) + 1e-9, worst,
+    return check(worst <= number(threshold) + 1e-9, worst,
                  "down:up per tier " + ", ".join(f"{t} {v:.2f}" for t, v in over.items()),
                  "set scale_out.oversubscription to [] (1:1): as many uplinks as downlinks",
                  predicted, 1.0 if fixed is not None else None)
@@ -99,7 +99,7 @@ def fabric_hops(facts: Facts, threshold: Threshold) -> Outcome:
     fixed = fixed_topology(facts, ("scale_out", "tiers"), 2) if tiers > 2 else None
     predicted = (f"{fixed['diameter_hops']['scale_out']} hops with 2 tiers" if fixed else
                  None)
-    return check(hops <= float(threshold), hops, f"{tiers}-tier fabric: {hops} hops NIC to NIC",
+    return check(hops <= number(threshold), hops, f"{tiers}-tier fabric: {hops} hops NIC to NIC",
                  "use a two-tier fabric (a higher-radix switch if the radix forbids it)",
                  predicted, float(fixed["diameter_hops"]["scale_out"]) if fixed else None)
 
@@ -117,8 +117,8 @@ def scale_out_links(facts: Facts, threshold: Threshold) -> Outcome:
     per_sn = facts.topology["scale_out_bandwidth_per_supernode_bytes_per_s"]
     links = facts.topology["scale_out_links_per_supernode"]
     nic = facts.cluster.host.nic_bandwidth_bytes_per_s
-    need = math.ceil(float(threshold) * GBYTE_PER_S / nic) if nic else None
-    return check(per_sn >= float(threshold) * GBYTE_PER_S - 1e-6, per_sn / GBYTE_PER_S,
+    need = math.ceil(number(threshold) * GBYTE_PER_S / nic) if nic else None
+    return check(per_sn >= number(threshold) * GBYTE_PER_S - 1e-6, per_sn / GBYTE_PER_S,
                  f"{links:,} links of {nic / GBIT_PER_S:,.0f} Gb/s = "
                  f"{per_sn / GBYTE_PER_S:,.0f} GB/s per supernode",
                  f"give each supernode at least {need} NIC ports of "
@@ -138,8 +138,8 @@ def growth_headroom(facts: Facts, threshold: Threshold) -> Outcome:
     if not t["fabric_endpoints"] or not t["fabric_max_endpoints"]:
         return Outcome("not_applicable", None, "one supernode: no scale-out fabric")
     share = (t["fabric_max_endpoints"] - t["fabric_endpoints"]) / t["fabric_endpoints"]
-    return check(share >= float(threshold), share,
+    return check(share >= number(threshold), share,
                  f"{num(t['fabric_endpoints'])} of {num(t['fabric_max_endpoints'])} fabric "
                  f"endpoints used: {pct(share)} room to grow",
                  "size the spine (or a higher-radix switch) for the next phase's supernodes",
-                 f">= {pct(float(threshold))} free endpoints", float(threshold))
+                 f">= {pct(number(threshold))} free endpoints", number(threshold))

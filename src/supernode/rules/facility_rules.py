@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from supernode.rules._fmt import kw, num, pct
 from supernode.rules.facts import Facts
-from supernode.rules.registry import Outcome, Threshold, check, rule
+from supernode.rules.registry import Outcome, Threshold, check, number, rule, window
 
 LIQUID = ("liquid", "hybrid", "immersion")
 
@@ -48,7 +48,7 @@ def liquid_above_air(facts: Facts, threshold: Threshold) -> Outcome:
     rack = _rack_w(facts)
     cooling = facts.facility["racks"]["cooling"]
     room = facts.facility["cooling"]["room_air_capacity_per_rack_w"]
-    limit = room if room is not None else float(threshold) * 1e3
+    limit = room if room is not None else number(threshold) * 1e3
     ok = rack <= limit or cooling in LIQUID
     where = "the room's stated air capacity" if room is not None else "an air-cooled room"
     return check(ok, rack / 1e3, f"{kw(rack)} per rack, cooling {cooling or 'not stated'}; "
@@ -83,14 +83,14 @@ def power_headroom(facts: Facts, threshold: Threshold) -> Outcome:
     """1 - peak IT power / power available."""
     f = facts.facility["feeds"]
     peak = facts.facility["power"]["cluster_at_tdp_w"]
-    need = peak / (1 - float(threshold))
+    need = peak / (1 - number(threshold))
     if f["headroom"] is None:
         return Outcome("not_evaluated", None, f"peak {kw(peak)}; state "
                        f"facility.power_available_kw (>= {kw(need)})")
-    return check(f["headroom"] >= float(threshold) - 1e-12, f["headroom"],
+    return check(f["headroom"] >= number(threshold) - 1e-12, f["headroom"],
                  f"peak {kw(peak)} of {kw(f['available_w'])} available: "
                  f"{pct(f['headroom'])} headroom", f"provide at least {kw(need)} of IT power",
-                 f"{pct(float(threshold))} headroom", float(threshold))
+                 f"{pct(number(threshold))} headroom", number(threshold))
 
 
 @rule("power_feeds", "Redundant feeds: N+X with X >= 1 (utility + UPS)", "seed 001 §3.1",
@@ -101,7 +101,7 @@ def power_headroom(facts: Facts, threshold: Threshold) -> Outcome:
 def power_feeds(facts: Facts, threshold: Threshold) -> Outcome:
     """Feeds that may fail while the rest carry the load."""
     f = facts.facility["feeds"]
-    ok = f["redundancy"] >= float(threshold) and f["feeds"] > f["redundancy"]
+    ok = f["redundancy"] >= number(threshold) and f["feeds"] > f["redundancy"]
     return check(ok, float(f["redundancy"]), f"{f['scheme']}: each feed sized for "
                  f"{kw(f['per_feed_capacity_w'])}" if f["feeds"] > f["redundancy"] else
                  f"{f['scheme']}: no feed left to carry the load",
@@ -117,7 +117,7 @@ def power_feeds(facts: Facts, threshold: Threshold) -> Outcome:
 def busbar(facts: Facts, threshold: Threshold) -> Outcome:
     """PDUs per feed a rack would need, against the stated distribution."""
     d = facts.facility["distribution"]
-    needs_busbar = d["pdus_per_feed"] > float(threshold)
+    needs_busbar = d["pdus_per_feed"] > number(threshold)
     ok = not (needs_busbar and d["stated"] != "busbar")
     return check(ok, float(d["pdus_per_feed"]),
                  f"{d['pdus_per_feed']} PDUs of {d['pdu_kw']} kW per feed; distribution "
@@ -135,7 +135,7 @@ def delta_t_window(facts: Facts, threshold: Threshold) -> Outcome:
     c = facts.facility["cooling"]
     if c["liquid_fraction"] == 0:
         return Outcome("not_applicable", None, "air-cooled racks: no coolant loop")
-    low, high = (float(x) for x in threshold)
+    low, high = window(threshold)
     dt = c["delta_t_c"]
     mid = (low + high) / 2
     return check(low <= dt <= high, dt, f"design rise {dt:.1f} °C; flow "
@@ -156,8 +156,8 @@ def delta_t_fault(facts: Facts, threshold: Threshold) -> Outcome:
     if c["liquid_fraction"] == 0:
         return Outcome("not_applicable", None, "air-cooled racks: no coolant loop")
     far = c["far_end_delta_t_c"]
-    ok_dt = float(threshold) * (1 - c["flow_imbalance"])
-    return check(far <= float(threshold), far, f"far-end rise {far:.1f} °C with "
+    ok_dt = number(threshold) * (1 - c["flow_imbalance"])
+    return check(far <= number(threshold), far, f"far-end rise {far:.1f} °C with "
                  f"{pct(c['flow_imbalance'])} flow imbalance",
                  f"balancing valves (less imbalance) or a design rise <= {ok_dt:.1f} °C",
                  f"far-end rise {ok_dt:.1f} °C", ok_dt)
@@ -173,7 +173,7 @@ def cdu_redundancy(facts: Facts, threshold: Threshold) -> Outcome:
     if not cdu["needed"]:
         return Outcome("not_applicable", None, "no liquid heat")
     spare = cdu["installed"] - cdu["needed"]
-    return check(spare >= float(threshold), float(spare),
+    return check(spare >= number(threshold), float(spare),
                  f"{cdu['needed']} CDU(s) of {kw(cdu['capacity_w'])} for "
                  f"{kw(cdu['liquid_heat_total_w'])} of liquid heat, {spare} spare",
                  "set facility.cdu_redundancy to 1", f"{cdu['needed'] + 1} CDUs", None)
@@ -209,9 +209,9 @@ def floor_load(facts: Facts, threshold: Threshold) -> Outcome:
 def aisle_clearance(facts: Facts, threshold: Threshold) -> Outcome:
     """Stated aisle width."""
     aisle = facts.facility["floor"]["aisle_m"]
-    return check(aisle >= float(threshold), aisle, f"{aisle:.2f} m aisles",
-                 f"set facility.aisle_clearance_m to {float(threshold):.1f}",
-                 f"{float(threshold):.1f} m aisles", float(threshold))
+    return check(aisle >= number(threshold), aisle, f"{aisle:.2f} m aisles",
+                 f"set facility.aisle_clearance_m to {number(threshold):.1f}",
+                 f"{number(threshold):.1f} m aisles", number(threshold))
 
 
 @rule("fibre_cores_per_rack", "Fibre cores per rack on a structured cabling plan",
@@ -222,7 +222,7 @@ def aisle_clearance(facts: Facts, threshold: Threshold) -> Outcome:
 def fibre_cores(facts: Facts, threshold: Threshold) -> Outcome:
     """Fibre cores leaving one compute rack."""
     cores = facts.facility["cabling"]["fibre_cores_per_rack"]
-    return check(cores <= float(threshold), float(cores),
+    return check(cores <= number(threshold), float(cores),
                  f"{num(cores, 0)} fibre cores per rack",
                  "dedicated fibre trays and a labelled, tracked cabling system",
                  None)

@@ -5,14 +5,17 @@ design was given, else the planner's best (:mod:`supernode.design.plans`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from supernode.rules._fmt import pct
 from supernode.rules.facts import Facts
-from supernode.rules.registry import Outcome, Threshold, check, rule
+from supernode.rules.registry import Outcome, Threshold, check, number, rule
 
 
-def _best(facts: Facts) -> dict | None:
-    plans = (facts.plans or {}).get("plans") or []
-    return plans[0] if plans and facts.plans.get("feasible") else None
+def _best(facts: Facts) -> dict[str, Any] | None:
+    found = facts.plans or {}
+    plans = found.get("plans") or []
+    return plans[0] if plans and found.get("feasible") else None
 
 
 def _faster(facts: Facts) -> str | None:
@@ -36,12 +39,11 @@ def tp_inside(facts: Facts, threshold: Threshold) -> Outcome:
     r = facts.reviewed_plan
     if r is None:
         return Outcome("not_evaluated", None, "no plan: nothing fits")
-    size = facts.cluster.scale_up.size
+    size, best = facts.cluster.scale_up.size, _best(facts)
     return check(not r["tp_crosses_domain"], float(r["tp"]),
                  f"TP={r['tp']} on {size}-GPU supernodes: TP group on {r['placement'].get('tp')}",
                  f"keep TP <= {size} (one supernode); run {_faster(facts) or 'a smaller TP'}",
-                 _faster(facts), _best(facts)["step_time_s"] if _best(facts) else None,
-                 float(size))
+                 _faster(facts), best["step_time_s"] if best else None, float(size))
 
 
 @rule("supernode_multiple_of_tp", "The supernode is a whole multiple of TP",
@@ -105,7 +107,7 @@ def exposed_comm(facts: Facts, threshold: Threshold) -> Outcome:
     best = _best(facts)
     predicted = (f"{pct(best['comm_compute']['exposed_share'])} with the planner's best plan"
                  if best else None)
-    return check(share <= float(threshold), share,
+    return check(share <= number(threshold), share,
                  f"{pct(share)} of the step is exposed communication "
                  f"({pct(r['comm_share'])} issued over compute + communication)",
                  "larger micro-batches or global batch, overlap, or the planner's best plan",
@@ -145,7 +147,7 @@ def link_utilisation(facts: Facts, threshold: Threshold) -> Outcome:
     util = sim["link_utilization"]
     tier, row = max(util.items(), key=lambda kv: kv[1]["max"])
     hot = sum(sim["hot_link_counts"].values())
-    return check(row["max"] <= float(threshold), row["max"],
+    return check(row["max"] <= number(threshold), row["max"],
                  f"busiest link {pct(row['max'])} ({tier}); {hot:,} links hot for >= 1 % "
                  f"of the iteration",
                  "non-blocking fabric, adaptive routing, or stagger collectives (seed 001 "
@@ -168,7 +170,7 @@ def workload_fit(facts: Facts, threshold: Threshold) -> Outcome:
     if share is None:
         return Outcome("pass", None, "the job does not fit on 8-GPU servers: it needs a "
                                      "larger domain")
-    bound = share >= float(threshold) or bool(q.get("large_model"))
+    bound = share >= number(threshold) or bool(q.get("large_model"))
     return check(bound, share, f"on 8-GPU servers {pct(share)} communication; "
                  f"{fit['questions']['verdict']}",
                  "a conventional 8-GPU-server cluster may be enough (seed 001 §1.3)", None)

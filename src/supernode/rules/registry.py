@@ -76,6 +76,21 @@ def rule(id: str, title: str, seed: str, unit: str, comparison: str, category: s
     return wrap
 
 
+def number(threshold: Threshold) -> float:
+    """The threshold of a one-number rule (the rule pack refuses any other shape there)."""
+    if threshold is None or isinstance(threshold, list):
+        raise TypeError(f"expected one number as the threshold, got {threshold!r}")
+    return float(threshold)
+
+
+def window(threshold: Threshold) -> tuple[float, float]:
+    """The ``[low, high]`` threshold of a window rule (``rules.pack.WINDOW_RULES``)."""
+    if not isinstance(threshold, list) or len(threshold) != 2:
+        raise TypeError(f"expected a window [low, high] as the threshold, got {threshold!r}")
+    low, high = threshold
+    return float(low), float(high)
+
+
 def check(ok: bool, measured: float | None, detail: str, fix: str | None = None,
           predicted: str | None = None, predicted_value: float | None = None,
           limit: float | None = None) -> Outcome:

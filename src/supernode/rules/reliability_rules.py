@@ -23,7 +23,7 @@ from supernode.reliability.standby import (
 from supernode.rules._fmt import pct
 from supernode.rules.fabric_rules import fixed_topology
 from supernode.rules.facts import Facts
-from supernode.rules.registry import Outcome, Threshold, check, rule
+from supernode.rules.registry import Outcome, Threshold, check, number, rule
 from supernode.units import GBYTE_PER_S
 
 #: Switch chips added per domain, at most, when searching the smallest standby fix.
@@ -73,7 +73,7 @@ def hot_standby_bandwidth(facts: Facts, threshold: Threshold) -> Outcome:
     if hs.source == NONE:
         return Outcome("not_applicable", None, "no switched scale-up domain and no "
                                                "reliability.hot_standby_share stated")
-    limit = float(threshold)
+    limit = number(threshold)
     if hs.source == STATED:
         topo = "-" if hs.measured_share is None else pct(hs.measured_share)
         detail = (f"{pct(hs.share)} stated in reliability.hot_standby_share (spare switch "
@@ -128,7 +128,7 @@ def recovery_time_objective(facts: Facts, threshold: Threshold) -> Outcome:
     if rel is None:
         return Outcome("not_evaluated", None, "no reliability assessment (no plan fits)")
     rec = rel["recovery"]
-    t, limit = rec["times"], float(threshold)
+    t, limit = rec["times"], number(threshold)
     detail = (f"RTO {rec['rto_s'] / 60:.1f} min ({rec['policy']}): detection "
               f"{t['detection_s']:.0f} s + diagnosis {t['diagnosis_s']:.0f} s + reschedule "
               f"{t['reschedule_s']:.0f} s + checkpoint load {rec['checkpoint_load_s']:.3g} s "

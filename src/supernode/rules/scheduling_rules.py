@@ -15,7 +15,7 @@ from typing import Any
 
 from supernode.rules._fmt import pct
 from supernode.rules.facts import Facts
-from supernode.rules.registry import Outcome, Threshold, check, rule
+from supernode.rules.registry import Outcome, Threshold, check, number, rule
 
 #: Export formats each scheduler reads, in the order the fix names them.
 SCHEDULER_FORMATS = {"Slurm": ("slurm-block", "slurm-tree", "slurm-yaml"),
@@ -77,7 +77,7 @@ def topology_blind_scheduling(facts: Facts, threshold: Threshold) -> Outcome:
         return Outcome("not_applicable", None, "one supernode: no tensor-parallel group can "
                                                "cross supernodes")
     blind, aware = _policies(sch)
-    src, limit = sch["trace_source"], float(threshold)
+    src, limit = sch["trace_source"], number(threshold)
     detail = (f"{blind['policy']} (topology-blind) on {src['jobs']:,} {src['kind']} jobs at "
               f"{pct(src['load'])} load: {_figures(blind)}")
     files = exported_files(facts.artefacts)

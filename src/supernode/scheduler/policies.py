@@ -22,7 +22,7 @@ engine (:mod:`supernode.scheduler.engine`).
 
 from __future__ import annotations
 
-from typing import ClassVar, Protocol
+from typing import ClassVar, Protocol, TypeVar
 
 import numpy as np
 
@@ -45,13 +45,16 @@ class PlacementPolicy(Protocol):
         ...
 
 
+_PolicyClass = TypeVar("_PolicyClass", bound=type[PlacementPolicy])
+
+
 class PolicyRegistry:
     """Placement policies by name; registering a name twice is an error."""
 
     def __init__(self) -> None:
-        self._policies: dict[str, type] = {}
+        self._policies: dict[str, type[PlacementPolicy]] = {}
 
-    def register(self, policy: type) -> type:
+    def register(self, policy: _PolicyClass) -> _PolicyClass:
         """Add a policy class (usable as a decorator)."""
         if policy.name in self._policies:
             raise ValueError(f"placement policy {policy.name!r} is already registered")

@@ -197,7 +197,9 @@ class SlowdownModel:
                 tiers.append(dataclasses.replace(with_group_size(self.out, gpus),
                                                  oversubscription=cls.oversubscription))
         if not tiers:
-            tiers.append(with_group_size(self.up or self.out, gpus))
+            tier = self.up or self.out
+            assert tier is not None  # a cluster's fabric has a scale-up or a scale-out tier
+            tiers.append(with_group_size(tier, gpus))
         return Fabric(tuple(tiers))
 
 

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Literal, overload
 
 import numpy as np
 
@@ -188,7 +189,16 @@ class _BadCell(Exception):
         self.column, self.message = column, message
 
 
-def _number(fields, col, name: str, optional: bool = False) -> float | None:
+@overload
+def _number(fields: list[str], col: dict[str, int], name: str,
+            optional: Literal[False] = False) -> float: ...
+@overload
+def _number(fields: list[str], col: dict[str, int], name: str,
+            optional: Literal[True]) -> float | None: ...
+
+
+def _number(fields: list[str], col: dict[str, int], name: str,
+            optional: bool = False) -> float | None:
     text = fields[col[name]].strip() if name in col else ""
     if not text:
         if optional:

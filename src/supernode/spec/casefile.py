@@ -15,6 +15,7 @@ source at a time, so that no page the models were fitted on judges them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,7 @@ def source_of(citation: str) -> str:
     return text.strip()
 
 
-def case_source(case: dict[str, Any]) -> str:
+def case_source(case: Mapping[str, Any]) -> str:
     """The publication of one case (:func:`source_of` of its ``source``; its ``id`` when it
     cites none)."""
     return source_of(str(case.get("source") or "")) or str(case.get("id") or "?")

@@ -36,7 +36,6 @@ MAX_INTEGER = 2**63 - 1
 YAML_STYLE: dict[str, Any] = {"sort_keys": False, "default_flow_style": False,
                               "allow_unicode": True, "width": 2**31 - 1}
 
-_CLoader = getattr(yaml, "CSafeLoader", None)
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 
 
@@ -45,8 +44,10 @@ def _without_timestamps(resolvers: dict[Any, list[Any]]) -> dict[Any, list[Any]]
             for first, items in resolvers.items()}
 
 
-class _StrictConstruction:
-    """Mapping construction that refuses a key given twice (YAML keeps the last)."""
+class _StrictConstruction(yaml.constructor.SafeConstructor):
+    """Mapping construction that refuses a key given twice (YAML keeps the last).
+
+    Mixed in ahead of a safe loader, whose own ``SafeConstructor`` it overrides."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:
         seen: set[Any] = set()
@@ -57,7 +58,7 @@ class _StrictConstruction:
                 raise InputError("", f"{str(key)[:40]!r} is given twice in one mapping "
                                      f"(line {mark.line + 1}); keep one")
             seen.add(key)
-        return super().construct_mapping(node, deep=deep)  # type: ignore[misc]
+        return super().construct_mapping(node, deep=deep)
 
 
 class _StrictLoader(_StrictConstruction, yaml.SafeLoader):
@@ -66,12 +67,12 @@ class _StrictLoader(_StrictConstruction, yaml.SafeLoader):
     yaml_implicit_resolvers = _without_timestamps(yaml.SafeLoader.yaml_implicit_resolvers)
 
 
-_LOADER: type = _StrictLoader
-if _CLoader is not None:
-    class _StrictCLoader(_StrictConstruction, _CLoader):  # type: ignore[misc, valid-type]
+_LOADER: type[_StrictLoader | yaml.CSafeLoader] = _StrictLoader
+if yaml.__with_libyaml__:  # PyYAML built with libyaml: yaml.CSafeLoader exists
+    class _StrictCLoader(_StrictConstruction, yaml.CSafeLoader):
         """The same, on libyaml's C parser (about 3x faster)."""
 
-        yaml_implicit_resolvers = _without_timestamps(_CLoader.yaml_implicit_resolvers)
+        yaml_implicit_resolvers = _without_timestamps(yaml.CSafeLoader.yaml_implicit_resolvers)
 
     _LOADER = _StrictCLoader
 
@@ -93,7 +94,7 @@ def _check_events(text: str) -> None:
     Linear in the text: a collection's expanded size is the running total at its end less
     the total at its start, remembered for its anchor.
     """
-    anchors: dict[str, int] = {}
+    anchors: dict[str | None, int] = {}  # the stubs let an event's anchor be None
     open_: list[tuple[int, str | None]] = []  # (total before it, anchor) per open collection
     total, aliased = 0, False
     for event in yaml.parse(text, Loader=_LOADER):
@@ -117,8 +118,9 @@ def _check_events(text: str) -> None:
         else:
             continue
         if total > MAX_NODES:
+            mark = event.start_mark
             raise InputError("", _too_many(f"more than {MAX_NODES:,}",
-                                           event.start_mark.line + 1, aliased))
+                                           mark.line + 1 if mark else None, aliased))
 
 
 _PLAIN = (str, bool, int, float, type(None))
@@ -170,7 +172,8 @@ def _walk(value: Any, path: str, depth: int, inside: set[int], count: list[int] 
 def dump_yaml(*documents: Any) -> str:
     """YAML text of ``documents`` (plain data) in :data:`YAML_STYLE`: one document as it
     is, several separated by ``---``."""
-    return yaml.safe_dump_all(documents, **YAML_STYLE)
+    text: str = yaml.safe_dump_all(documents, **YAML_STYLE)  # no stream: returns the text
+    return text
 
 
 def parse_text(text: str, source: str = "<input>") -> Any:

@@ -48,7 +48,7 @@ def read_document(path: str | Path) -> Any:
 _BRANCH_TAGS = frozenset({"str", "int", "float", "bool", "none", "list", "dict"})
 
 
-def _model_names(cls: type = StrictModel) -> set[str]:
+def _model_names(cls: type[StrictModel] = StrictModel) -> set[str]:
     names = {cls.__name__}
     for sub in cls.__subclasses__():
         names |= _model_names(sub)

@@ -206,7 +206,7 @@ def _rules(w: WorkloadSpec, a: PlanArrays, gpus: Any) -> list[Rule]:
     m = a.micro_batch * a.dp
     a2a = a.moe_a2a_overlap & (a.ep > 1)
     rules: list[Rule] = [
-        ("tp", w.heads % a.tp == 0, lambda: f"tp ({a.tp}) must divide heads ({w.heads})"),
+        ("tp", w.n_heads % a.tp == 0, lambda: f"tp ({a.tp}) must divide heads ({w.n_heads})"),
         ("tp", w.n_kv_heads % a.tp == 0,
          lambda: f"tp ({a.tp}) must divide kv_heads ({w.n_kv_heads}) (Megatron query groups)"),
         ("tp", w.ffn_hidden % a.tp == 0,

@@ -94,22 +94,27 @@ class PlanArrays:
     @property
     def microbatches(self) -> np.ndarray:
         """Micro-batches per step per pipeline: global / (micro_batch * dp), floored."""
-        return self.global_batch_sequences // np.maximum(self.micro_batch * self.dp, 1)
+        count: np.ndarray = self.global_batch_sequences // np.maximum(self.micro_batch * self.dp,
+                                                                        1)
+        return count
 
     @property
     def sp(self) -> np.ndarray:
         """Sequence parallelism actually in effect (it is a no-op when tp == 1)."""
-        return self.sequence_parallel & (self.tp > 1)
+        on: np.ndarray = self.sequence_parallel & (self.tp > 1)
+        return on
 
     @property
     def zero(self) -> np.ndarray:
         """Effective ZeRO stage: ``zero_stage``, at least 1 with the distributed optimizer."""
-        return np.maximum(self.zero_stage, np.where(self.distributed_optimizer, 1, 0))
+        stage: np.ndarray = np.maximum(self.zero_stage, np.where(self.distributed_optimizer, 1, 0))
+        return stage
 
     @property
     def edp(self) -> np.ndarray:
         """Expert data-parallel size: ``tp * cp * dp / (ep * etp)`` (floored)."""
-        return (self.tp * self.cp * self.dp) // np.maximum(self.ep * self.etp, 1)
+        size: np.ndarray = (self.tp * self.cp * self.dp) // np.maximum(self.ep * self.etp, 1)
+        return size
 
 
 def _masks(values: Any) -> np.ndarray:
@@ -117,7 +122,7 @@ def _masks(values: Any) -> np.ndarray:
     arr = np.asarray(values)
     if arr.dtype.kind not in "UO":
         return arr
-    return np.vectorize(recompute_mask, otypes=[np.int64])(arr)
+    return np.asarray(np.vectorize(recompute_mask, otypes=[np.int64])(arr))
 
 
 def _codes(values: Any, codes: dict[str, int], name: str) -> np.ndarray:
@@ -128,4 +133,5 @@ def _codes(values: Any, codes: dict[str, int], name: str) -> np.ndarray:
     bad = set(np.unique(arr).tolist()) - set(codes)
     if bad:
         raise InputError(name, f"unknown value {sorted(bad)[0]!r}; allowed: {', '.join(codes)}")
-    return np.vectorize(codes.__getitem__, otypes=[np.int64])(arr)
+    coded: np.ndarray = np.vectorize(codes.__getitem__, otypes=[np.int64])(arr)
+    return coded

@@ -24,6 +24,7 @@ label of a mask.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -49,7 +50,7 @@ RECOMPUTE_MODES: dict[str, int] = {
 }
 
 
-def modules_mask(modules: list[str] | tuple[str, ...], path: str = "recompute_modules") -> int:
+def modules_mask(modules: Sequence[str], path: str = "recompute_modules") -> int:
     """The mask of a list of module names; :class:`InputError` at ``path`` for an unknown
     name (the allowed ones listed)."""
     mask = 0
@@ -89,12 +90,12 @@ def recompute_label(mask: int) -> str:
 
 def recomputes(mask: Any, module: str) -> np.ndarray:
     """Where ``mask`` (array) recomputes ``module`` (a :data:`RECOMPUTE_MODULES` name)."""
-    return (np.asarray(mask) & MODULE_BITS[module]) != 0
+    return np.asarray((np.asarray(mask) & MODULE_BITS[module]) != 0)
 
 
 def is_full(mask: Any) -> np.ndarray:
     """Where ``mask`` (array) recomputes whole layers."""
-    return (np.asarray(mask) & FULL) != 0
+    return np.asarray((np.asarray(mask) & FULL) != 0)
 
 
 def recompute_choices(moe: bool, mla: bool) -> tuple[str, ...]:

@@ -11,6 +11,7 @@ nothing but the part's document.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from supernode.errors import InputError
@@ -22,7 +23,7 @@ from supernode.units import GBIT_PER_S, GBYTE, GBYTE_PER_S, NS, TBYTE_PER_S, TFL
 MAX_ACCELERATORS = 1_048_576
 
 
-def ports_per_dimension(dims: tuple[int, ...] | list[int]) -> list[int]:
+def ports_per_dimension(dims: Sequence[int]) -> list[int]:
     """Ports one accelerator needs in each torus/mesh dimension: 2 for a ring or line of more
     than 2 (an interior mesh node has two neighbours too), 1 for a pair, 0 for a singleton."""
     return [2 if d > 2 else (1 if d == 2 else 0) for d in dims]

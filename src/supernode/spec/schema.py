@@ -21,7 +21,8 @@ DOCUMENTS = {
 def document_model(document: str) -> type[BaseModel]:
     """Return the pydantic model class of a document kind."""
     module, name = DOCUMENTS[document].split(":")
-    return getattr(importlib.import_module(module), name)
+    model: type[BaseModel] = getattr(importlib.import_module(module), name)
+    return model
 
 
 def json_schema(document: str) -> dict[str, Any]:
@@ -33,7 +34,8 @@ def json_schema(document: str) -> dict[str, Any]:
 
 def _type_name(prop: dict[str, Any]) -> str:
     if "$ref" in prop:
-        return prop["$ref"].rsplit("/", 1)[-1]
+        ref: str = prop["$ref"]
+        return ref.rsplit("/", 1)[-1]
     if "anyOf" in prop:
         return " | ".join(_type_name(p) for p in prop["anyOf"])
     if "enum" in prop:

@@ -136,6 +136,8 @@ def measured_step_time_s(case: dict[str, Any]) -> float | None:
     if isinstance(step, int | float) and not isinstance(step, bool):
         return float(step)
     rate = measured.get("tokens_per_s_per_gpu")
+    if rate is None:
+        return None
     try:
         tokens = float(case["training"]["global_batch"]) * float(case["model"]["seq_len"])
         return tokens / (float(rate) * float(case["system"]["gpus"]))

@@ -13,7 +13,7 @@ here; an error carries the dotted path of the field to change (``moe.top_k``).
 from __future__ import annotations
 
 import difflib
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from pydantic import Field, ValidationError, model_validator
@@ -167,10 +167,17 @@ class WorkloadSpec(StrictModel):
 
     # Resolved shapes: every reader uses these instead of re-deriving defaults.
     @property
+    def n_heads(self) -> int:
+        """Query attention heads: ``heads``, which a validated spec always has."""
+        # _default_heads fills a null from hidden / head_dim and _check refuses one left
+        assert self.heads is not None
+        return self.heads
+
+    @property
     def n_kv_heads(self) -> int:
         """Key/value heads (equals ``heads`` for MHA and for MLA after up-projection)."""
         if self.mla is not None or self.kv_heads is None:
-            return self.heads
+            return self.n_heads
         return self.kv_heads
 
     @property
@@ -178,7 +185,7 @@ class WorkloadSpec(StrictModel):
         """Dims per head of queries and keys."""
         if self.mla is not None:
             return self.mla.qk_nope_head_dim + self.mla.qk_rope_head_dim
-        return self.head_dim if self.head_dim is not None else self.hidden // self.heads
+        return self.head_dim if self.head_dim is not None else self.hidden // self.n_heads
 
     @property
     def v_head_dim(self) -> int:
@@ -197,7 +204,8 @@ class WorkloadSpec(StrictModel):
     @property
     def moe_layers(self) -> int:
         """Number of layers whose MLP is a mixture of experts."""
-        return moe_layers_in_range(self, 0, self.layers)
+        count: int = moe_layers_in_range(self, 0, self.layers)  # an int for int bounds
+        return count
 
     @property
     def dense_layers(self) -> int:
@@ -248,8 +256,11 @@ def moe_layers_in_range(spec: WorkloadSpec, start: Any, stop: Any) -> Any:
     return int(count) if np.ndim(count) == 0 else count
 
 
-def validate_as(model: type[StrictModel], data: Any, what: str,
-                source: str | None = None) -> Any:
+Model = TypeVar("Model", bound=StrictModel)
+
+
+def validate_as(model: type[Model], data: Any, what: str,
+                source: str | None = None) -> Model:
     """Validate parsed YAML/JSON ``data`` as ``model``; raise :class:`InputError` with the path."""
     if not isinstance(data, dict):
         raise InputError("", f"expected a mapping of {what} fields, got {type(data).__name__}",

@@ -106,7 +106,8 @@ def nic_owners(cluster: Cluster) -> np.ndarray:
     hosts, nics = cluster.hosts, cluster.host.nic_count
     local = np.array([nic_accelerator(cluster, r) for r in range(nics)], dtype=np.int64)
     first = np.arange(hosts, dtype=np.int64)[:, None] * cluster.host.accelerators_per_host
-    return np.minimum(first + local[None, :], cluster.accelerators - 1)
+    owners: np.ndarray = np.minimum(first + local[None, :], cluster.accelerators - 1)
+    return owners
 
 
 def _add_hosts(g: nx.Graph, cluster: Cluster) -> None:

@@ -17,7 +17,7 @@ Wiring, given the sizing (tier 0 = leaves):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -71,8 +71,13 @@ class FabricLayout:
         """Leaf groups: sets of ``rails`` leaves serving the same hosts."""
         return self.leaves // self.rails if self.sizing.tiers > 1 else 1
 
-    def leaf_of(self, host: int, rail: int) -> int:
-        """Leaf index that NIC ``rail`` of ``host`` plugs into."""
+    @overload
+    def leaf_of(self, host: int, rail: int) -> int: ...
+    @overload
+    def leaf_of(self, host: np.ndarray, rail: np.ndarray) -> np.ndarray | int: ...
+
+    def leaf_of(self, host: Any, rail: Any) -> Any:
+        """Leaf index that NIC ``rail`` of ``host`` plugs into (ints, or arrays broadcast)."""
         if self.sizing.tiers == 1:
             return rail if self.rail_optimized else 0
         d1 = self.sizing.down_ports[0]

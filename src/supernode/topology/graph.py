@@ -120,7 +120,7 @@ def add_switch(
 
 
 def add_link(
-    g: nx.Graph, u: Any, v: Any, link: LinkType, tier: str, count: int = 1,
+    g: nx.Graph, u: Any, v: Any, link: LinkType, tier: str, count: float = 1,
     medium: str | None = None, bandwidth_bytes_per_s: float | None = None,
 ) -> None:
     """Add ``count`` parallel links of ``link`` between ``u`` and ``v`` as one edge."""
@@ -158,7 +158,7 @@ def spread(links: int, targets: int, offset: int = 0) -> list[tuple[int, int]]:
     return out
 
 
-def spread_count(links: int, targets: int, offset, target):
+def spread_count(links: int, targets: int, offset: Any, target: Any) -> Any:
     """Links that :func:`spread` puts on ``target`` (ints, or numpy arrays broadcast
     together: one expression for the graph builders and the array builds)."""
     base, extra = divmod(links, targets)

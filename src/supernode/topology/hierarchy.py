@@ -29,6 +29,7 @@ import numpy as np
 
 from supernode.spec.resolved import Cluster
 from supernode.topology.cluster_graph import fabric_layout
+from supernode.topology.fat_tree import FabricLayout
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,9 @@ def build_hierarchy(cluster: Cluster) -> Hierarchy:
                      "domain" if multi_host else "port_group", host_rack, tiers, ratios)
 
 
-def _port_groups(cluster: Cluster, host_domain: np.ndarray):
+def _port_groups(cluster: Cluster, host_domain: np.ndarray
+                 ) -> tuple[np.ndarray, tuple[tuple[int, ...], ...], np.ndarray, int,
+                            tuple[float, ...]]:
     """(host -> port group, leaves of each group, group -> pod, tiers, oversubscription)."""
     layout = fabric_layout(cluster)
     hosts = len(host_domain)
@@ -135,7 +138,7 @@ def _port_groups(cluster: Cluster, host_domain: np.ndarray):
             tuple(cluster.scale_out.oversubscription))
 
 
-def _home_leaf(layout, host: int, nics: int) -> int:
+def _home_leaf(layout: FabricLayout, host: int, nics: int) -> int:
     """The leaf most of ``host``'s NICs plug into (the first on ties)."""
     counts = Counter(layout.leaf_of(host, r) for r in range(max(nics, 1)))
     best = max(counts.values())

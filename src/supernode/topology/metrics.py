@@ -93,7 +93,8 @@ def _cables(
     return _tiers(cables, LINK_TIERS), _tiers(optics, LINK_TIERS)
 
 
-def _latency(cluster: Cluster, dom: DomainMetrics, fab: FabricMetrics | None) -> dict:
+def _latency(cluster: Cluster, dom: DomainMetrics, fab: FabricMetrics | None
+             ) -> dict[str, float | None]:
     up = cluster.scale_up
     switch_s = up.switch.latency_s if up.switch else 0.0
     out: dict[str, float | None] = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from supernode.spec.resolved import ports_per_dimension
 from supernode.topology.graph import (
@@ -95,7 +95,7 @@ def _check_radix(needed: int, switch: SwitchType | None, what: str) -> None:
 def _add_switched(
     g: nx.Graph, n: int, links: int, chips: int, link: LinkType, switch: SwitchType | None,
     place: Place, offset: int = 0, group: int = 0, two_tier: bool = False,
-) -> list[tuple[int, tuple, int]]:
+) -> list[tuple[int, tuple[Any, ...], int]]:
     """Add ``chips`` first-tier chips serving local accelerators ``offset..offset+n-1``.
 
     Returns ``(chip index, node id, ports used below)`` for every chip; with ``two_tier``
@@ -170,7 +170,7 @@ def _add_two_tier(
         _check_radix(math.ceil(groups * up / per_plane), switch, f"plane {plane} of L2")
 
 
-def _wire_up(g: nx.Graph, node: object, l2: list, up: int, k: int, link: LinkType) -> None:
+def _wire_up(g: nx.Graph, node: object, l2: list[Any], up: int, k: int, link: LinkType) -> None:
     if up >= len(l2):
         for s, count in spread(up, len(l2), offset=(k * up) % len(l2)):
             add_link(g, node, l2[s], link, "scale_up_l2", count)

@@ -21,7 +21,8 @@ _SCALE = 1024  # capacities are scaled to integers with this resolution (bytes/s
 
 def capacity(data: dict[str, Any]) -> float:
     """Capacity of an edge per direction: ``count * bandwidth_bytes_per_s`` (bytes/s)."""
-    return data["count"] * data["bandwidth_bytes_per_s"]
+    bytes_per_s: float = data["count"] * data["bandwidth_bytes_per_s"]
+    return bytes_per_s
 
 
 def graph_counts(g: nx.Graph) -> dict[str, Counter[str]]:
@@ -81,7 +82,7 @@ def accelerator_hops(g: nx.Graph) -> tuple[int, float]:
 
 def accelerator_diameter_switches(g: nx.Graph) -> int:
     """Switches crossed on a shortest path between the two farthest accelerators."""
-    accs, pair = accelerators(g), []
+    accs, pair = accelerators(g), list[Any]()
     _hops_between(g, accs, set(accs), pair)
     if not pair:
         return 0
@@ -122,7 +123,8 @@ def cut_capacity(
         h.add_edge("_source", v)  # no capacity attribute: infinite
     for v in side_b:
         h.add_edge(v, "_sink")
-    return nx.maximum_flow_value(h, "_source", "_sink", flow_func=flow_func) / _SCALE
+    flow: float = nx.maximum_flow_value(h, "_source", "_sink", flow_func=flow_func)
+    return flow / _SCALE
 
 
 def min_bisection_bruteforce(g: nx.Graph) -> float:

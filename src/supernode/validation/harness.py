@@ -85,8 +85,9 @@ def run_case(case: dict[str, Any]) -> CaseResult:
 def _measured(case: dict[str, Any], metric: str) -> float | None:
     block = case.get("measured")
     value = block.get(metric) if isinstance(block, dict) else None
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    return float(value) if ok and math.isfinite(value) else None
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
 
 
 def summarize(results: list[CaseResult]) -> dict[str, dict[str, float | int]]:

@@ -26,7 +26,7 @@ def _training_step(case: dict[str, Any]) -> Prediction:
     chosen = ", ".join(f"{k}={v}" for k, v in result.chosen.items())
     fit = "" if result.fits_in_memory else "; does not fit in memory"
     heads = (case.get("model") or {}).get("heads", 0) is None
-    assumed = f"; heads not published: {workload.heads} of {workload.qk_head_dim}" if heads \
+    assumed = f"; heads not published: {workload.n_heads} of {workload.qk_head_dim}" if heads \
         else ""
     return Prediction(result.step_time_s, f"chose {chosen}; mfu={result.mfu:.3f}{fit}{assumed}")
 

@@ -74,13 +74,13 @@ class _TokenBytes:
 
 def _token_bytes(w: WorkloadSpec, e: int, moe_layer: bool) -> _TokenBytes:
     """Per-token stored bytes of one dense or MoE layer (see the module docstring)."""
-    h, a, mask = w.hidden, w.heads, (1 if w.dropout else 0)
-    rep = 4 * e * h + 2 * mask * h  # 2 norm inputs, attention & MLP inputs, 2 dropout masks
+    h, a, mask = w.hidden, w.n_heads, (1 if w.dropout else 0)
+    rep: float = 4 * e * h + 2 * mask * h  # 2 norm inputs, attention & MLP inputs, 2 dropout masks
     if w.mla is not None:
         rep += 2 * e * ((w.mla.q_lora_rank or 0) + w.mla.kv_lora_rank)  # latent + its norm
     kv = w.n_kv_heads
     qkv = e * (a * w.qk_head_dim + kv * w.qk_head_dim + kv * w.v_head_dim)
-    shard = qkv + e * a * w.v_head_dim
+    shard: float = qkv + e * a * w.v_head_dim
     gate = 2 if w.gated_mlp else 1
     act_routed = act_shared = mlp = moe_rep = moe_shard = shared = 0.0
     if moe_layer and w.moe is not None:
@@ -131,17 +131,17 @@ def layer_activation_bytes(w: WorkloadSpec, plan: PlanArrays | Any, moe_layer: b
              - moe_inside)
     rep_div = np.where(a.sp, t, 1.0)
     mask = 1 if w.dropout else 0
-    core_stored = w.heads * w.seq_len * (e + mask * (1 + e))  # softmax (+ mask, dropout out)
-    core = np.where(a.flash_attention, 4.0 * w.heads, core_stored)
+    core_stored = w.n_heads * w.seq_len * (e + mask * (1 + e))  # softmax (+ mask, dropout out)
+    core = np.where(a.flash_attention, 4.0 * w.n_heads, core_stored)
     core = np.where(recomputes(code, "core_attn"), 0.0, core)
     layer = tokens * (rep / rep_div + (shard + core) / t)
     if not np.any(is_full(code)):
-        return layer
+        return np.asarray(layer)
     full = tokens * e * w.hidden / rep_div  # checkpointed layer input only
-    kept = tokens * (b.rep / rep_div + (b.shard + np.where(a.flash_attention, 4.0 * w.heads,
+    kept = tokens * (b.rep / rep_div + (b.shard + np.where(a.flash_attention, 4.0 * w.n_heads,
                                                             core_stored)) / t)
     share = full_recompute_share(w, a)
-    return np.where(is_full(code), share * full + (1.0 - share) * kept, layer)
+    return np.asarray(np.where(is_full(code), share * full + (1.0 - share) * kept, layer))
 
 
 def full_recompute_share(w: WorkloadSpec, plan: PlanArrays | Any) -> np.ndarray:
@@ -152,7 +152,7 @@ def full_recompute_share(w: WorkloadSpec, plan: PlanArrays | Any) -> np.ndarray:
     a = as_plan_arrays(plan)
     chunk = np.maximum(chunk_slots(w, a.pp, a.vpp, a.pp_layout), 1)
     n = np.where(a.recompute_layers > 0, np.minimum(a.recompute_layers, chunk), chunk)
-    return n / chunk
+    return np.asarray(n / chunk)
 
 
 def korthikanti_layer_bytes(seq_len: Any, micro_batch: Any, hidden: Any, heads: Any, tp: Any,
@@ -193,10 +193,11 @@ def in_flight_layer_microbatches(w: WorkloadSpec, plan: PlanArrays | Any,
         chunks = np.where(v == 1, np.minimum(p, m), np.minimum(v * p + p - 1, v * m))
     else:
         chunks = np.where(v == 1, 1, np.minimum((v - 1) * p + 1, v * m))
-    return chunk * chunks
+    held: np.ndarray = chunk * chunks
+    return held
 
 
-def predict_activation_memory(case: dict) -> float:
+def predict_activation_memory(case: dict[str, Any]) -> float:
     """Predict ``measured.bytes_per_layer`` of an ``activation_memory`` validation case.
 
     Fields: seq_len, micro_batch, hidden, heads, tp, recompute, sequence_parallel,

@@ -24,7 +24,7 @@ Arguments named ``seq_len``, ``micro_batch`` ... accept numpy arrays and broadca
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final, Literal
 
 import numpy as np
 
@@ -37,7 +37,9 @@ from supernode.workload.stages import layers_per_gpu_max
 
 #: ``causal_attention_factor`` value: count the attention FLOPs a causal (windowed) kernel
 #: executes, from :meth:`~supernode.spec.workload.WorkloadSpec.attended_keys`.
-EXECUTED = "executed"
+EXECUTED: Final = "executed"
+#: A ``causal_attention_factor``: the share of the s x s square counted, or :data:`EXECUTED`.
+AttentionFactor = float | Literal["executed"]
 
 
 def _recompute_mask(recompute: Any) -> np.ndarray:
@@ -48,7 +50,7 @@ def _recompute_mask(recompute: Any) -> np.ndarray:
 
 
 def layer_forward_flops_per_token(w: WorkloadSpec, seq_len: Any = None,
-                                  causal_attention_factor: float | str = 1.0) -> dict[str, Any]:
+                                  causal_attention_factor: AttentionFactor = 1.0) -> dict[str, Any]:
     """Forward FLOPs per token of one layer, by part.
 
     Keys: ``attention_projections`` (Q/K/V/O or MLA projections), ``attention_core``
@@ -58,7 +60,7 @@ def layer_forward_flops_per_token(w: WorkloadSpec, seq_len: Any = None,
     s = w.seq_len if seq_len is None else np.asarray(seq_len)
     keys = w.attended_keys(s) if causal_attention_factor == EXECUTED else \
         s * causal_attention_factor
-    core = 2.0 * keys * w.heads * (w.qk_head_dim + w.v_head_dim)
+    core = 2.0 * keys * w.n_heads * (w.qk_head_dim + w.v_head_dim)
     moe = 0.0
     if w.moe is not None:
         expert = mlp_matrix_params(w, w.expert_ffn_hidden)
@@ -72,7 +74,7 @@ def layer_forward_flops_per_token(w: WorkloadSpec, seq_len: Any = None,
 
 
 def forward_flops_per_token(w: WorkloadSpec, seq_len: Any = None,
-                            causal_attention_factor: float | str = 1.0) -> dict[str, Any]:
+                            causal_attention_factor: AttentionFactor = 1.0) -> dict[str, Any]:
     """Forward FLOPs per token of the whole model, by part, summed over layers.
 
     Keys: ``attention_projections``, ``attention_core``, ``mlp`` (dense and MoE layers),
@@ -93,13 +95,13 @@ def forward_flops_per_token(w: WorkloadSpec, seq_len: Any = None,
 
 
 def model_flops_per_token(w: WorkloadSpec, seq_len: Any = None,
-                          causal_attention_factor: float | str = 1.0) -> Any:
+                          causal_attention_factor: AttentionFactor = 1.0) -> Any:
     """Training model FLOPs per token (forward + backward = 3 x forward), for MFU."""
     return 3.0 * forward_flops_per_token(w, seq_len, causal_attention_factor)["total"]
 
 
 def recompute_flops_per_token(w: WorkloadSpec, recompute: Any, seq_len: Any = None,
-                              causal_attention_factor: float | str = 1.0,
+                              causal_attention_factor: AttentionFactor = 1.0,
                               full_share: Any = 1.0) -> Any:
     """Extra forward FLOPs per token that activation recomputation adds.
 
@@ -116,7 +118,7 @@ def recompute_flops_per_token(w: WorkloadSpec, recompute: Any, seq_len: Any = No
     up = 0.0
     if w.mla is not None:
         x = w.mla
-        up = 2.0 * w.heads * ((x.q_lora_rank or w.hidden) * (x.qk_nope_head_dim
+        up = 2.0 * w.n_heads * ((x.q_lora_rank or w.hidden) * (x.qk_nope_head_dim
                               + x.qk_rope_head_dim)
                               + x.kv_lora_rank * (x.qk_nope_head_dim + x.v_head_dim))
     layer = layer_forward_flops_per_token(w, seq_len, causal_attention_factor)
@@ -134,7 +136,7 @@ def recompute_flops_per_token(w: WorkloadSpec, recompute: Any, seq_len: Any = No
 
 
 def hardware_flops_per_token(w: WorkloadSpec, recompute: Any = "none", seq_len: Any = None,
-                             causal_attention_factor: float | str = 1.0,
+                             causal_attention_factor: AttentionFactor = 1.0,
                              full_share: Any = 1.0) -> Any:
     """Training FLOPs per token actually executed, including recomputation (for HFU)."""
     return (model_flops_per_token(w, seq_len, causal_attention_factor)
@@ -143,7 +145,7 @@ def hardware_flops_per_token(w: WorkloadSpec, recompute: Any = "none", seq_len: 
 
 
 def model_flops_per_step(w: WorkloadSpec, global_batch_sequences: Any, seq_len: Any = None,
-                         causal_attention_factor: float | str = 1.0) -> Any:
+                         causal_attention_factor: AttentionFactor = 1.0) -> Any:
     """Model FLOPs of one optimizer step of ``global_batch_sequences`` sequences."""
     s = w.seq_len if seq_len is None else np.asarray(seq_len)
     return (np.asarray(global_batch_sequences) * s
@@ -151,7 +153,7 @@ def model_flops_per_step(w: WorkloadSpec, global_batch_sequences: Any, seq_len: 
 
 
 def hardware_flops_per_step(w: WorkloadSpec, global_batch_sequences: Any, recompute: Any = "none",
-                            seq_len: Any = None, causal_attention_factor: float | str = 1.0,
+                            seq_len: Any = None, causal_attention_factor: AttentionFactor = 1.0,
                             full_share: Any = 1.0) -> Any:
     """Hardware FLOPs (with recomputation) of one optimizer step."""
     s = w.seq_len if seq_len is None else np.asarray(seq_len)
@@ -183,7 +185,7 @@ def palm_flops_per_token(n_params: Any, layers: Any, hidden: Any, seq_len: Any) 
 
 
 def stage_flops_per_microbatch(w: WorkloadSpec, plan: ParallelPlan | PlanArrays,
-                               causal_attention_factor: float | str = 1.0) -> dict[str, Any]:
+                               causal_attention_factor: AttentionFactor = 1.0) -> dict[str, Any]:
     """FLOPs one GPU of the busiest pipeline stage executes per micro-batch.
 
     Keys (FLOPs per GPU per micro-batch): ``layers_forward``, ``layers_backward``

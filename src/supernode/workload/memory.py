@@ -181,7 +181,7 @@ def peak_memory_bytes_per_gpu(w: WorkloadSpec, plan: ParallelPlan | PlanArrays) 
     return np.where(use_first, first["total"], last["total"])
 
 
-def predict_model_state_memory(case: dict) -> float:
+def predict_model_state_memory(case: dict[str, Any]) -> float:
     """Predict ``measured.bytes_per_gpu`` of a ``model_state_memory`` validation case.
 
     Fields: params, dp, zero_stage, precision (a :data:`STATE_BYTES` name); optional

@@ -25,7 +25,7 @@ def attention_matrix_params(w: WorkloadSpec) -> int:
 
     These are the parameters that take part in matmuls, so 2 FLOPs each per token.
     """
-    h, a = w.hidden, w.heads
+    h, a = w.hidden, w.n_heads
     if w.mla is not None:
         m = w.mla
         qk = m.qk_nope_head_dim + m.qk_rope_head_dim
@@ -49,7 +49,7 @@ def attention_params(w: WorkloadSpec) -> int:
         total += (w.mla.q_lora_rank or 0) + w.mla.kv_lora_rank  # q_a / kv_a RMSNorms
         return total
     if w.linear_bias:
-        total += w.heads * w.qk_head_dim + 2 * w.n_kv_heads * w.qk_head_dim + w.hidden
+        total += w.n_heads * w.qk_head_dim + 2 * w.n_kv_heads * w.qk_head_dim + w.hidden
     return total
 
 

@@ -66,7 +66,7 @@ def local_tokens(w: WorkloadSpec, a: PlanArrays) -> Any:
 def attention_gemms(w: WorkloadSpec, a: PlanArrays) -> list[Gemm]:
     """Projections of one attention block (see the module docstring)."""
     m, t, h = local_tokens(w, a), a.tp.astype(float), w.hidden
-    heads = w.heads / t
+    heads = w.n_heads / t
     if w.mla is not None:
         x = w.mla
         out = [Gemm("kv_down", m, x.kv_lora_rank + x.qk_rope_head_dim, h),
@@ -78,7 +78,7 @@ def attention_gemms(w: WorkloadSpec, a: PlanArrays) -> list[Gemm]:
             q_in = x.q_lora_rank
         out.append(Gemm("q_up", m, heads * (x.qk_nope_head_dim + x.qk_rope_head_dim), q_in))
         return out
-    qkv = (w.heads + 2 * w.n_kv_heads) * w.qk_head_dim / t
+    qkv = (w.n_heads + 2 * w.n_kv_heads) * w.qk_head_dim / t
     return [Gemm("qkv", m, qkv, h), Gemm("attn_out", m, h, heads * w.v_head_dim)]
 
 

@@ -26,7 +26,8 @@ STAGES = ("first", "middle", "last")
 def chunk_slots(w: WorkloadSpec, pp: Any, vpp: Any = 1, layout: Any = 0) -> np.ndarray:
     """Slots (layers, or the embedding / loss) in the busiest virtual stage."""
     pp, vpp, layout = np.asarray(pp), np.asarray(vpp), np.asarray(layout)
-    return -(-(w.layers + 2 * layout) // (pp * vpp))
+    slots: np.ndarray = -(-(w.layers + 2 * layout) // (pp * vpp))
+    return slots
 
 
 def stage_layer_count(w: WorkloadSpec, pp: Any, vpp: Any = 1, layout: Any = 0,
@@ -37,14 +38,16 @@ def stage_layer_count(w: WorkloadSpec, pp: Any, vpp: Any = 1, layout: Any = 0,
     edge = stage != "middle"
     both = (pp == 1) & edge  # one GPU holds the embedding and the loss
     n = full - np.where(edge, layout, 0) - np.where(both, layout, 0)
-    return np.clip(n, 0, w.layers)
+    layers: np.ndarray = np.clip(n, 0, w.layers)
+    return layers
 
 
 def layers_per_gpu_max(w: WorkloadSpec, pp: Any, vpp: Any = 1, layout: Any = 0) -> np.ndarray:
     """Transformer layers on the busiest pipeline GPU."""
     counts = [stage_layer_count(w, pp, vpp, layout, s) for s in ("first", "last")]
     middle = np.where(np.asarray(pp) >= 3, stage_layer_count(w, pp, vpp, layout, "middle"), 0)
-    return np.maximum(np.maximum(*counts), middle)
+    busiest: np.ndarray = np.maximum(np.maximum(*counts), middle)
+    return busiest
 
 
 def stage_layer_mix(w: WorkloadSpec, pp: Any, vpp: Any = 1, stage: str = "first",
