@@ -227,7 +227,7 @@ def _result(w: WorkloadSpec, plan: ParallelPlan, system: SystemModel, a: PlanArr
         fits_in_memory=fits,
         comm_share_by_tier=shares,
         chosen=chosen,
-        plan={**plan.model_dump(), **chosen},
+        plan=plan.with_chosen(chosen).model_dump(),
         gpus=system.gpus,
         notes=notes,
     )

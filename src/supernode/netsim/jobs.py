@@ -26,7 +26,6 @@ from supernode.estimate.compute import microbatch_compute
 from supernode.estimate.model import Estimate, estimate_plan
 from supernode.estimate.system import system_from_cluster
 from supernode.spec.plan import ParallelPlan, PlanArrays, as_plan_arrays
-from supernode.spec.recompute import recompute_fields
 from supernode.spec.resolved import Cluster
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.traffic import CollectiveCall, traffic_per_step
@@ -117,10 +116,7 @@ def prepare_job(name: str, workload: WorkloadSpec, plan: ParallelPlan, accelerat
     gpus = int(accelerators.size)
     system = dataclasses.replace(system_from_cluster(cluster, plan.precision), gpus=gpus)
     est = estimate_plan(workload, plan, system, cal)
-    chosen = {**{k: v for k, v in est.chosen.items() if k != "recompute"},
-              **recompute_fields(est.chosen["recompute"])}
-    resolved = plan.model_copy(update={k: v for k, v in chosen.items()
-                                       if k in ParallelPlan.model_fields})
+    resolved = plan.with_chosen(est.chosen)
     a = as_plan_arrays(resolved)
     comp = microbatch_compute(workload, a, system, cal)
     busiest = float(comp.total_s)

@@ -14,7 +14,7 @@ The legality rules are written once, over numpy arrays (:func:`_rules`); the sca
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -23,7 +23,12 @@ from pydantic import Field, field_validator, model_validator
 from supernode.errors import InputError
 from supernode.spec.base import StrictModel
 from supernode.spec.plan_arrays import PP_LAYOUT_CODES, PlanArrays
-from supernode.spec.recompute import RECOMPUTE_MODES, RecomputeModule, modules_mask
+from supernode.spec.recompute import (
+    RECOMPUTE_MODES,
+    RecomputeModule,
+    modules_mask,
+    recompute_fields,
+)
 from supernode.spec.resolved import MAX_ACCELERATORS
 from supernode.spec.workload import WorkloadSpec, _fail, validate_as
 
@@ -129,6 +134,18 @@ class ParallelPlan(StrictModel):
             raise _fail("recompute_num_layers", "counts layers of full recomputation; give "
                                                 "recompute: full with it")
         return self
+
+    def with_chosen(self, chosen: Mapping[str, Any]) -> ParallelPlan:
+        """This plan with the knobs an estimate chose filled in, validated: a recompute
+        label (``layernorm+moe``) becomes ``recompute`` and ``recompute_modules``; keys
+        that are not plan fields are ignored."""
+        data = self.model_dump()
+        data.update({k: v for k, v in chosen.items()
+                     if k != "recompute" and k in ParallelPlan.model_fields})
+        if "recompute" in chosen:
+            data["recompute_modules"] = None
+            data.update(recompute_fields(chosen["recompute"]))
+        return plan_from_data(data)
 
     @property
     def recompute_mask(self) -> int | None:
