@@ -67,10 +67,12 @@ def test_reviewed_plan_keeps_the_planners_expert_tp():
     from types import SimpleNamespace
 
     from supernode.design.plans import simulation_plan
+    from supernode.planner.detail import PlanDetail
     from supernode.planner.mapping import Layout
 
     best = SimpleNamespace(layout=Layout(tp=2, pp=1, dp=288, cp=1, ep=64, etp=1),
-                           knobs={"micro_batch": 1})
+                           knobs={"micro_batch": 1, "recompute": "none"})
+    best.as_plan = lambda *args, **kw: PlanDetail.as_plan(best, *args, **kw)
     report = SimpleNamespace(plans=[best], outcome=SimpleNamespace(
         target=SimpleNamespace(global_batch_sequences=1152)))
     plan, _ = simulation_plan({}, report, None)

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from test_workload_strategies import workloads
 
 from supernode.spec.plan import ParallelPlan, as_plan_arrays
+from supernode.spec.recompute import recompute_mask
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload import (
     count_params,
@@ -79,8 +80,12 @@ def test_recompute_ordering_and_codes() -> None:
     w = load_workload("llama3-70b")
     none, sel, full = (hardware_flops_per_token(w, r) for r in ("none", "selective", "full"))
     assert none == model_flops_per_token(w) < sel < full
-    codes = hardware_flops_per_token(w, np.array([0, 1, 2]))
-    np.testing.assert_allclose(codes, [none, sel, full])
+    masks = hardware_flops_per_token(w, np.array([recompute_mask(r) for r in
+                                                  ("none", "selective", "full")]))
+    np.testing.assert_allclose(masks, [none, sel, full])
+    # a dense layer's MLP recomputed repeats its matmuls: between selective and full
+    mlp = hardware_flops_per_token(w, "core_attn+mlp")
+    assert sel < mlp < full
 
 
 @settings(max_examples=60, deadline=None)

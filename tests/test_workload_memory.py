@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from test_workload_strategies import workloads
 
 from supernode.errors import InputError
-from supernode.spec.plan import RECOMPUTE_CODES, ParallelPlan, PlanArrays
+from supernode.spec.plan import RECOMPUTE_MODES, ParallelPlan, PlanArrays
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload import (
     count_params,
@@ -152,7 +152,7 @@ def _random_plans(draw: st.DrawFn) -> dict:
     return {"tp": draw(st.sampled_from([1, 2, 4])), "pp": draw(st.sampled_from([1, 2, 4])),
             "cp": draw(st.sampled_from([1, 2])), "vpp": draw(st.sampled_from([1, 2])),
             "micro_batch": draw(st.sampled_from([1, 2])),
-            "recompute": draw(st.sampled_from(list(RECOMPUTE_CODES))),
+            "recompute": draw(st.sampled_from(list(RECOMPUTE_MODES))),
             "sequence_parallel": draw(st.booleans()), "flash_attention": draw(st.booleans())}
 
 

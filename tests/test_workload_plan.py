@@ -9,6 +9,7 @@ import pytest
 
 from supernode.errors import InputError
 from supernode.spec.plan import ParallelPlan, PlanArrays, check_plan, plan_legal_mask
+from supernode.spec.recompute import FULL
 from supernode.workload import load_workload
 
 
@@ -103,4 +104,4 @@ def test_from_columns_errors_and_strings() -> None:
         PlanArrays.from_columns(global_batch_sequences=8, recompute=["none", "most"])
     assert info.value.path == "recompute"
     a = PlanArrays.from_columns(global_batch_sequences=8, recompute=["none", "full"], tp=[1, 2])
-    assert a.recompute.tolist() == [0, 2] and a.tp.tolist() == [1, 2]
+    assert a.recompute.tolist() == [0, FULL] and a.tp.tolist() == [1, 2]

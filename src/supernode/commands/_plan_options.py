@@ -52,6 +52,13 @@ GlobalBatch = Annotated[int | None, typer.Option("--global-batch", min=1,
                                                  help="Sequences per step.")]
 Recompute = Annotated[str | None, typer.Option("--recompute", help="none|selective|modules|"
                                                "full.")]
+RecomputeModules = Annotated[str | None, typer.Option(
+    "--recompute-modules", help="With selective recomputation, the modules recomputed, "
+    "comma-separated: core_attn, layernorm, mla_up_proj, mlp, moe, moe_act, shared_experts "
+    "(Megatron-Core --recompute-modules).")]
+RecomputeNumLayers = Annotated[int | None, typer.Option(
+    "--recompute-num-layers", help="With full recomputation, the layers of each virtual "
+    "stage recomputed (default: all).")]
 SequenceParallel = Annotated[bool | None, typer.Option(
     "--sequence-parallel/--no-sequence-parallel", help="Megatron SP.")]
 ZeroStage = Annotated[int | None, typer.Option("--zero-stage", help="ZeRO stage 0-3 "
@@ -114,7 +121,9 @@ def with_help(option: Any, text: str) -> Any:
 PLAN_OPTIONS: dict[str, Any] = {
     "plan": PlanFile, "gpus": Gpus, "tp": Tp, "pp": Pp, "dp": Dp, "cp": Cp, "ep": Ep,
     "etp": Etp, "vpp": Vpp, "micro_batch": MicroBatch, "global_batch": GlobalBatch,
-    "recompute": Recompute, "sequence_parallel": SequenceParallel, "zero_stage": ZeroStage,
+    "recompute": Recompute, "recompute_modules": RecomputeModules,
+    "recompute_num_layers": RecomputeNumLayers, "sequence_parallel": SequenceParallel,
+    "zero_stage": ZeroStage,
     "distributed_optimizer": DistributedOptimizer, "grad_fp32": GradFp32,
     "a2a_overlap": A2aOverlap, "pp_layout": PpLayout, "rank_order": RankOrder,
     "overlap_tp": OverlapTp, "overlap_dp": OverlapDp, "overlap_pp": OverlapPp,
@@ -132,7 +141,11 @@ _FIELD_OF = {"global_batch": "global_batch_sequences", "overlap_tp": "overlap_tp
 def plan_flags(**values: Any) -> dict[str, Any]:
     """Plan fields from the inline options (keywords as the commands name them); options
     left out (None) are omitted, so a plan file's values stand."""
-    return {_FIELD_OF.get(k, k): v for k, v in values.items() if v is not None}
+    out = {_FIELD_OF.get(k, k): v for k, v in values.items() if v is not None}
+    if isinstance(out.get("recompute_modules"), str):  # comma-separated on the command line
+        out["recompute_modules"] = [m.strip() for m in out["recompute_modules"].split(",")
+                                    if m.strip()]
+    return out
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from supernode.planner.detail import placement_of
 from supernode.planner.mapping import Layout
 from supernode.planner.report import PlanReport
 from supernode.planner.search import PlanTarget, tp_crosses_domain
-from supernode.spec.plan import ParallelPlan, plan_from_data
+from supernode.spec.plan import ParallelPlan
 
 _COMM = ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm")
 
@@ -76,8 +76,5 @@ def simulation_plan(view: dict[str, Any], report: PlanReport, given: ParallelPla
     if given is not None:
         return given, ("tp", "cp", "dp", "pp")
     best = report.plans[0]
-    x = best.layout
-    data = {"tp": x.tp, "pp": x.pp, "dp": x.dp, "cp": x.cp, "ep": x.ep, "etp": x.etp,
-            "global_batch_sequences": report.outcome.target.global_batch_sequences}
-    data.update({k: v for k, v in best.knobs.items() if k in ParallelPlan.model_fields})
-    return plan_from_data(data), tuple(x.order)
+    return (best.as_plan(report.outcome.target.global_batch_sequences, with_order=False),
+            tuple(best.layout.order))

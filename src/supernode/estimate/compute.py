@@ -21,8 +21,10 @@ Per layer, every operation at its own ceiling (:mod:`supernode.estimate.kernels`
   streams ``12`` bytes per vocabulary entry and token. Counts from Megatron-LM's fused
   kernels (Korthikanti et al., MLSys'23, §4 lists the same tensors); backward = 2 x.
 
-Recomputation adds the attention core (selective), also the norms, activations and MLA
-up-projections (modules), or the whole layer forward (full).
+Recomputation adds the forward of each recomputed module (:func:`module_forward_s`:
+Megatron-Core's ``core_attn``, ``layernorm``, ``mla_up_proj``, ``mlp``, ``moe``,
+``moe_act``, ``shared_experts``), or the whole layer forward on the layers full
+recomputation covers.
 The first GPU's stage also holds the embedding, the last the output layer and loss.
 """
 
@@ -43,8 +45,9 @@ from supernode.estimate.kernels import (
 )
 from supernode.estimate.system import SystemModel
 from supernode.spec.plan import PlanArrays
+from supernode.spec.recompute import is_full, recomputes
 from supernode.spec.workload import WorkloadSpec
-from supernode.workload.activations import activation_element_bytes
+from supernode.workload.activations import activation_element_bytes, full_recompute_share
 from supernode.workload.shapes import Gemm, head_gemms, layer_gemms, local_tokens
 from supernode.workload.stages import stage_layer_mix
 
@@ -58,13 +61,14 @@ FP8_CAST_BYTES = 3.0
 
 @dataclass(frozen=True)
 class LayerTime:
-    """Seconds of one layer and micro-batch on one GPU, by pass (arrays)."""
+    """Seconds of one layer and micro-batch on one GPU, by pass (arrays); ``recompute_s``:
+    what the plans' recomputed modules (not full recomputation) run forward again."""
 
     forward_s: Any
     backward_s: Any
     core_forward_s: Any
     core_backward_s: Any
-    modules_s: Any
+    recompute_s: Any
 
 
 @dataclass(frozen=True)
@@ -141,8 +145,73 @@ def layer_time(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibra
         core_f, core_b = core_f + share * f, core_b + share * b
     forward = gemm_f + core_f + memory_s + cast_f
     backward = gemm_b + core_b + 2.0 * memory_s + cast_b
-    return LayerTime(forward, backward, core_f, core_b,
-                     core_f + _modules_recompute_s(w, a, system, cal, gemms, moe_layer))
+    s = module_forward_s(w, a, system, cal, gemms, moe_layer, core_f)
+
+    def again(name: str) -> Any:
+        return np.where(recomputes(a.recompute, name), s[name], 0.0)
+
+    # the MoE block's recompute holds its activations and shared experts; the shared
+    # experts' recompute holds their activation
+    shared_act = np.where(recomputes(a.recompute, "shared_experts"), 0.0,
+                          again("moe_act") - np.where(recomputes(a.recompute, "moe_act"),
+                                                      s["moe_act_routed"], 0.0))
+    inside = again("shared_experts") + np.where(recomputes(a.recompute, "moe_act"),
+                                                s["moe_act_routed"], 0.0) + shared_act
+    total = (again("core_attn") + again("layernorm") + again("mla_up_proj") + again("mlp")
+             + np.where(recomputes(a.recompute, "moe"), s["moe"], inside))
+    return LayerTime(forward, backward, core_f, core_b, total)
+
+
+def module_forward_s(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibration,
+                     gemms: list[Gemm], moe_layer: bool, core_forward_s: Any) -> dict[str, Any]:
+    """Forward seconds of each recomputable module of one layer (Megatron-Core's
+    ``--recompute-modules``) on one GPU per micro-batch: what recomputing it costs.
+
+    ``core_attn`` the attention core; ``layernorm`` the two norms (streamed); ``mla_up_proj``
+    MLA's up-projection GEMMs and the rotary embedding; ``mlp`` a dense layer's MLP GEMMs and
+    activation; ``moe`` a MoE layer's router, expert and shared-expert GEMMs, activations
+    and token permutation; ``moe_act`` the experts' activation; ``shared_experts`` the
+    shared experts' GEMMs and activation (``moe_act_routed``: the routed experts' part of
+    ``moe_act``). Modules a layer lacks cost 0.
+    """
+    t = a.tp.astype(float)
+    sp_div = np.where(a.sp, t, 1.0)
+    gate = 3.0 if w.gated_mlp else 2.0
+    per_token = local_tokens(w, a) * activation_element_bytes(a.precision)
+
+    def streamed(elements: Any) -> Any:
+        return stream_s(per_token * elements, system, cal)
+
+    def forward(names: tuple[str, ...]) -> Any:
+        chosen = [g for g in gemms if g.name.startswith(names)]
+        return gemm_forward_s(chosen, system, cal, a.precision) if chosen else 0.0
+
+    out: dict[str, Any] = {
+        "core_attn": core_forward_s,
+        "layernorm": streamed(4.0 * w.hidden / sp_div),
+        "mla_up_proj": 0.0, "mlp": 0.0, "moe": 0.0, "moe_act": 0.0, "moe_act_routed": 0.0,
+        "shared_experts": 0.0,
+    }
+    if w.mla is not None:
+        rope = 2.0 * (w.n_heads + 1) * w.mla.qk_rope_head_dim / t
+        out["mla_up_proj"] = forward(("q_up", "kv_up")) + streamed(rope)
+    if moe_layer and w.moe is not None:
+        moe = w.moe
+        routed = moe.top_k * moe.token_imbalance
+        act_routed = streamed(gate * w.expert_ffn_hidden * routed / t)
+        shared = (forward(("shared_",)) + streamed(gate * w.expert_ffn_hidden
+                                                    * moe.shared_experts / t)
+                  if moe.shared_experts else 0.0)
+        permute = streamed((3.0 * routed + 1.0) * w.hidden / t + 4.0 * moe.experts / t)
+        out["moe_act_routed"] = act_routed
+        out["moe_act"] = act_routed + (streamed(gate * w.expert_ffn_hidden
+                                                * moe.shared_experts / t)
+                                       if moe.shared_experts else 0.0)
+        out["shared_experts"] = shared
+        out["moe"] = forward(("router", "expert_")) + act_routed + permute + shared
+    else:
+        out["mlp"] = forward(("mlp_",)) + streamed(gate * w.ffn_hidden / t)
+    return out
 
 
 def _attention_mix(w: WorkloadSpec, a: PlanArrays) -> list[tuple[float, Any, Any]]:
@@ -159,24 +228,6 @@ def attention_core_flops(w: WorkloadSpec, a: PlanArrays) -> Any:
     (mean over full and windowed layers): ``mb s / cp`` local queries over ``s / 2``
     causal keys each, ``a / tp`` heads."""
     return sum(share * flops for share, _, flops in _attention_mix(w, a))
-
-
-def _modules_recompute_s(w: WorkloadSpec, a: PlanArrays, system: SystemModel,
-                         cal: Calibration, gemms: list[Gemm], moe_layer: bool) -> Any:
-    """Seconds ``modules`` recomputation adds beyond the attention core: the two norms,
-    the MLP / expert activation and MLA's up-projections, forward once more."""
-    t = a.tp.astype(float)
-    sp_div = np.where(a.sp, t, 1.0)
-    gate = 3.0 if w.gated_mlp else 2.0
-    if moe_layer and w.moe is not None:
-        width = w.expert_ffn_hidden * (w.moe.top_k * w.moe.token_imbalance
-                                       + w.moe.shared_experts)
-    else:
-        width = w.ffn_hidden
-    elements = 4.0 * w.hidden / sp_div + gate * width / t
-    moved = local_tokens(w, a) * elements * activation_element_bytes(a.precision)
-    up = [g for g in gemms if g.name in ("q_up", "kv_up")]
-    return stream_s(moved, system, cal) + gemm_forward_s(up, system, cal, a.precision)
 
 
 def head_time(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibration
@@ -200,6 +251,7 @@ def microbatch_compute(w: WorkloadSpec, a: PlanArrays, system: SystemModel,
     dense = layer_time(w, a, system, cal, moe_layer=False)
     moe = layer_time(w, a, system, cal, moe_layer=True) if w.moe else dense
     head_f, head_b = head_time(w, a, system, cal)
+    full_share = full_recompute_share(w, a)
     parts: dict[str, tuple[Any, ...]] = {}
     for stage in ("first", "middle", "last"):
         n_dense, n_moe = (np.asarray(x, dtype=float)
@@ -210,8 +262,7 @@ def microbatch_compute(w: WorkloadSpec, a: PlanArrays, system: SystemModel,
 
         fwd, bwd = mix("forward_s"), mix("backward_s")
         core_f, core_b = mix("core_forward_s"), mix("core_backward_s")
-        recompute = np.where(a.recompute == 2, fwd, np.where(
-            a.recompute == 1, core_f, np.where(a.recompute == 3, mix("modules_s"), 0.0)))
+        recompute = np.where(is_full(a.recompute), full_share * fwd, mix("recompute_s"))
         if stage == "last":
             fwd, bwd = fwd + head_f, bwd + head_b
         parts[stage] = (fwd, bwd, recompute, core_f, core_b, n_dense + n_moe)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -29,13 +29,14 @@ from supernode.estimate.system import SystemModel
 from supernode.spec.plan import (
     MEGATRON_ORDER,
     PP_LAYOUT_CODES,
-    RECOMPUTE_CODES,
     ParallelPlan,
     PlanArrays,
     check_plan,
     plan_legal_mask,
 )
+from supernode.spec.recompute import recompute_choices, recompute_label, recompute_mask
 from supernode.spec.workload import WorkloadSpec
+from supernode.workload.activations import full_recompute_share
 from supernode.workload.flops import EXECUTED, hardware_flops_per_step, model_flops_per_step
 from supernode.workload.memory import memory_bytes_per_gpu
 
@@ -45,7 +46,6 @@ MICRO_BATCH_CHOICES = (1, 2, 4, 8)
 MAX_VPP = 16
 #: When no candidate fits, choose the fastest within this share of the least memory.
 FALLBACK_MEMORY_SLACK = 0.10
-_RECOMPUTE_NAMES = {v: k for k, v in RECOMPUTE_CODES.items()}
 _LAYOUT_NAMES = {v: k for k, v in PP_LAYOUT_CODES.items()}
 
 
@@ -109,15 +109,17 @@ def candidate_columns(w: WorkloadSpec, plan: ParallelPlan) -> dict[str, np.ndarr
     per_dp = plan.global_batch_sequences // plan.dp
     mbs = [plan.micro_batch] if plan.micro_batch else \
         [b for b in MICRO_BATCH_CHOICES if per_dp % b == 0] or [1]
-    recs = [plan.recompute] if plan.recompute else ["none", "selective", "modules", "full"]
+    recs = ([plan.recompute_mask] if plan.recompute_mask is not None
+            else list(recompute_choices(w.moe is not None, w.mla is not None)))
     sps = [plan.sequence_parallel] if plan.sequence_parallel is not None else [plan.tp > 1]
     if plan.vpp is not None:
         vpps = [plan.vpp]
     elif plan.pp == 1:
         vpps = [1]
     else:
-        # uneven splits are legal (the busiest GPU then holds vpp * ceil(l / (pp vpp)))
-        vpps = [v for v in range(1, MAX_VPP + 1) if plan.pp * v <= w.layers] or [1]
+        # uneven splits are legal (the busiest GPU then holds vpp * ceil(l / (pp vpp))); the
+        # embedding and the loss may fill a slot each (the legality mask says where)
+        vpps = [v for v in range(1, MAX_VPP + 1) if plan.pp * v <= w.layers + 2] or [1]
     moe_ep = w.moe is not None and plan.ep > 1
     a2a = [plan.moe_a2a_overlap] if plan.moe_a2a_overlap is not None else \
         ([False, True] if moe_ep else [False])
@@ -126,7 +128,7 @@ def candidate_columns(w: WorkloadSpec, plan: ParallelPlan) -> dict[str, np.ndarr
     combos = list(itertools.product(mbs, recs, sps, vpps, plan.zero_choices(), a2a, layouts))
     columns: dict[str, Any] = {
         "micro_batch": [c[0] for c in combos],
-        "recompute": [RECOMPUTE_CODES[c[1]] for c in combos],
+        "recompute": [recompute_mask(cast(str | int, c[1])) for c in combos],
         "sequence_parallel": [bool(c[2]) for c in combos],
         "vpp": [c[3] for c in combos],
         "zero_stage": [c[4] for c in combos],
@@ -164,6 +166,7 @@ def estimate_plan(w: WorkloadSpec, plan: ParallelPlan, system: SystemModel,
     a = PlanArrays.from_columns(
         precision=plan.precision, tp=plan.tp, pp=plan.pp, dp=plan.dp, cp=plan.cp, ep=plan.ep,
         etp=plan.etp or plan.tp, global_batch_sequences=plan.global_batch_sequences,
+        recompute_layers=plan.recompute_num_layers or 0,
         distributed_optimizer=bool(plan.distributed_optimizer),
         flash_attention=plan.flash_attention, grad_fp32=bool(plan.grad_reduce_in_fp32),
         **cols)
@@ -191,11 +194,12 @@ def _result(w: WorkloadSpec, plan: ParallelPlan, system: SystemModel, a: PlanArr
             steps: Any, memory: dict[str, Any], i: int, fits: bool) -> Estimate:
     step = float(steps.step_time_s[i])
     breakdown = {k: float(steps.breakdown_s[k][i]) for k in BREAKDOWN_KEYS}
-    recompute = _RECOMPUTE_NAMES[int(a.recompute[i])]
+    recompute = recompute_label(int(a.recompute[i]))
     gb = plan.global_batch_sequences
     model = float(model_flops_per_step(w, gb, causal_attention_factor=EXECUTED))
-    hardware = float(hardware_flops_per_step(w, gb, recompute=recompute,
-                                             causal_attention_factor=EXECUTED))
+    hardware = float(hardware_flops_per_step(w, gb, recompute=int(a.recompute[i]),
+                                             causal_attention_factor=EXECUTED,
+                                             full_share=full_recompute_share(w, a)[i]))
     published = float(model_flops_per_step(w, gb, causal_attention_factor=1.0))
     peak_total = step * system.gpus * system.peak_flops
     comm_total = sum(float(v[i]) for v in steps.comm_total_by_tier_s.values())
@@ -223,7 +227,7 @@ def _result(w: WorkloadSpec, plan: ParallelPlan, system: SystemModel, a: PlanArr
         fits_in_memory=fits,
         comm_share_by_tier=shares,
         chosen=chosen,
-        plan={**plan.model_dump(), **chosen},
+        plan=plan.with_chosen(chosen).model_dump(),
         gpus=system.gpus,
         notes=notes,
     )

@@ -34,12 +34,7 @@ def planner_plan(workload: WorkloadSpec, cluster: Cluster, gpus: int,
         if not report.feasible or not report.plans:
             return None
         best = report.plans[0]
-        x = best.layout
-        data = {"tp": x.tp, "pp": x.pp, "dp": x.dp, "cp": x.cp, "ep": x.ep,
-                "etp": x.expert_tp, "rank_order": "-".join(x.order),
-                "global_batch_sequences": target.global_batch_sequences}
-        data.update({k: v for k, v in best.knobs.items() if k in ParallelPlan.model_fields})
-        return plan_from_data(data), tuple(x.order)
+        return best.as_plan(target.global_batch_sequences), tuple(best.layout.order)
     except (InputError, ValueError, TypeError, AttributeError):
         return None
 

@@ -21,6 +21,8 @@ from supernode.planner.mapping import Layout, group_factors, group_size, rail_al
 from supernode.planner.mapping import sub_fabric as _sub_fabric
 from supernode.planner.search import PlanTarget, tp_crosses_domain
 from supernode.planner.space import KnobAxes
+from supernode.spec.plan import ParallelPlan, plan_from_data
+from supernode.spec.recompute import recompute_fields
 from supernode.workload.flops import EXECUTED, hardware_flops_per_step, model_flops_per_step
 from supernode.workload.memory import memory_bytes_per_gpu
 from supernode.workload.traffic import bytes_per_step_by_dim, traffic_per_step
@@ -51,6 +53,20 @@ class PlanDetail:
     energy_per_token_j: float
     tp_crosses_domain: bool
     notes: list[str] = field(default_factory=list)
+
+    def as_plan(self, global_batch_sequences: int, with_order: bool = True) -> ParallelPlan:
+        """The plan document of this plan: its layout, rank order (``with_order``) and
+        knobs (the recompute label as ``recompute`` and ``recompute_modules``)."""
+        x = self.layout
+        data: dict[str, Any] = {"tp": x.tp, "pp": x.pp, "dp": x.dp, "cp": x.cp, "ep": x.ep,
+                                "etp": x.expert_tp, "global_batch_sequences":
+                                global_batch_sequences}
+        if with_order:
+            data["rank_order"] = "-".join(x.order)
+        knobs = {k: v for k, v in self.knobs.items() if k != "recompute"}
+        data.update({k: v for k, v in knobs.items() if k in ParallelPlan.model_fields})
+        data.update(recompute_fields(self.knobs["recompute"]))
+        return plan_from_data(data)
 
     @property
     def fits_in_memory(self) -> bool:

@@ -29,7 +29,8 @@ from supernode.estimate.step import Overlap, StepArrays, step_arrays
 from supernode.estimate.system import SystemModel
 from supernode.planner.mapping import Layout, group_factors
 from supernode.planner.space import KnobAxes
-from supernode.spec.plan import PP_LAYOUT_CODES, RECOMPUTE_CODES, PlanArrays, plan_legal_mask
+from supernode.spec.plan import PP_LAYOUT_CODES, PlanArrays, plan_legal_mask
+from supernode.spec.recompute import recompute_mask
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.memory import peak_memory_bytes_per_gpu
 
@@ -69,7 +70,8 @@ def grid_plans(layouts: list[Layout], axes: KnobAxes, global_batch: int,
         vpp=axis_array(axes.vpp, 3, np.int64),
         micro_batch=axis_array(axes.micro_batch, 0, np.int64),
         global_batch_sequences=np.asarray(global_batch, dtype=np.int64),
-        recompute=axis_array([RECOMPUTE_CODES[r] for r in axes.recompute], 1, np.int64),
+        recompute=axis_array([recompute_mask(r) for r in axes.recompute], 1, np.int64),
+        recompute_layers=np.asarray(axes.recompute_layers, dtype=np.int64),
         sequence_parallel=axis_array(axes.sequence_parallel, 2, bool),
         zero_stage=zero,
         distributed_optimizer=axis_array([d for _, d in axes.zero], 4, bool),

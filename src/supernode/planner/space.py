@@ -20,13 +20,12 @@ from typing import Any
 from supernode.estimate.model import MAX_VPP, MICRO_BATCH_CHOICES
 from supernode.planner.mapping import Layout, effective_orders, group_factors
 from supernode.spec.plan import PP_LAYOUT_CODES
+from supernode.spec.recompute import modules_mask, recompute_choices, recompute_label
 from supernode.spec.workload import WorkloadSpec
 
 #: (zero_stage, distributed_optimizer) options. ZeRO-1 is Megatron's distributed
 #: optimizer in the model (same memory and traffic), so it is tried once.
 ZERO_OPTIONS = ((0, False), (1, True), (2, False), (3, False))
-#: Recomputation modes tried (spec.plan.RECOMPUTE_CODES).
-RECOMPUTE_OPTIONS = ("none", "selective", "modules", "full")
 
 
 @dataclass(frozen=True)
@@ -40,10 +39,12 @@ class SearchSpace:
     ``tp-cp-dp-pp`` only). ``overlap``: values tried for the TP/DP/PP overlap switches
     (on by default: overlap never slows a step in the model, so off is only worth
     scoring when asked). ``a2a_overlap``: values tried for the expert all-to-all overlap.
+    ``recompute``: the recomputation labels tried (None: :func:`supernode.spec.recompute.
+    recompute_choices` for the workload).
     """
 
     micro_batches: tuple[int, ...] = MICRO_BATCH_CHOICES
-    recompute: tuple[str, ...] = RECOMPUTE_OPTIONS
+    recompute: tuple[str, ...] | None = None
     max_vpp: int = MAX_VPP
     zero: tuple[tuple[int, bool], ...] = ZERO_OPTIONS
     sequence_parallel: tuple[bool, ...] = (True, False)
@@ -62,6 +63,7 @@ class SearchSpace:
     vpp: tuple[int, ...] | None = None
     orders: tuple[tuple[str, ...], ...] | None = None
     grad_fp32: bool = False
+    recompute_layers: int = 0
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,7 @@ class KnobAxes:
     pp_layout: tuple[str, ...] = ("uniform",)
     a2a: tuple[bool, ...] = (False,)
     grad_fp32: bool = False
+    recompute_layers: int = 0
 
     @property
     def memory_size(self) -> int:
@@ -175,15 +178,17 @@ def knob_axes(w: WorkloadSpec, layout: Layout, global_batch: int,
     if layout.pp == 1:
         vpps: tuple[int, ...] = (1,)
     else:
-        vpps = tuple(v for v in range(1, space.max_vpp + 1) if layout.pp * v <= w.layers
+        # the embedding and the loss may fill a slot each (the legality mask says where)
+        vpps = tuple(v for v in range(1, space.max_vpp + 1) if layout.pp * v <= w.layers + 2
                      and (space.vpp is None or v in space.vpp)) or (1,)
     sps = space.sequence_parallel if layout.tp > 1 else (False,)
     if w.moe is not None and layout.tp > 1:
         sps = (True,)  # Megatron-Core requires sequence parallelism for MoE with TP
     layouts = space.pp_layouts if layout.pp > 1 else ("uniform",)
     a2a = space.a2a_overlap if (w.moe is not None and layout.ep > 1) else (False,)
-    return KnobAxes(mbs, space.recompute, tuple(sps), vpps, space.zero, space.overlap,
-                    tuple(layouts), tuple(a2a), space.grad_fp32)
+    recompute = space.recompute or recompute_choices(w.moe is not None, w.mla is not None)
+    return KnobAxes(mbs, recompute, tuple(sps), vpps, space.zero, space.overlap,
+                    tuple(layouts), tuple(a2a), space.grad_fp32, space.recompute_layers)
 
 
 def space_from_plan_fields(fields: dict[str, Any], base: SearchSpace | None = None
@@ -201,8 +206,12 @@ def space_from_plan_fields(fields: dict[str, Any], base: SearchSpace | None = No
             changes[name] = (int(fields[name]),)
     if fields.get("micro_batch") is not None:
         changes["micro_batches"] = (int(fields["micro_batch"]),)
-    if fields.get("recompute") is not None:
+    if fields.get("recompute_modules"):
+        changes["recompute"] = (recompute_label(modules_mask(list(fields["recompute_modules"]))),)
+    elif fields.get("recompute") is not None:
         changes["recompute"] = (str(fields["recompute"]),)
+    if fields.get("recompute_num_layers") is not None:
+        changes["recompute_layers"] = int(fields["recompute_num_layers"])
     if fields.get("sequence_parallel") is not None:
         changes["sequence_parallel"] = (bool(fields["sequence_parallel"]),)
     zero = _zero_options(fields.get("zero_stage"), fields.get("distributed_optimizer"))

@@ -60,7 +60,7 @@ def degraded_step_s(job: Job, tier: str, loss: float) -> float:
     """Step time (s) of the job's plan with ``tier`` weakened by ``loss``."""
     if loss <= 0:
         return job.nominal.step_time_s
-    fixed = job.plan.model_copy(update={k: v for k, v in job.nominal.chosen.items()})
+    fixed = job.plan.with_chosen(job.nominal.chosen)
     return estimate_plan(job.workload, fixed, degraded_system(job.system, tier, loss)
                          ).step_time_s
 
@@ -131,7 +131,7 @@ def netsim_speeds(cluster, job: Job, modes: list[FailureMode]) -> dict[str, floa
     specs = sorted({m.netsim_spec for m in modes if m.effect == DEGRADE and m.netsim_spec})
     if not specs:
         return {}
-    fixed = job.plan.model_copy(update=dict(job.nominal.chosen))
+    fixed = job.plan.with_chosen(job.nominal.chosen)
     jobs = [JobInput("job", job.workload, fixed, np.arange(job.nominal.gpus))]
     healthy = simulate_jobs(cluster, jobs).jobs[0]["step_time_s"]
     return {s: healthy / simulate_jobs(cluster, jobs, failures=(s,)).jobs[0]["step_time_s"]

@@ -14,7 +14,7 @@ The legality rules are written once, over numpy arrays (:func:`_rules`); the sca
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -22,11 +22,17 @@ from pydantic import Field, field_validator, model_validator
 
 from supernode.errors import InputError
 from supernode.spec.base import StrictModel
-from supernode.spec.plan_arrays import PP_LAYOUT_CODES, RECOMPUTE_CODES, PlanArrays
+from supernode.spec.plan_arrays import PP_LAYOUT_CODES, PlanArrays
+from supernode.spec.recompute import (
+    RECOMPUTE_MODES,
+    RecomputeModule,
+    modules_mask,
+    recompute_fields,
+)
 from supernode.spec.resolved import MAX_ACCELERATORS
 from supernode.spec.workload import WorkloadSpec, _fail, validate_as
 
-__all__ = ["MAX_GLOBAL_BATCH", "MEGATRON_ORDER", "PP_LAYOUT_CODES", "RECOMPUTE_CODES",
+__all__ = ["MAX_GLOBAL_BATCH", "MEGATRON_ORDER", "PP_LAYOUT_CODES", "RECOMPUTE_MODES",
            "ParallelPlan", "PlanArrays", "as_plan_arrays", "check_plan", "parse_rank_order",
            "plan_from_data", "plan_legal_mask"]
 
@@ -65,8 +71,18 @@ class ParallelPlan(StrictModel):
     global_batch_sequences: int = Field(gt=0, le=MAX_GLOBAL_BATCH,
                                         description="Sequences per optimizer step.")
     recompute: Recompute | None = Field(None, description="Activation recomputation: none, "
-                                        "selective (attention core), modules (+ norms, MLP "
-                                        "activation, MLA up-projections), full; null = choose.")
+                                        "selective (the recompute_modules; attention core "
+                                        "when not given), modules (attention core, norms, "
+                                        "expert activation, MLA up-projections), full (whole "
+                                        "layers); null = choose.")
+    recompute_modules: list[RecomputeModule] | None = Field(
+        None, min_length=1, description="With selective recomputation, Megatron-Core's "
+        "recomputed submodules (--recompute-modules): core_attn, layernorm, mla_up_proj, mlp, "
+        "moe, moe_act, shared_experts; null = core_attn (or choose when recompute is null).")
+    recompute_num_layers: int | None = Field(
+        None, ge=1, le=MAX_PARALLEL, description="With full recomputation, the layers of each "
+        "(virtual) pipeline stage recomputed (Megatron --recompute-method block "
+        "--recompute-num-layers); null = all.")
     grad_reduce_in_fp32: bool | None = Field(None, description="Keep and reduce gradients "
                                              "in fp32 (else in the parameters' 16-bit type, "
                                              "as Megatron-Bridge's benchmarks); null = no.")
@@ -111,7 +127,32 @@ class ParallelPlan(StrictModel):
     def _check(self) -> ParallelPlan:
         if self.vpp is not None and self.vpp > 1 and self.pp == 1:
             raise _fail("vpp", "interleaving (vpp > 1) needs pipeline parallelism (pp > 1)")
+        if self.recompute_modules is not None and self.recompute not in (None, "selective"):
+            raise _fail("recompute_modules", f"modules are recomputed under selective "
+                                             f"recomputation; recompute is {self.recompute}")
+        if self.recompute_num_layers is not None and self.recompute != "full":
+            raise _fail("recompute_num_layers", "counts layers of full recomputation; give "
+                                                "recompute: full with it")
         return self
+
+    def with_chosen(self, chosen: Mapping[str, Any]) -> ParallelPlan:
+        """This plan with the knobs an estimate chose filled in, validated: a recompute
+        label (``layernorm+moe``) becomes ``recompute`` and ``recompute_modules``; keys
+        that are not plan fields are ignored."""
+        data = self.model_dump()
+        data.update({k: v for k, v in chosen.items()
+                     if k != "recompute" and k in ParallelPlan.model_fields})
+        if "recompute" in chosen:
+            data["recompute_modules"] = None
+            data.update(recompute_fields(chosen["recompute"]))
+        return plan_from_data(data)
+
+    @property
+    def recompute_mask(self) -> int | None:
+        """The recompute mask (:mod:`supernode.spec.recompute`), None when left to choose."""
+        if self.recompute_modules is not None:
+            return modules_mask(self.recompute_modules)
+        return None if self.recompute is None else RECOMPUTE_MODES[self.recompute]
 
     @property
     def order(self) -> tuple[str, ...]:
@@ -159,7 +200,8 @@ def as_plan_arrays(plan: ParallelPlan | PlanArrays) -> PlanArrays:
         ep=plan.ep, etp=plan.etp or plan.tp, vpp=plan.vpp or 1,
         micro_batch=plan.micro_batch or 1,
         global_batch_sequences=plan.global_batch_sequences,
-        recompute=RECOMPUTE_CODES[plan.recompute or "none"],
+        recompute=plan.recompute_mask or 0,
+        recompute_layers=plan.recompute_num_layers or 0,
         sequence_parallel=plan.tp > 1 if plan.sequence_parallel is None
         else plan.sequence_parallel,
         zero_stage=plan.zero_choices()[0],

@@ -14,12 +14,8 @@ from typing import Any
 import numpy as np
 
 from supernode.errors import InputError
+from supernode.spec.recompute import recompute_mask
 
-#: Recomputation modes: ``selective`` recomputes the attention core (Korthikanti et al.,
-#: Megatron's default ``--recompute-modules core_attn``); ``modules`` also the cheap,
-#: memory-heavy modules Megatron-Core can recompute (``layernorm``, the MLP / expert
-#: activation ``mlp``/``moe_act``, ``mla_up_proj``); ``full`` every layer from its input.
-RECOMPUTE_CODES: dict[str, int] = {"none": 0, "selective": 1, "full": 2, "modules": 3}
 #: Pipeline layouts and their codes in :class:`PlanArrays`. ``uniform``: transformer
 #: layers split evenly over the pp * vpp virtual stages, embedding on the first and output
 #: layer + loss on the last on top (Megatron's default); ``embedding_and_loss_as_layers``:
@@ -32,11 +28,12 @@ PP_LAYOUT_CODES: dict[str, int] = {"uniform": 0, "embedding_and_loss_as_layers":
 class PlanArrays:
     """Plan fields as broadcast numpy arrays (one element per candidate plan).
 
-    ``recompute`` holds :data:`RECOMPUTE_CODES` (0 none, 1 selective, 2 full, 3 modules),
-    ``pp_layout`` :data:`PP_LAYOUT_CODES`; ``precision`` is one string shared by all
-    plans. The effective ZeRO stage is :attr:`zero` (the distributed optimizer is stage 1).
-    Unresolved choices must be filled in before building one (see
-    :func:`supernode.spec.plan.as_plan_arrays`).
+    ``recompute`` holds a recompute mask (:mod:`supernode.spec.recompute`: the OR of the
+    recomputed modules' bits, or ``FULL``), ``recompute_layers`` the layers of each
+    virtual stage full recomputation covers (0: all), ``pp_layout`` :data:`PP_LAYOUT_CODES`;
+    ``precision`` is one string shared by all plans. The effective ZeRO stage is
+    :attr:`zero` (the distributed optimizer is stage 1). Unresolved choices must be filled
+    in before building one (see :func:`supernode.spec.plan.as_plan_arrays`).
     """
 
     tp: np.ndarray
@@ -49,6 +46,7 @@ class PlanArrays:
     micro_batch: np.ndarray
     global_batch_sequences: np.ndarray
     recompute: np.ndarray
+    recompute_layers: np.ndarray
     sequence_parallel: np.ndarray
     zero_stage: np.ndarray
     distributed_optimizer: np.ndarray
@@ -67,7 +65,8 @@ class PlanArrays:
         :func:`supernode.spec.plan.as_plan_arrays`), zero_stage 0, no
         distributed optimizer, flash attention on, no all-to-all overlap, uniform pipeline
         layout, 16-bit gradients. ``global_batch_sequences`` is
-        required. ``recompute`` and ``pp_layout`` may be strings or codes.
+        required. ``recompute`` may be labels (:func:`~supernode.spec.recompute.
+        recompute_mask`) or masks, ``pp_layout`` strings or codes.
         """
         names = [f.name for f in fields(cls) if f.name != "precision"]
         unknown = set(columns) - set(names)
@@ -75,7 +74,8 @@ class PlanArrays:
             raise InputError(sorted(unknown)[0], f"not a plan field; allowed: {', '.join(names)}")
         if "global_batch_sequences" not in columns:
             raise InputError("global_batch_sequences", "required")
-        defaults = {"recompute": 0, "sequence_parallel": False, "zero_stage": 0,
+        defaults = {"recompute": 0, "recompute_layers": 0, "sequence_parallel": False,
+                    "zero_stage": 0,
                     "distributed_optimizer": False, "flash_attention": True,
                     "moe_a2a_overlap": False, "pp_layout": 0, "grad_fp32": False}
         values = {n: columns.get(n, defaults.get(n, 1)) for n in names}
@@ -83,7 +83,7 @@ class PlanArrays:
             values["sequence_parallel"] = np.asarray(values["tp"]) > 1
         if "etp" not in columns or columns["etp"] is None:
             values["etp"] = values["tp"]
-        values["recompute"] = _codes(values["recompute"], RECOMPUTE_CODES, "recompute")
+        values["recompute"] = _masks(values["recompute"])
         values["pp_layout"] = _codes(values["pp_layout"], PP_LAYOUT_CODES, "pp_layout")
         arrays = np.broadcast_arrays(*[np.asarray(values[n]) for n in names])
         kinds = {"sequence_parallel": bool, "distributed_optimizer": bool,
@@ -115,6 +115,14 @@ class PlanArrays:
         """Expert data-parallel size: ``tp * cp * dp / (ep * etp)`` (floored)."""
         size: np.ndarray = (self.tp * self.cp * self.dp) // np.maximum(self.ep * self.etp, 1)
         return size
+
+
+def _masks(values: Any) -> np.ndarray:
+    """Recompute labels (or masks) -> masks; InputError naming the allowed modules."""
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "UO":
+        return arr
+    return np.asarray(np.vectorize(recompute_mask, otypes=[np.int64])(arr))
 
 
 def _codes(values: Any, codes: dict[str, int], name: str) -> np.ndarray:

@@ -16,8 +16,10 @@ from supernode.spec.workload import WorkloadSpec, workload_from_data
 def case_workload(case: dict[str, Any]) -> WorkloadSpec:
     """The case's ``model`` block as a workload (GPT-style defaults where unstated).
 
-    Format revision 2: ``head_dim``, ``heads: null`` (heads of 128 dims),
-    ``attention: {kind: mla, ...}`` (latent attention), ``sliding_window``.
+    Format revision 2: ``training.zero_stage`` (``distributed_optimizer: true`` alone is
+    stage 1; with ``zero_stage`` 2 or 3 it means that stage, revision 3),
+    ``training.moe_a2a_overlap``, ``parallelism.etp``, ``parallelism.pp_layout``.
+    Revision 3: ``training.recompute_modules``, ``training.recompute_num_layers``.
     """
     model = dict(case.get("model") or {})
     moe = _moe_block(model.pop("moe", None))
@@ -100,6 +102,8 @@ def case_plan(case: dict[str, Any]) -> ParallelPlan:
     Format revision 2: ``training.zero_stage`` (``distributed_optimizer: true`` alone is
     stage 1; with ``zero_stage`` 2 or 3 it means that stage, revision 3),
     ``training.moe_a2a_overlap``, ``parallelism.etp``, ``parallelism.pp_layout``.
+    Revision 3: ``training.recompute_modules`` (with ``recompute: selective``),
+    ``training.recompute_num_layers`` (with ``recompute: full``).
     """
     par = case.get("parallelism") or {}
     train = case.get("training") or {}
@@ -111,6 +115,8 @@ def case_plan(case: dict[str, Any]) -> ParallelPlan:
         "micro_batch": train.get("micro_batch"),
         "global_batch_sequences": train.get("global_batch"),
         "recompute": train.get("recompute"),
+        "recompute_modules": train.get("recompute_modules"),
+        "recompute_num_layers": train.get("recompute_num_layers"),
         "sequence_parallel": train.get("sequence_parallel"),
         "distributed_optimizer": train.get("distributed_optimizer"),
         "zero_stage": train.get("zero_stage"),

@@ -15,9 +15,14 @@ term (``e`` bytes per activation element, 2 for 16-bit; 1-byte dropout masks):
   gated MLP) and second-linear input (``e f``) -> ``24 s b h / t`` for GPT (f = 4h).
 * **attention core**, TP-sharded: softmax output, dropout mask and dropout output,
   ``(2e + 1) a s`` per token -> ``5 a s^2 b`` (``e a s`` without dropout). A fused
-  (flash) kernel stores only the fp32 log-sum-exp (``4 a``); selective recompute stores
-  nothing here.
-* **full recompute** keeps only each layer's input, ``e s b h`` (``/t`` with SP).
+  (flash) kernel stores only the fp32 log-sum-exp (``4 a``); recomputing ``core_attn``
+  stores nothing here.
+* **recomputed modules** (Megatron-Core ``--recompute-modules``, :mod:`supernode.spec.
+  recompute`) drop what they store: ``layernorm`` the norm outputs, ``mla_up_proj`` MLA's
+  up-projected queries, keys and values, ``moe_act`` the experts' activation outputs,
+  ``mlp`` / ``moe`` / ``shared_experts`` the block's inside (its input is kept).
+* **full recompute** keeps only each layer's input, ``e s b h`` (``/t`` with SP), on the
+  layers it covers (``--recompute-num-layers`` of each virtual stage, or all).
 
 Context parallelism ``cp`` splits the sequence: ``s -> s / cp`` per GPU, while each query
 still attends to all ``s`` keys (the non-flash core term is ``(s/cp) * s``).
@@ -26,12 +31,14 @@ All functions broadcast over numpy arrays of plan fields.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from supernode.errors import InputError
 from supernode.spec.plan import PlanArrays, as_plan_arrays
+from supernode.spec.recompute import is_full, recomputes
 from supernode.spec.workload import WorkloadSpec
 
 ACTIVATION_ELEMENT_BYTES = {"bf16": 2, "fp16": 2, "fp8": 2, "fp32": 4}
@@ -47,56 +54,105 @@ def activation_element_bytes(precision: str, path: str = "precision") -> int:
     return ACTIVATION_ELEMENT_BYTES[precision]
 
 
-def _per_token_terms(w: WorkloadSpec, e: int, moe_layer: bool
-                     ) -> tuple[float, float, float, float]:
-    """(replicated, TP-sharded) bytes per token of one layer, excluding the attention core,
-    and the parts of each that ``modules`` recomputation drops (norm outputs, MLP and
-    expert activation outputs, MLA's up-projected queries, keys and values)."""
+@dataclass(frozen=True)
+class _TokenBytes:
+    """Bytes one token leaves stored in one layer, by where they sit and which recomputed
+    module (:mod:`supernode.spec.recompute`) would drop them. ``rep_*`` are replicated over
+    TP ranks unless sequence parallelism shards them; ``shard_*`` are TP-sharded."""
+
+    rep: float  # everything replicated
+    shard: float  # everything TP-sharded, the attention core excluded
+    norm_outputs: float  # rep: the two norms' outputs (layernorm)
+    up_projected: float  # shard: MLA's up-projected queries, keys, values (mla_up_proj)
+    act_routed: float  # shard: routed experts' activation outputs (moe_act)
+    act_shared: float  # shard: shared experts' activation outputs (moe_act)
+    mlp_internal: float  # shard: a dense MLP's inside, its input kept (mlp)
+    moe_rep: float  # rep: router probabilities and dispatched copies (moe)
+    moe_shard: float  # shard: routed and shared experts' inside (moe)
+    shared_internal: float  # shard: the shared experts' inside (shared_experts)
+
+
+def _token_bytes(w: WorkloadSpec, e: int, moe_layer: bool) -> _TokenBytes:
+    """Per-token stored bytes of one dense or MoE layer (see the module docstring)."""
     h, a, mask = w.hidden, w.n_heads, (1 if w.dropout else 0)
     rep: float = 4 * e * h + 2 * mask * h  # 2 norm inputs, attention & MLP inputs, 2 dropout masks
-    rep_cheap = 2 * e * h  # the two norm outputs (attention and MLP inputs)
     if w.mla is not None:
         rep += 2 * e * ((w.mla.q_lora_rank or 0) + w.mla.kv_lora_rank)  # latent + its norm
     kv = w.n_kv_heads
     qkv = e * (a * w.qk_head_dim + kv * w.qk_head_dim + kv * w.v_head_dim)
     shard: float = qkv + e * a * w.v_head_dim
-    shard_cheap: float = qkv if w.mla is not None else 0.0
     gate = 2 if w.gated_mlp else 1
+    act_routed = act_shared = mlp = moe_rep = moe_shard = shared = 0.0
     if moe_layer and w.moe is not None:
         copies = w.moe.top_k * (w.moe.capacity_factor or 1.0) * w.moe.token_imbalance
-        rep += 4 * w.moe.experts + 2 * e * h * copies  # router probs, dispatched in and out
+        moe_rep = 4 * w.moe.experts + 2 * e * h * copies  # router probs, dispatched in, out
         f_e = w.expert_ffn_hidden
-        shard += e * (gate + 1) * f_e * (copies + w.moe.shared_experts)
-        shard_cheap += e * f_e * (copies + w.moe.shared_experts)  # activation outputs
+        routed = e * (gate + 1) * f_e * copies
+        shared = e * (gate + 1) * f_e * w.moe.shared_experts
+        moe_shard = routed + shared
+        act_routed = e * f_e * copies  # activation outputs
+        act_shared = e * f_e * w.moe.shared_experts
+        rep += moe_rep
+        shard += moe_shard
     else:
-        shard += e * (gate + 1) * w.ffn_hidden
-        shard_cheap += e * w.ffn_hidden
-    return rep, shard, rep_cheap, shard_cheap
+        mlp = e * (gate + 1) * w.ffn_hidden
+        shard += mlp
+    return _TokenBytes(rep, shard, 2 * e * h, qkv if w.mla is not None else 0.0, act_routed,
+                       act_shared, mlp, moe_rep, moe_shard, shared)
 
 
 def layer_activation_bytes(w: WorkloadSpec, plan: PlanArrays | Any, moe_layer: bool = False,
                            recompute: Any = None) -> np.ndarray:
     """Bytes one GPU stores for one layer and one micro-batch (Korthikanti Table 2, general).
 
-    ``recompute`` overrides the plan's mode (codes 0 none, 1 selective, 2 full, 3 modules).
+    ``recompute`` overrides the plan's recompute mask (:mod:`supernode.spec.recompute`).
+    Each recomputed module drops what it stores; ``moe`` and ``mlp`` keep only their input,
+    the norm output already counted. Full recomputation keeps each layer's input, on the
+    ``recompute_layers`` of each virtual stage it covers (all when 0): the mean over the
+    stage's layers is returned.
     """
     a = as_plan_arrays(plan)
     e = activation_element_bytes(a.precision)
     code = a.recompute if recompute is None else np.asarray(recompute)
     t = a.tp.astype(float)
     tokens = a.micro_batch * (w.seq_len / a.cp)  # tokens of the local sequence chunk
-    rep_all, shard_all, rep_cheap, shard_cheap = _per_token_terms(w, e, moe_layer)
-    modules = code == 3
-    rep = np.where(modules, rep_all - rep_cheap, rep_all)
-    shard = np.where(modules, shard_all - shard_cheap, shard_all)
+    b = _token_bytes(w, e, moe_layer)
+
+    def drop(module: str, amount: float) -> np.ndarray:
+        return np.where(recomputes(code, module), amount, 0.0)
+
+    rep = b.rep - drop("layernorm", b.norm_outputs) - drop("moe", b.moe_rep)
+    shared_apart = recomputes(code, "shared_experts")  # its activation goes with it
+    moe_inside = np.where(recomputes(code, "moe"), b.moe_shard,
+                          drop("shared_experts", b.shared_internal)
+                          + drop("moe_act", b.act_routed)
+                          + np.where(shared_apart, 0.0, drop("moe_act", b.act_shared)))
+    shard = (b.shard - drop("mla_up_proj", b.up_projected) - drop("mlp", b.mlp_internal)
+             - moe_inside)
     rep_div = np.where(a.sp, t, 1.0)
     mask = 1 if w.dropout else 0
     core_stored = w.n_heads * w.seq_len * (e + mask * (1 + e))  # softmax (+ mask, dropout out)
     core = np.where(a.flash_attention, 4.0 * w.n_heads, core_stored)
-    core = np.where((code == 1) | modules, 0.0, core)
+    core = np.where(recomputes(code, "core_attn"), 0.0, core)
     layer = tokens * (rep / rep_div + (shard + core) / t)
+    if not np.any(is_full(code)):
+        return np.asarray(layer)
     full = tokens * e * w.hidden / rep_div  # checkpointed layer input only
-    return np.where(code == 2, full, layer)
+    kept = tokens * (b.rep / rep_div + (b.shard + np.where(a.flash_attention, 4.0 * w.n_heads,
+                                                            core_stored)) / t)
+    share = full_recompute_share(w, a)
+    return np.asarray(np.where(is_full(code), share * full + (1.0 - share) * kept, layer))
+
+
+def full_recompute_share(w: WorkloadSpec, plan: PlanArrays | Any) -> np.ndarray:
+    """Share of a stage's layers that full recomputation covers: ``recompute_layers`` of
+    each virtual stage's layers (Megatron's block method), all of them when 0."""
+    from supernode.workload.stages import chunk_slots
+
+    a = as_plan_arrays(plan)
+    chunk = np.maximum(chunk_slots(w, a.pp, a.vpp, a.pp_layout), 1)
+    n = np.where(a.recompute_layers > 0, np.minimum(a.recompute_layers, chunk), chunk)
+    return np.asarray(n / chunk)
 
 
 def korthikanti_layer_bytes(seq_len: Any, micro_batch: Any, hidden: Any, heads: Any, tp: Any,

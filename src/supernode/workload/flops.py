@@ -28,8 +28,10 @@ from typing import Any, Final, Literal
 
 import numpy as np
 
-from supernode.spec.plan import RECOMPUTE_CODES, ParallelPlan, PlanArrays, as_plan_arrays
+from supernode.spec.plan import ParallelPlan, PlanArrays, as_plan_arrays
+from supernode.spec.recompute import is_full, recompute_mask, recomputes
 from supernode.spec.workload import WorkloadSpec
+from supernode.workload.activations import full_recompute_share
 from supernode.workload.params import attention_matrix_params, mlp_matrix_params, router_params
 from supernode.workload.stages import layers_per_gpu_max
 
@@ -40,10 +42,10 @@ EXECUTED: Final = "executed"
 AttentionFactor = float | Literal["executed"]
 
 
-def _recompute_code(recompute: Any) -> np.ndarray:
-    """Recompute mode as an integer array (0 none, 1 selective, 2 full)."""
+def _recompute_mask(recompute: Any) -> np.ndarray:
+    """A recompute label (mode or ``+``-joined modules) or masks, as an integer array."""
     if isinstance(recompute, str):
-        return np.asarray(RECOMPUTE_CODES[recompute])
+        return np.asarray(recompute_mask(recompute))
     return np.asarray(recompute)
 
 
@@ -99,32 +101,47 @@ def model_flops_per_token(w: WorkloadSpec, seq_len: Any = None,
 
 
 def recompute_flops_per_token(w: WorkloadSpec, recompute: Any, seq_len: Any = None,
-                              causal_attention_factor: AttentionFactor = 1.0) -> Any:
+                              causal_attention_factor: AttentionFactor = 1.0,
+                              full_share: Any = 1.0) -> Any:
     """Extra forward FLOPs per token that activation recomputation adds.
 
-    ``recompute``: "none" | "selective" | "full" | "modules" or an array of codes 0-3.
-    Full repeats every layer's forward (Narayanan et al. SC'21 Eq. 3: 4 x instead of 3 x);
-    selective repeats the attention core (Korthikanti et al. MLSys'23 §5); modules repeats
-    the attention core and MLA's up-projections (norms and activations are not matmuls).
+    ``recompute``: a mode or module label, or an array of masks (:mod:`supernode.spec.
+    recompute`). Full repeats every layer's forward (Narayanan et al. SC'21 Eq. 3: 4 x
+    instead of 3 x), on ``full_share`` of the layers (``--recompute-num-layers``); each
+    recomputed module repeats its own matmuls: ``core_attn`` the attention core (Korthikanti
+    et al. MLSys'23 §5), ``mla_up_proj`` MLA's up-projections, ``mlp`` a dense layer's MLP,
+    ``moe`` a MoE layer's experts and router, ``shared_experts`` the shared experts
+    (``layernorm`` and ``moe_act`` are not matmuls).
     """
     f = forward_flops_per_token(w, seq_len, causal_attention_factor)
-    code = _recompute_code(recompute)
+    mask = _recompute_mask(recompute)
     up = 0.0
     if w.mla is not None:
         x = w.mla
         up = 2.0 * w.n_heads * ((x.q_lora_rank or w.hidden) * (x.qk_nope_head_dim
                               + x.qk_rope_head_dim)
                               + x.kv_lora_rank * (x.qk_nope_head_dim + x.v_head_dim))
-    modules = f["attention_core"] + w.layers * up
-    return np.where(code == 2, f["layers"], np.where(code == 1, f["attention_core"],
-                                                     np.where(code == 3, modules, 0.0)))
+    layer = layer_forward_flops_per_token(w, seq_len, causal_attention_factor)
+    shared = 0.0
+    if w.moe is not None and w.moe.shared_experts:
+        shared = 2.0 * w.moe.shared_experts * mlp_matrix_params(w, w.expert_ffn_hidden)
+    parts = {"core_attn": f["attention_core"], "mla_up_proj": w.layers * up,
+             "mlp": w.dense_layers * layer["dense_mlp"], "moe": w.moe_layers * layer["moe_mlp"],
+             "shared_experts": w.moe_layers * shared}
+    modules = sum(np.where(recomputes(mask, name), flops, 0.0) for name, flops in parts.items())
+    # the MoE block's recompute already repeats its shared experts
+    modules = modules - np.where(recomputes(mask, "moe") & recomputes(mask, "shared_experts"),
+                                 parts["shared_experts"], 0.0)
+    return np.where(is_full(mask), np.asarray(full_share) * f["layers"], modules)
 
 
 def hardware_flops_per_token(w: WorkloadSpec, recompute: Any = "none", seq_len: Any = None,
-                             causal_attention_factor: AttentionFactor = 1.0) -> Any:
+                             causal_attention_factor: AttentionFactor = 1.0,
+                             full_share: Any = 1.0) -> Any:
     """Training FLOPs per token actually executed, including recomputation (for HFU)."""
     return (model_flops_per_token(w, seq_len, causal_attention_factor)
-            + recompute_flops_per_token(w, recompute, seq_len, causal_attention_factor))
+            + recompute_flops_per_token(w, recompute, seq_len, causal_attention_factor,
+                                        full_share))
 
 
 def model_flops_per_step(w: WorkloadSpec, global_batch_sequences: Any, seq_len: Any = None,
@@ -136,12 +153,12 @@ def model_flops_per_step(w: WorkloadSpec, global_batch_sequences: Any, seq_len: 
 
 
 def hardware_flops_per_step(w: WorkloadSpec, global_batch_sequences: Any, recompute: Any = "none",
-                            seq_len: Any = None,
-                            causal_attention_factor: AttentionFactor = 1.0) -> Any:
+                            seq_len: Any = None, causal_attention_factor: AttentionFactor = 1.0,
+                            full_share: Any = 1.0) -> Any:
     """Hardware FLOPs (with recomputation) of one optimizer step."""
     s = w.seq_len if seq_len is None else np.asarray(seq_len)
     return (np.asarray(global_batch_sequences) * s
-            * hardware_flops_per_token(w, recompute, s, causal_attention_factor))
+            * hardware_flops_per_token(w, recompute, s, causal_attention_factor, full_share))
 
 
 def megatron_flops_per_step(batch: Any, seq_len: Any, layers: Any, hidden: Any, vocab: Any,
@@ -183,10 +200,12 @@ def stage_flops_per_microbatch(w: WorkloadSpec, plan: ParallelPlan | PlanArrays,
     mlp = max(p["dense_mlp"] if w.dense_layers else 0.0, p["moe_mlp"] if w.moe_layers else 0.0)
     layer = p["attention_projections"] + p["attention_core"] + mlp
     tokens_per_gpu = a.micro_batch * w.seq_len / (a.tp * a.cp)
-    fwd = tokens_per_gpu * layers_per_gpu_max(w, a.pp, a.vpp, a.pp_layout) * layer
-    recompute = np.where(a.recompute == 2, fwd, np.where(
-        a.recompute == 1, tokens_per_gpu * layers_per_gpu_max(w, a.pp, a.vpp, a.pp_layout)
-        * p["attention_core"], 0.0))
+    layers = layers_per_gpu_max(w, a.pp, a.vpp, a.pp_layout)
+    fwd = tokens_per_gpu * layers * layer
+    share = full_recompute_share(w, a)
+    per_token = recompute_flops_per_token(w, a.recompute, w.seq_len, causal_attention_factor)
+    recompute = np.where(is_full(a.recompute), share * fwd,
+                         tokens_per_gpu * layers / w.layers * per_token)
     head = tokens_per_gpu * 2.0 * w.hidden * w.vocab
     return {"layers_forward": fwd, "layers_backward": 2.0 * fwd, "layers_recompute": recompute,
             "head_forward": head, "head_backward": 2.0 * head}

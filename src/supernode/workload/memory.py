@@ -27,6 +27,7 @@ import numpy as np
 
 from supernode.errors import InputError
 from supernode.spec.plan import ParallelPlan, PlanArrays, as_plan_arrays
+from supernode.spec.recompute import is_full
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.activations import (
     activation_element_bytes,
@@ -129,7 +130,7 @@ def _stage_breakdown(w: WorkloadSpec, a: PlanArrays, stage: str) -> dict[str, An
     sets = in_flight_layer_microbatches(w, a, stage)
     worst_full = np.maximum(layer_activation_bytes(w, a, False, 0),
                             layer_activation_bytes(w, a, True, 0) if w.moe else 0.0)
-    out["activations"] = sets * per_layer + np.where(a.recompute == 2, worst_full, 0.0)
+    out["activations"] = sets * per_layer + np.where(is_full(a.recompute), worst_full, 0.0)
 
     t, sp_div = a.tp.astype(float), np.where(a.sp, a.tp, 1).astype(float)
     tokens = a.micro_batch * (w.seq_len / a.cp)
@@ -142,8 +143,13 @@ def _stage_breakdown(w: WorkloadSpec, a: PlanArrays, stage: str) -> dict[str, An
     if w.moe is not None:
         copies = w.moe.top_k * (w.moe.capacity_factor or 1.0) * w.moe.token_imbalance
         buffers = buffers + np.where(a.ep > 1, 2.0 * tokens / t * copies * e * w.hidden, 0)
+    # ZeRO-3 gathers one layer's parameters ahead of use and keeps the next in flight (2
+    # layers): this GPU's shard of them, the routed experts of its expert-parallel rank only
     c = count_params(w)
-    layer_params = (c.attention_per_layer + max(c.dense_mlp_per_layer, c.moe_mlp_per_layer)) / t
+    moe_params = (c.shared_experts_per_layer / t + c.router_per_layer
+                  + c.experts * c.expert_per_layer / (a.etp * a.ep))
+    layer_params = c.attention_per_layer / t + np.maximum(c.dense_mlp_per_layer / t,
+                                                          moe_params if w.moe else 0.0)
     buffers = buffers + np.where(a.zero >= 3, 2.0 * layer_params * STATE_BYTES[
         a.precision][0], 0.0)
     out["comm_buffers"] = buffers

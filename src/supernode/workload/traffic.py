@@ -42,8 +42,9 @@ from typing import Any, Literal
 import numpy as np
 
 from supernode.spec.plan import ParallelPlan, PlanArrays, as_plan_arrays
+from supernode.spec.recompute import is_full, recomputes
 from supernode.spec.workload import WorkloadSpec
-from supernode.workload.activations import activation_element_bytes
+from supernode.workload.activations import activation_element_bytes, full_recompute_share
 from supernode.workload.memory import params_per_gpu, plan_state_bytes
 from supernode.workload.stages import layers_per_gpu_max, stage_layer_mix
 
@@ -68,15 +69,25 @@ class CollectiveCall:
         return np.asarray(self.message_bytes) * self.calls_per_step
 
 
-def _tp_blocks(w: WorkloadSpec, a: PlanArrays) -> Any:
-    """TP-parallel blocks (each one all-reduce or AG/RS pair per pass) on the busiest GPU."""
+def _forward_repeats(w: WorkloadSpec, a: PlanArrays) -> Any:
+    """1 + the share of layers full recomputation runs forward again (0 without it)."""
+    return 1.0 + np.where(is_full(a.recompute), full_recompute_share(w, a), 0.0)
+
+
+def _tp_blocks(w: WorkloadSpec, a: PlanArrays) -> tuple[Any, Any]:
+    """TP-parallel blocks (each one all-reduce or AG/RS pair per pass) on the busiest GPU,
+    and the extra forward blocks recomputed modules run again (a dense ``mlp``, the shared
+    experts with ``moe`` or ``shared_experts``)."""
     n_dense, n_moe = (np.maximum(*pair) for pair in zip(
         stage_layer_mix(w, a.pp, a.vpp, "first", a.pp_layout),
         stage_layer_mix(w, a.pp, a.vpp, "last", a.pp_layout), strict=True))
     shared = 1 if (w.moe is not None and w.moe.shared_experts) else 0
-    layers = layers_per_gpu_max(w, a.pp, a.vpp, a.pp_layout)
-    blocks = 2 * n_dense + (1 + shared) * n_moe
-    return blocks * layers / np.maximum(n_dense + n_moe, 1)
+    scale = layers_per_gpu_max(w, a.pp, a.vpp, a.pp_layout) / np.maximum(n_dense + n_moe, 1)
+    blocks = (2 * n_dense + (1 + shared) * n_moe) * scale
+    again = (n_dense * recomputes(a.recompute, "mlp")
+             + shared * n_moe * (recomputes(a.recompute, "moe")
+                                 | recomputes(a.recompute, "shared_experts"))) * scale
+    return blocks, again
 
 
 def _tp_calls(w: WorkloadSpec, a: PlanArrays, e: int) -> list[CollectiveCall]:
@@ -84,9 +95,10 @@ def _tp_calls(w: WorkloadSpec, a: PlanArrays, e: int) -> list[CollectiveCall]:
     msg = tokens * e * w.hidden
     # FP8: Transformer Engine all-gathers the sequence-parallel input of an FP8 GEMM in FP8
     gather = msg / e if a.precision == "fp8" else msg
-    blocks = _tp_blocks(w, a)
+    blocks, again = _tp_blocks(w, a)
     on = (a.tp > 1) * a.microbatches
-    fwd = on * blocks * np.where(a.recompute == 2, 2, 1) + on  # + input-embedding all-reduce
+    # + the input-embedding all-reduce
+    fwd = on * (blocks * _forward_repeats(w, a) + again) + on
     bwd = on * blocks
     sp, nsp = a.sp, ~a.sp
     return [
@@ -104,7 +116,8 @@ def _cp_pp_calls(w: WorkloadSpec, a: PlanArrays, e: int) -> list[CollectiveCall]
     layers = layers_per_gpu_max(w, a.pp, a.vpp, a.pp_layout)
     kv = e * tokens * w.n_kv_heads * (w.qk_head_dim + w.v_head_dim) / a.tp
     hops = (a.cp - 1) * layers * a.microbatches
-    cp_fwd = hops * np.where(a.recompute == 2, 2, 1)
+    # the ring exchange runs inside the attention core: recomputing it exchanges again
+    cp_fwd = hops * (_forward_repeats(w, a) + recomputes(a.recompute, "core_attn"))
     sp_div = np.where(a.sp, a.tp, 1)
     pp_msg = tokens * e * w.hidden / sp_div
     sends = (a.pp > 1) * a.microbatches * a.vpp
@@ -151,11 +164,13 @@ def _ep_calls(w: WorkloadSpec, a: PlanArrays, e: int) -> list[CollectiveCall]:
     msg = tokens * copies * e * w.hidden
     n_moe = moe_layers_on_busiest(w, a)
     per_step = (a.ep > 1) * n_moe * a.microbatches * 2  # dispatch + combine
-    fwd = per_step * np.where(a.recompute == 2, 2, 1)
+    # recomputing the MoE block dispatches and combines again
+    repeats = _forward_repeats(w, a) + recomputes(a.recompute, "moe")
+    fwd = per_step * repeats
     # expert tensor parallelism: gather the etp ranks' routed copies, scatter them back
     etp_msg = msg * a.etp
     etp_on = (a.etp > 1) * n_moe * a.microbatches
-    etp_fwd = etp_on * np.where(a.recompute == 2, 2, 1)
+    etp_fwd = etp_on * repeats
     return [CollectiveCall("ep", "all_to_all", msg, fwd, a.ep, "forward"),
             CollectiveCall("ep", "all_to_all", msg, per_step, a.ep, "backward"),
             CollectiveCall("etp", "all_gather", etp_msg, etp_fwd, a.etp, "forward"),
