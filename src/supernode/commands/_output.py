@@ -42,3 +42,16 @@ def handles_input_errors(func: Callable[P, R]) -> Callable[P, R]:
 def print_json(data: Any) -> None:
     """Write ``data`` as indented JSON to stdout, nothing else."""
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=False, allow_nan=False) + "\n")
+
+
+def input_paths(*values: Any) -> list[Any]:
+    """The command's input values that may name files (None left out, lists flattened),
+    for the output checks of :mod:`supernode.outputs`: an output never replaces, nor a
+    folder holds, one of them (preset names that are not files are ignored there)."""
+    out: list[Any] = []
+    for value in values:
+        if isinstance(value, list | tuple):
+            out += input_paths(*value)
+        elif value is not None:
+            out.append(value)
+    return out
