@@ -55,7 +55,8 @@ def sweep_command(
     if address is not None and not ray:
         raise InputError("ADDRESS", "an address is only taken after --ray")
     spec, variants = load_sweep_spec(spec_file)
-    inputs = (spec_file, *(v for v in spec.base.model_dump().values() if isinstance(v, str)))
+    inputs: tuple[str | Path, ...] = (spec_file, *(
+        v for v in spec.base.model_dump().values() if isinstance(v, str)))
     folder = check_output_folder(out or Path(f"sweep-{spec.name}"), "--out", inputs)
     keys = list(dict.fromkeys(k for v in variants for k in v))
     tasks = make_tasks(spec, variants)
