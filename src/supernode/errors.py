@@ -34,3 +34,8 @@ class InputError(ValueError):
         where = f"{one_line(self.source)}: " if self.source else ""
         text = one_line(self.message)
         return f"{where}{one_line(self.path)}: {text}" if self.path else f"{where}{text}"
+
+
+class StdoutClosed(Exception):  # noqa: N818 - named for what happened, like Terminated
+    """The reader of stdout went away (a closed pipe): the CLI shell ends the command
+    quietly with exit 141. Not an OSError, which typer would turn into exit 1."""

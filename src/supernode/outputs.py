@@ -8,7 +8,10 @@ One output path for every command:
   no ``x`` would create a stray ``x``), a file path may not end with ``/``, and what is
   already there must be replaceable (:func:`check_replaceable`): a regular file (not a
   symlink, FIFO, device or folder), not read-only, not another user's file in a sticky
-  folder such as ``/tmp``, and not one of the command's own inputs.
+  folder such as ``/tmp``, and not one of the command's own inputs. An output folder may
+  not be a symbolic link, nor hold any of the command's input files at any depth (a set
+  written there could replace or remove them; symlinks resolved):
+  :func:`check_not_holding_inputs`. Commands pass every file they read as ``inputs``.
 * :func:`write_text` / :func:`atomic_path` write one file through a fresh temporary file
   in the same folder (``O_EXCL``), renamed over the target only when complete.
 * :func:`output_folder` stages a whole set of files and moves them into place all or
@@ -30,7 +33,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from supernode.errors import InputError
-from supernode.inputs import check_path_text, exists, same_file
+from supernode.inputs import check_path_text, exists, is_file, same_file
 from supernode.shutdown import deferred_signals
 
 Inputs = Iterable[str | Path]
@@ -110,11 +113,37 @@ def check_output_file(path: str | Path, option: str, inputs: Inputs = ()) -> Pat
     return target
 
 
-def check_output_folder(directory: str | Path, option: str) -> Path:
-    """``directory`` if it is a writable folder or can be created; InputError at ``option``."""
+def check_not_holding_inputs(directory: str | Path, option: str, inputs: Inputs = ()) -> None:
+    """Refuse (InputError at ``option``) an output folder that is, or holds at any depth,
+    one of the command's input files (paths resolved, so a symlink to the folder or to the
+    input counts): writing a set there could replace the input or remove it with a swapped
+    sub-folder. Inputs that are not files (preset names) are ignored."""
+    root = os.path.realpath(directory)
+    for source in inputs:
+        if not is_file(source):
+            continue
+        real = os.path.realpath(source)
+        if real == root or os.path.commonpath([root, real]) == root:
+            raise InputError(option, f"{_show(directory)} holds {_show(source)}, one of this "
+                                     "command's inputs; write the output elsewhere")
+
+
+def _check_not_a_link(text: str, option: str) -> None:
+    """Refuse an output folder given as a symbolic link (as a file output is refused)."""
+    bare = text.rstrip("/")
+    if bare and os.path.islink(bare):
+        raise InputError(option, f"{_show(bare)} is a symbolic link; refusing to follow it "
+                                 "(give the real folder or a new name)")
+
+
+def check_output_folder(directory: str | Path, option: str, inputs: Inputs = ()) -> Path:
+    """``directory`` if it is a writable folder or can be created, not a symbolic link, and
+    holds none of ``inputs`` (:func:`check_not_holding_inputs`); InputError at ``option``."""
     text = check_path_text(directory, option)
     _check_dotdots(text, option)
+    _check_not_a_link(text, option)
     path = Path(text)
+    check_not_holding_inputs(path, option, inputs)
     if exists(path):
         if not path.is_dir():
             raise InputError(option, f"{_show(path)} exists and is not a folder; give a "
@@ -159,10 +188,13 @@ def _keep_mode(new: str | Path, old: str | Path) -> None:
 
 
 @contextmanager
-def atomic_path(path: Path, option: str = "", inputs: Inputs = ()) -> Iterator[Path]:
+def atomic_path(path: Path, option: str = "", inputs: Inputs = (), executable: bool = False
+                ) -> Iterator[Path]:
     """A fresh temporary path beside ``path``, renamed onto it on success (never
     half-written). What is at ``path`` must be replaceable (:func:`check_replaceable`,
-    checked before and again just before the rename)."""
+    checked before and again just before the rename). The file gets the permission bits
+    of what it replaces (else 0o666 less the umask); ``executable`` adds an execute bit
+    beside every read bit (a script)."""
     path = Path(path)
     check_replaceable(path, option, inputs)
     tmp: Path | None = None
@@ -175,6 +207,9 @@ def atomic_path(path: Path, option: str = "", inputs: Inputs = ()) -> Iterator[P
         yield tmp
         check_replaceable(path, option, inputs)
         _keep_mode(tmp, path)
+        if executable:
+            mode = os.stat(tmp).st_mode & 0o777
+            os.chmod(tmp, mode | (mode & 0o444) >> 2)
         os.replace(tmp, path)
     finally:
         if tmp is not None:
@@ -182,11 +217,14 @@ def atomic_path(path: Path, option: str = "", inputs: Inputs = ()) -> Iterator[P
                 tmp.unlink()
 
 
-def write_text(path: str | Path, text: str, option: str, inputs: Inputs = ()) -> Path:
+def write_text(path: str | Path, text: str, option: str, inputs: Inputs = (),
+               executable: bool = False) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically: the whole new file or the old one
-    untouched. Checks as :func:`check_output_file`; OS errors are InputErrors at ``option``."""
+    untouched (``executable``: a script, :func:`atomic_path`). Checks as
+    :func:`check_output_file`; OS errors are InputErrors at ``option``."""
     target = check_output_file(path, option, inputs)
-    with output_errors(target, option), atomic_path(target, option, inputs) as tmp, \
+    with output_errors(target, option), \
+            atomic_path(target, option, inputs, executable) as tmp, \
             open(tmp, "w", encoding="utf-8") as stream:
         stream.write(text)
         stream.flush()
@@ -209,8 +247,8 @@ def output_folder(directory: str | Path, option: str, inputs: Inputs = ()) -> It
     entries back. Other entries are kept. On any exception or signal the staging folder is
     removed and ``directory`` is left as it was.
     """
-    target = check_output_folder(directory, option)
     inputs = tuple(inputs)
+    target = check_output_folder(directory, option, inputs)
     existed = target.is_dir()
     home = target if existed else _nearest_existing(target)
     staging: Path | None = None

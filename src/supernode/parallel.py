@@ -23,6 +23,7 @@ from __future__ import annotations
 import multiprocessing
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import suppress
 from typing import Any, TypeVar
 
 from supernode.errors import InputError
@@ -96,12 +97,12 @@ def _on_ray(function: Callable[..., T], tasks: Sequence[Sequence[Any]], workers:
         raise InputError("--ray", "Ray is not installed: pip install "
                                   "'supernode-toolkit[ray]'") from None
     started = not ray.is_initialized()
-    if started:
-        if address:
-            ray.init(address=address, log_to_driver=False)
-        else:
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
-    try:
+    try:  # ray.init inside: one that fails part-way (memory cap) may have started raylet
+        if started:
+            if address:
+                ray.init(address=address, log_to_driver=False)
+            else:
+                ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
         remote = ray.remote(function)
         common = [ray.put(value) for value in shared]
         refs = [remote.remote(*common, *task) for task in tasks]
@@ -115,5 +116,6 @@ def _on_ray(function: Callable[..., T], tasks: Sequence[Sequence[Any]], workers:
                 done(index[ref])
         return [results[i] for i in range(len(tasks))]
     finally:
-        if started:
-            ray.shutdown()
+        if started:  # also after an error, Ctrl-C or SIGTERM: no raylet/gcs_server left
+            with suppress(Exception):
+                ray.shutdown()

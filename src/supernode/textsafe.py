@@ -7,6 +7,12 @@ an ``error:`` line or drive the terminal; an undecodable byte of a file name (ke
 Python as a lone surrogate) cannot be encoded on output at all. Every user string shown
 in a table goes through :func:`rich_safe`, in a plot through :func:`plot_safe`, and in an
 error message through :func:`one_line`.
+
+Generated files are read by other programs: a newline in a name written into a ``#``
+comment of a shell script, a YAML or CSV file would end the comment and inject commands or
+keys. Every user string in a generated file's comment or header goes through
+:func:`comment_safe`, and every one in Markdown (report.md, decisions.md) through
+:func:`markdown_safe`.
 """
 
 from __future__ import annotations
@@ -69,3 +75,23 @@ def plot_safe(text: object) -> str:
     ``$`` therefore draws exactly the original text (backslashes elsewhere are drawn as is).
     """
     return printable(text).replace("$", r"\$")
+
+
+def comment_safe(text: object) -> str:
+    """``text`` safe inside one comment line of a generated file (``#`` in a shell script,
+    YAML, CSV or Prometheus file): every character that is not printable (newlines, the
+    line and paragraph separators, NEL, control characters, undecodable bytes) becomes a
+    space, so the comment cannot end early and nothing after it is read as code or data."""
+    return "".join(c if c.isprintable() else " " for c in str(text))
+
+
+#: Characters Markdown (CommonMark, GitHub) may read as markup or raw HTML inside a line;
+#: an underscore inside a word (``tp_inside_supernode``) never is.
+_MARKDOWN = re.compile(r"[\\`*\[\]<>|~&#!]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+
+
+def markdown_safe(text: object) -> str:
+    """``text`` as literal Markdown on one line: non-printable characters become spaces
+    (:func:`comment_safe`: no new heading or list item) and every character Markdown could
+    read as emphasis, a link, code, a table cell or raw HTML gets a backslash."""
+    return _MARKDOWN.sub(lambda m: "\\" + m.group(), comment_safe(text))

@@ -7,6 +7,10 @@ cases reach the deep code paths, and for up to two parameters per case a hostile
 (hostile text, numbers, paths, mutated documents from :mod:`fuzz_documents`). Now and
 then an unknown option, a missing value, an extra argument, ``--help`` or a flag given a
 value. A case is an ``argv`` and the files it needs, written into a fresh folder.
+
+Hostile classes of the output checks: output folders given as a symlink
+(``link-to-dir``), an output that is one of the case's input files, or a folder that
+holds one (:data:`AROUND_INPUTS`); the harness checks every input is left as it was.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ EXTERNAL_OPTIONS = frozenset({"--ray", "ADDRESS"})
 HOSTILE_TEXT = ["", " ", "x", "[/]", "[red]x", "$x^$", "a$b", "a\nb", "\t", "\x1b[31m",
                 "²", "٣", "0-10000000000", "1e30", "nan", "inf", "-1", "0", "a" * 300,
                 "é" * 130, "../x", "/", "*", "a,b", "a:b", "\\", "'", '"', "%s", "{}",
-                "\u2028", "\udcff"]  # the last: an undecodable byte of a file name
+                "\u2028", "\udcff",  # an undecodable byte of a file name
+                "x\ntouch PWNED\n#", "{host:>99999999}", "{cluster.__class__}"]
 HOSTILE_INTS = ["0", "1", "-1", "2", "3", "7", "8", "16", "64", "1000", "1048577",
                 str(2**31), str(2**63), str(10**30), "x", "", "1.5", "1e3", "²", " 8",
                 "0x10", "+4"]
@@ -76,12 +81,17 @@ class Case:
 
     argv: list[str]
     files: dict[str, Any] = field(default_factory=dict)
+    #: The files given as inputs (they must be left as they were, whatever the exit).
+    inputs: set[str] = field(default_factory=set)
 
 
 FILE_NAMES = ["in", "[x]", "$a$", "a b", "é", "a" * 240]
 OUTPUT_PATHS = ["out", "out/", "new/sub/dir", "x/../y/../../d", "existing-file",
                 "existing-dir", "a" * 300, "link-to-file", "fifo", "/dev/null",
-                "[/]out", "$x$"]
+                "[/]out", "$x$", "link-to-dir", "link-to-dir/"]
+#: How a hostile case points its output at its inputs: the same file, or a folder
+#: holding one of them.
+AROUND_INPUTS = ["same", "holder"]
 
 
 @st.composite
@@ -108,6 +118,7 @@ def file_value(draw: st.DrawFn, case: Case, kind: str, hostile: bool) -> str:
     names = FILE_NAMES if hostile else FILE_NAMES[:1]
     name = f"{draw(st.sampled_from(names))}-{len(case.files)}{suffix}"
     case.files[name] = data
+    case.inputs.add(name)
     return name
 
 
@@ -143,6 +154,9 @@ def value_for(draw: st.DrawFn, case: Case, param: Param, hostile: bool) -> str:
             case.files[path] = "symlink:target.txt"
         elif path == "fifo":
             case.files[path] = "fifo"
+        elif path.startswith("link-to-dir"):
+            case.files["real-dir"] = "dir"
+            case.files["link-to-dir"] = "symlink:real-dir"
         return path
     if what in ("cluster", "workload"):
         presets = CLUSTER_PRESETS if what == "cluster" else WORKLOAD_PRESETS
@@ -182,6 +196,21 @@ def value_for(draw: st.DrawFn, case: Case, param: Param, hostile: bool) -> str:
     return draw(st.sampled_from(pool + list(param.words)))
 
 
+def _around_inputs(draw: st.DrawFn, case: Case, index: int) -> None:
+    """Now and then point the output at argv ``index`` at an input: the same file, or a
+    folder holding it (the input moved into it)."""
+    how = draw(st.sampled_from(["none"] * 4 + AROUND_INPUTS))
+    name = draw(st.sampled_from(sorted(case.inputs)))
+    if how == "same":
+        case.argv[index] = name
+    elif how == "holder" and "/" not in name:
+        moved = f"holder/{name}"
+        case.files[moved] = case.files.pop(name)
+        case.inputs = (case.inputs - {name}) | {moved}
+        case.argv = [moved if a == name else a for a in case.argv]
+        case.argv[index] = "holder"
+
+
 @st.composite
 def invocation(draw: st.DrawFn, command: Command) -> Case:
     """An argv for ``command``: its required parameters mostly, some optional ones, and
@@ -190,6 +219,7 @@ def invocation(draw: st.DrawFn, command: Command) -> Case:
     usable = [p for p in command.params if p.name not in EXTERNAL_OPTIONS]
     hostile = set(draw(st.lists(st.sampled_from([p.name for p in usable] or ["-"]),
                                 max_size=2))) if usable else set()
+    outputs: list[int] = []  # argv indices of output values
     for param in usable:
         chance = 0.95 if param.required or param.name in hostile else 0.35
         if not draw(st.floats(0, 1)) < chance:
@@ -204,6 +234,10 @@ def invocation(draw: st.DrawFn, command: Command) -> Case:
             if value == "" and param.name not in hostile:
                 continue  # nothing plausible to give: leave the option out
             case.argv += [param.name, value] if param.is_option else [value]
+            if role(param) == "output" and param.name in hostile:
+                outputs.append(len(case.argv) - 1)
+    if outputs and case.inputs:
+        _around_inputs(draw, case, outputs[0])
     extra = draw(st.sampled_from(["none"] * 16 + ["unknown", "dangling", "extra",
                                                    "help", "flagvalue"]))
     if extra == "unknown":

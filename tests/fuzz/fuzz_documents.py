@@ -27,7 +27,8 @@ EXAMPLES = ROOT / "examples"
 HOSTILE_VALUES: list[Any] = [None, True, False, 0, -1, 1, 2, 7, 2**31, 2**62, 10**30, 2**63,
                              1e308, -1e-300, 0.5, "x", "", "[/]", "$x^$", "a\nb", "²",
                              "0-10000000000", "1e30", "a" * 300, [], {}, [1, 2], {"a": 1},
-                             400_000_000_000]
+                             400_000_000_000, "x\ntouch PWNED\n#", "a\ninjected: 1\n#",
+                             "<script>*x*</script>", "[l](j) `c` |t|"]
 
 #: Extremes a number of a document is pushed to (valid types, absurd sizes).
 EXTREMES: list[Any] = [0, 1, 3, 10**9, 2**40, 2**62, 1e-300, 1e-9, 0.5, 1e9, 1e300]

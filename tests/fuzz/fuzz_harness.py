@@ -175,6 +175,11 @@ def problems(case: Case, outcome: Outcome, before: dict, after: dict) -> list[st
         found.append(f"internal error: {outcome.stderr[:300]!r}")
     if "Traceback" in outcome.stdout + outcome.stderr:
         found.append("a traceback was printed")
+    touched = sorted(n for n in case.inputs if n in before and after.get(n) != before[n])
+    if touched:
+        found.append(f"an input was replaced or removed: {touched[:3]}")
+    if "PWNED" in after:
+        found.append("a hostile name ran a command (PWNED exists)")
     leftovers = [p for p in after if p not in before
                  and any(t in os.path.basename(p) for t in TEMPORARY)]
     if leftovers:

@@ -13,7 +13,10 @@ runs, including commands added later, gets the same behaviour:
 * an unexpected exception (a defect of the toolkit, not of the input) is one
   ``error: internal error: ...`` line, exit 70; ``SUPERNODE_TRACEBACK=1`` shows the
   traceback instead;
-* a closed stdout (``supernode ... | head``) ends quietly.
+* a closed pipe on stdout (``supernode catalog list | head -1``) ends quietly with exit
+  141, the shell's code for a process ended by SIGPIPE (not 1, the verdict code); a
+  stdout that cannot be written (``> /dev/full``: no space, an I/O error) or is closed
+  (``>&-``) is one ``error: stdout: ...`` line, exit 2.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from supernode.errors import InputError
+from supernode.errors import InputError, StdoutClosed
 from supernode.shutdown import Terminated, handle_termination, interrupted_exit_code
 from supernode.textsafe import one_line
 
@@ -42,6 +45,8 @@ except ImportError:  # pragma: no cover - older typer on click
 #: 70 is EX_SOFTWARE (sysexits.h): exit 1 stays free for verdicts (check, compare
 #: --fail-below, health --fail-on), so CI can tell a failed gate from a defect.
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 70, 2, 130
+#: A closed pipe on stdout: 128 + SIGPIPE, what the shell reports for ``yes | head -1``.
+EXIT_BROKEN_PIPE = 141
 TRACEBACK_VARIABLE = "SUPERNODE_TRACEBACK"
 
 
@@ -184,8 +189,24 @@ def run_group(group: TyperGroup, args: Any, prog_name: Any, complete_var: Any,
     return interrupted if interrupted is not None and code != EXIT_OK else code
 
 
+#: The functions that write a command's output to stdout (rich's console, click's echo,
+#: :func:`supernode.commands._output.print_json`): an OSError raised in one of them is the
+#: output stream's (no space, an I/O error), not a defect.
+_STDOUT_WRITERS = frozenset({"_check_buffer", "_write_buffer", "echo", "print_json"})
+
+
+def _stdout_failed(exc: BaseException) -> bool:
+    """True when ``exc`` was raised while writing the command's output."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and frames[-1].name in _STDOUT_WRITERS
+
+
 def _run_group(group: TyperGroup, args: Any, prog_name: Any, complete_var: Any,
                extra: dict[str, Any]) -> int:
+    if sys.stdout is None:
+        print_error("stdout", "standard output is closed; redirect it (> FILE or > "
+                              "/dev/null)")
+        return EXIT_USAGE
     try:
         with handle_termination():
             result = TyperGroup.main(group, args, prog_name, complete_var,
@@ -207,13 +228,17 @@ def _run_group(group: TyperGroup, args: Any, prog_name: Any, complete_var: Any,
         return EXIT_INTERRUPTED
     except Terminated as exc:
         return exc.exit_code
-    except BrokenPipeError:
+    except (BrokenPipeError, StdoutClosed):
         _quiet_stdout()
-        return EXIT_INTERNAL
+        return EXIT_BROKEN_PIPE
     except OSError as exc:
         if exc.errno == errno.EPIPE:
             _quiet_stdout()
-            return EXIT_INTERNAL
+            return EXIT_BROKEN_PIPE
+        if _stdout_failed(exc):
+            _quiet_stdout()  # the interpreter's last flush must not fail again
+            print_error("stdout", f"cannot write: {exc.strerror or exc}")
+            return EXIT_USAGE
         return _internal(exc)
     except click_exceptions.ClickException as exc:
         print_error("", exc.format_message())

@@ -18,7 +18,7 @@ from supernode.commands.collective import parse_size
 from supernode.errors import InputError
 from supernode.measurements.bench_plan import bench_plan
 from supernode.measurements.bench_script import plan_dict, render_script
-from supernode.outputs import atomic_path, output_errors
+from supernode.outputs import check_output_file, write_text
 from supernode.textsafe import rich_safe
 
 
@@ -34,6 +34,8 @@ def bench_plan_command(
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Write the short list of nccl-tests commands that pin this cluster's model."""
+    if out is not None:
+        check_output_file(out, "--out", inputs=[cluster])
     loaded = load_cluster(cluster)
     cap = None
     if max_bytes is not None:
@@ -45,13 +47,7 @@ def bench_plan_command(
     runs = bench_plan(loaded, max_bytes=cap)
     script = render_script(runs, loaded.name, launcher=launcher, iters=iters)
     if out is not None:
-        if out.is_dir():
-            raise InputError("--out", f"{str(out)!r} is a folder; give a file name")
-        if not out.absolute().parent.is_dir():
-            raise InputError("--out", f"folder {str(out.absolute().parent)!r} does not exist")
-        with output_errors(out, "--out"), atomic_path(out) as tmp:
-            tmp.write_text(script, encoding="utf-8")
-            tmp.chmod(0o755)
+        write_text(out, script, "--out", inputs=[cluster], executable=True)
     if json_output:
         print_json(plan_dict(runs, loaded.name, launcher, iters))
     elif out is not None:

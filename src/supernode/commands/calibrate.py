@@ -137,7 +137,7 @@ def calibrate_command(
         raise InputError("--placement", f"one of {', '.join(PLACEMENTS)}")
     when = _check_date(date)
     if out is not None:
-        check_output_file(out, "--out", inputs=results)
+        check_output_file(out, "--out", inputs=[cluster, *results])
     loaded = load_cluster(cluster)
     show = not quiet and not json_output and len(results) > 1 and sys.stderr.isatty()
     with Progress(TextColumn("reading"), BarColumn(), TextColumn("{task.completed}/"
@@ -152,7 +152,7 @@ def calibrate_command(
                             if g.source == entry["path"])
     doc = calibration_document(cal, sources, when)
     if out is not None:
-        write_text(out, render_yaml(doc), "--out", inputs=results)
+        write_text(out, render_yaml(doc), "--out", inputs=[cluster, *results])
     if json_output:
         print_json({**doc, "output": str(out) if out is not None else None})
         return

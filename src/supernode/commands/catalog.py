@@ -12,7 +12,6 @@ from typing import Any
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 
@@ -183,7 +182,7 @@ def _print_table(table: Table) -> None:
         stdout.print(table)
         return
     natural = Measurement.get(stdout, stdout.options.update(width=10_000), table).maximum
-    Console(width=max(stdout.width, natural), soft_wrap=True).print(table)
+    stdout.print(table, width=max(stdout.width, natural))
 
 
 def _fmt(value: Any) -> str:

@@ -15,9 +15,9 @@ from rich.table import Table
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.commands._plan_options import PlanFile, with_help
+from supernode.commands._seed import seed_option
 from supernode.commands.design import design_input, progress_display, stage_hook
 from supernode.design import run_design
-from supernode.netsim.scenario import MAX_SEED
 from supernode.textsafe import rich_safe
 
 STATUS_STYLE = {"fail": "bold red", "pass": "green", "not_applicable": "dim",
@@ -55,7 +55,7 @@ def check_command(
     name: str | None = typer.Option(None, "--example", help="A bundled example."),
     simulate: bool = typer.Option(True, "--simulate/--no-simulate", help="Simulate the "
                                   "iteration (the link-utilisation rule needs it)."),
-    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed of the ECMP hash."),
+    seed: int = seed_option("Seed of the ECMP hash."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:

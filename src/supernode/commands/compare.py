@@ -153,7 +153,7 @@ def compare_command(
     if plot is not None and data["collectives"]:
         from supernode.measurements.plots import plot_collective
 
-        with output_folder(plot, "--plot") as staging:
+        with output_folder(plot, "--plot", [cluster, *results]) as staging:
             names = [plot_collective(i, e, staging).name
                      for i, e in enumerate(data["collectives"], start=1)]
         plots = [str(plot / name) for name in names]

@@ -26,9 +26,9 @@ from supernode.commands._plan_options import (
     calibrated,
     with_help,
 )
+from supernode.commands._seed import seed_option
 from supernode.design import FLAGSHIP, STAGES, DesignInput, example, run_design
 from supernode.errors import InputError
-from supernode.netsim.scenario import MAX_SEED
 from supernode.textsafe import rich_safe
 
 
@@ -93,7 +93,7 @@ def design_command(
                              "files (written all at once, or not at all)."),
     simulate: bool = typer.Option(True, "--simulate/--no-simulate", help="Simulate the "
                                   "plan's iteration on the fabric."),
-    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed of the ECMP hash, "
+    seed: int = seed_option("Seed of the ECMP hash, "
                              "the reliability Monte Carlo and the scheduling replay."),
     global_batch: int | None = typer.Option(None, "--global-batch", min=1,
                                             help="Sequences per step (default: the planner's)."),
@@ -111,7 +111,8 @@ def design_command(
     from supernode.outputs import check_output_folder
     from supernode.report import write_report
 
-    check_output_folder(out, "--out")
+    files_in = [p for p in (cluster, workload, plan, rules, calibration) if p is not None]
+    check_output_folder(out, "--out", files_in)
     inputs = design_input(cluster, workload, plan, rules, name, simulate, seed, global_batch,
                           prometheus_major, workers)
     with progress_display(quiet or json_output) as bar:
@@ -119,7 +120,7 @@ def design_command(
         data = result.to_dict()
         data["inputs"]["calibration"] = _calibration_record(calibration)
         check_results(data)  # the calibration record too
-        files = write_report(data, out, "--out", result.files)
+        files = write_report(data, out, "--out", result.files, files_in)
     if json_output:
         print_json(data)
         return

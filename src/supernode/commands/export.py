@@ -46,7 +46,7 @@ def export_command(
 ) -> None:
     """Write Slurm topology.conf/topology.yaml, Kubernetes node labels, Kueue and Volcano
     objects and NCCL topology XML for a cluster."""
-    check_output_folder(out, "--out")
+    check_output_folder(out, "--out", inputs=[cluster])
     if gpus is not None and gpus < 1:
         raise InputError("--gpus", f"must be an integer ≥ 1, got {gpus}")
     resolved = scale_cluster(load_cluster_spec(cluster), gpus).cluster
@@ -54,7 +54,7 @@ def export_command(
                             flavor_label)
     result = export_files(resolved, list(formats), options)
     written: dict[str, str] = {}
-    with output_folder(out, "--out") as staging:
+    with output_folder(out, "--out", inputs=[cluster]) as staging:
         for files in result.files.values():
             for name, text in files.items():
                 (staging / name).write_text(text, encoding="utf-8")

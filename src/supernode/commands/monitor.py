@@ -97,13 +97,14 @@ def rules_command(
     """Write the rule pack of a cluster: rules, promtool tests, dashboard, counters, topology."""
     from supernode.outputs import check_output_folder
 
-    check_output_folder(out, "--out")
+    inputs = [p for p in (cluster, config) if p is not None]
+    check_output_folder(out, "--out", inputs)
     semantics, major = semantics_for(prometheus_major)
     binary = _promtool(major) if check else None
     with _status(quiet or as_json, "generating rules and verifying their tests"):
         pack = _pack(cluster, config)
         artefacts = render(pack, semantics)
-        paths = write(artefacts, out, "--out")
+        paths = write(artefacts, out, "--out", inputs)
     results = _check(out, binary) if binary is not None else []
     if as_json:
         import json

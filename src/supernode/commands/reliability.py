@@ -12,8 +12,9 @@ from rich.table import Table
 
 from supernode.cluster.load import load_cluster
 from supernode.commands import app
-from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
+from supernode.commands._output import handles_input_errors, input_paths, print_json, stderr, stdout
 from supernode.commands._plan_options import PlanOptions, plan_options
+from supernode.commands._seed import seed_option
 from supernode.errors import InputError
 from supernode.reliability.assess import ReliabilityOptions, assess_reliability
 from supernode.reliability.result import ReliabilityResult
@@ -82,7 +83,7 @@ def reliability_command(
     options: PlanOptions = PlanOptions(),
     days: float = typer.Option(30.0, "--days", help="Horizon of each simulated run (days)."),
     runs: int = typer.Option(200, "--runs", help="Monte Carlo runs."),
-    seed: int = typer.Option(0, "--seed", help="Seed (same inputs + seed = same output)."),
+    seed: int = seed_option("Seed (same inputs + seed = same output)."),
     weibull: float = typer.Option(1.0, "--weibull-shape", help="Failure inter-arrival "
                                   "shape: 1 = exponential, <1 = bursty (Weibull)."),
     spares: int | None = typer.Option(None, "--spares", help="Hot-spare hosts (default: 2%)."),
@@ -109,7 +110,7 @@ def reliability_command(
     if plot is not None:
         from supernode.outputs import check_output_folder
 
-        check_output_folder(plot, "--plot")
+        check_output_folder(plot, "--plot", input_paths(cluster, workload, options.plan))
     loaded = load_cluster(cluster)
     spec = load_workload(workload)
     chosen, note = _plan(loaded, spec, options.plan, options.fields)
@@ -129,7 +130,8 @@ def reliability_command(
     if plot is not None:
         from supernode.reliability.plots import write_plots
 
-        plots = [str(p) for p in write_plots(result, plot)]
+        plots = [str(p) for p in write_plots(result, plot, "--plot",
+                                             input_paths(cluster, workload, options.plan))]
     if json_output:
         print_json({**result.to_dict(), "plots": plots, "notes": [note] if note else []})
     else:

@@ -19,6 +19,7 @@ from supernode.cluster.load import load_cluster_spec
 from supernode.cluster.scaling import scale_cluster
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
+from supernode.commands._seed import seed_option
 from supernode.errors import InputError
 from supernode.outputs import check_output_folder
 from supernode.scheduler import (
@@ -84,9 +85,9 @@ def _model(name: str) -> int | None:
 def _trace(source: str, cluster, jobs: int | None, skip: bool, synth: dict, seed: int,
            priority_min_gpus: int):
     if source == "synthetic":
-        spec = validate_document({k: v for k, v in synth.items() if v is not None},
+        given = {**synth, "jobs": jobs}  # validated together: model_copy would not check
+        spec = validate_document({k: v for k, v in given.items() if v is not None},
                                  SyntheticSpec, source="synthetic trace")
-        spec = spec.model_copy(update={"jobs": jobs or spec.jobs})
         return synthetic_trace(spec, cluster.accelerators, seed, priority_min_gpus)
     rules = TraceRules(cluster.accelerators, priority_min_gpus, _tp_ok(cluster.scale_up.size),
                        _model)
@@ -111,7 +112,7 @@ def schedule_command(
                                                    "alibaba-openb) or `synthetic`."),
     policy: list[str] = typer.Option(None, "--policy", help="Policy to compare (repeat); "
                                      f"default all: {', '.join(DEFAULT_POLICIES)}."),
-    seed: int = typer.Option(0, "--seed", help="Seed of every random draw."),
+    seed: int = seed_option("Seed of every random draw."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only (stable keys)."),
     plot: Path = typer.Option(None, "--plot", help="Folder for the PNG plots."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
@@ -155,7 +156,7 @@ def schedule_command(
     options = _options(backfill_depth, stretch, checkpoint_interval_s, preempt_after_s,
                        restart_s, jobs, gpus, priority_min_gpus, workers)
     if plot is not None:
-        check_output_folder(plot, "--plot")
+        check_output_folder(plot, "--plot", inputs=[cluster, trace])
     resolved = scale_cluster(load_cluster_spec(cluster), gpus).cluster
     synth = {"arrival_rate_per_h": arrival_rate_per_h, "load": load, "size_law": size_law,
              "max_gpus": max_gpus, "median_duration_s": median_duration_s,
@@ -167,7 +168,8 @@ def schedule_command(
     _report_skipped(data)
     with _progress(quiet or json_output, len(names) * 2 * len(data)) as bar:
         result = schedule(resolved, data, names, seed, options, _callback(bar), workers)
-    plots = [str(p) for p in plot_schedule(result, plot)] if plot is not None else []
+    plots = ([str(p) for p in plot_schedule(result, plot, "--plot", [cluster, trace])]
+             if plot is not None else [])
     if json_output:
         print_json({**result.to_dict(), "plots": plots})
         return

@@ -13,20 +13,20 @@ from rich.table import Table
 
 from supernode.cluster.load import load_cluster
 from supernode.commands import app
-from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
+from supernode.commands._output import handles_input_errors, input_paths, print_json, stderr, stdout
 from supernode.commands._plan_options import (
     CalibrationFile,
     PlanOptions,
     calibrated,
     plan_options,
 )
+from supernode.commands._seed import seed_option
 from supernode.errors import InputError
 from supernode.netsim.collectives import MODES
 from supernode.netsim.inputs import job_inputs
 from supernode.netsim.limits import check_simulated_size
 from supernode.netsim.policies import ROUTING_POLICIES
 from supernode.netsim.scenario import (
-    MAX_SEED,
     SimOptions,
     SimResult,
     simulate_jobs,
@@ -119,7 +119,7 @@ def simulate_command(
     mode: str = typer.Option("pipelined", "--mode", help="Ring decomposition: pipelined|step."),
     ideal: bool = typer.Option(False, "--ideal", help="Links at line rate (no protocol "
                                "efficiency)."),
-    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed of the ECMP hash."),
+    seed: int = seed_option("Seed of the ECMP hash."),
     top: int = typer.Option(20, "--top", min=1, help="Hot links to list."),
     plot: Path | None = typer.Option(None, "--plot", help="Directory for PNG plots."),
     calibration: CalibrationFile = None,
@@ -130,7 +130,8 @@ def simulate_command(
     if plot is not None:
         from supernode.outputs import check_output_folder
 
-        check_output_folder(plot, "--plot")
+        check_output_folder(plot, "--plot", input_paths(cluster, workload, options.plan,
+                                                         placement, traffic, fail, calibration))
     plan, gpus, flags = options.plan, options.gpus, options.fields
     loaded, grown = _cluster(cluster, gpus, placement is not None or traffic is not None)
     check_simulated_size(loaded.accelerators, "--cluster")
@@ -151,8 +152,8 @@ def simulate_command(
                 result = simulate_jobs(loaded, jobs, failures=tuple(fail), options=settings,
                                        progress=hook)
                 result.notes[:0] = grown + notes
-        inputs = [p for p in (cluster, workload, plan, placement, traffic, *fail)
-                  if p is not None]
+        inputs = input_paths(cluster, workload, options.plan, placement, traffic, fail,
+                             calibration)
         _report(result, plot, json_output, inputs, drawer)
 
 

@@ -55,7 +55,9 @@ def sweep_command(
     if address is not None and not ray:
         raise InputError("ADDRESS", "an address is only taken after --ray")
     spec, variants = load_sweep_spec(spec_file)
-    folder = check_output_folder(out or Path(f"sweep-{spec.name}"), "--out")
+    inputs: tuple[str | Path, ...] = (spec_file, *(
+        v for v in spec.base.model_dump().values() if isinstance(v, str)))
+    folder = check_output_folder(out or Path(f"sweep-{spec.name}"), "--out", inputs)
     keys = list(dict.fromkeys(k for v in variants for k in v))
     tasks = make_tasks(spec, variants)
     start = time.perf_counter()
@@ -69,7 +71,7 @@ def sweep_command(
     meta = {"name": spec.name, "description": spec.description, "base": spec.base.model_dump(),
             "mode": spec.mode, "keys": keys, "variants": len(rows),
             "executor": "ray" if ray else "local", "wall_time_s": time.perf_counter() - start}
-    paths = write_results(rows, keys, meta, folder, "--out", inputs=(spec_file,))
+    paths = write_results(rows, keys, meta, folder, "--out", inputs=inputs)
     if json_output:
         print_json({"meta": meta, "rows": rows, "files": [str(p) for p in paths]})
         return

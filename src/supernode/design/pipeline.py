@@ -42,6 +42,7 @@ from supernode.facility import WorkloadUse, facility_report
 from supernode.forked import in_background
 from supernode.monitor.pack import build_pack
 from supernode.monitor.promtool import semantics_for
+from supernode.netsim.limits import check_simulated_size
 from supernode.planner import build_target, plan_job
 from supernode.planner.fit import CONVENTIONAL_DOMAIN, FitInput, workload_fit
 from supernode.reliability.assess import check_reliability_block
@@ -108,6 +109,8 @@ def _load(inputs: DesignInput):
     try:
         cluster = resolve_cluster(spec)
         check_reliability_block(cluster)
+        if inputs.simulate:  # refused now, not after the stages before the simulation
+            check_simulated_size(cluster.accelerators, "--cluster")
     except InputError as exc:
         raise InputError(exc.path, exc.message, source=str(inputs.cluster)) from None
     workload = load_workload(inputs.workload)

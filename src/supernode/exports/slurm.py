@@ -19,15 +19,10 @@ from __future__ import annotations
 from supernode.exports.hostlist import compress
 from supernode.exports.model import ExportModel
 from supernode.spec.documents import dump_yaml
+from supernode.textsafe import comment_safe as comment
 
 #: Names of the two topologies in ``topology.yaml``.
 YAML_TREE, YAML_BLOCK = "fabric-tree", "supernode-block"
-
-
-def comment(text: str) -> str:
-    """``text`` safe inside a ``#`` comment line: every character that is not printable
-    (line and paragraph separators, NEL, control characters) becomes a space."""
-    return "".join(c if c.isprintable() else " " for c in str(text))
 
 
 def _header(model: ExportModel, plugin: str) -> list[str]:

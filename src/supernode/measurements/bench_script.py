@@ -15,6 +15,7 @@ from typing import Any
 
 from supernode.errors import InputError
 from supernode.measurements.bench_plan import BenchRun
+from supernode.textsafe import comment_safe
 
 LAUNCHERS = ("mpirun", "srun")
 DEBUG_ENV = {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,ENV,NET"}
@@ -56,6 +57,7 @@ def render_script(runs: list[BenchRun], cluster: str, *, launcher: str = "mpirun
         raise InputError("--launcher", f"one of {', '.join(LAUNCHERS)}")
     if not 1 <= iters <= 10_000:
         raise InputError("--iters", "between 1 and 10,000")
+    cluster = comment_safe(cluster)  # comments only: a newline would start a command
     lines = ["#!/usr/bin/env bash",
              f"# supernode bench-plan for {cluster}: {len(runs)} nccl-tests runs that pin the "
              "model's parameters.",
@@ -68,7 +70,7 @@ def render_script(runs: list[BenchRun], cluster: str, *, launcher: str = "mpirun
     if launcher == "srun":
         lines += [f"export {k}={shlex.quote(v)}" for k, v in DEBUG_ENV.items()]
     for index, run in enumerate(runs, start=1):
-        lines += ["", f"# {index:02d} {run.name}: {run.why}",
+        lines += ["", f"# {index:02d} {comment_safe(run.name)}: {comment_safe(run.why)}",
                   f"#    {run.processes} ranks on {run.hosts} host(s), {run.ranks_per_host} per "
                   f"host ({run.hosts_hint})" + (f"; {run.group_ranks}-rank groups "
                                                 f"({run.split})" if run.split else ""),

@@ -7,7 +7,6 @@ a misspelt key or a negative threshold is one ``error: field: what is allowed`` 
 
 from __future__ import annotations
 
-import string
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 from pydantic import Field, PositiveFloat, PositiveInt, field_validator
 
 from supernode.errors import InputError
+from supernode.monitor.name_patterns import check_pattern
 from supernode.monitor.promql_syntax import LABEL_NAME, METRIC_NAME
 from supernode.spec.base import StrictModel
 from supernode.spec.loader import parse_text, read_document, validate_document
@@ -154,15 +154,7 @@ class MonitorConfig(StrictModel):
 
 def _check_patterns(config: MonitorConfig) -> None:
     for key, allowed in PATTERN_FIELDS.items():
-        pattern = getattr(config.names, key)
-        try:
-            fields = {f for _, f, _, _ in string.Formatter().parse(pattern) if f is not None}
-        except ValueError as exc:
-            raise InputError(f"names.{key}", f"not a valid pattern: {exc}") from None
-        unknown = {f.split(".")[0].split("[")[0] for f in fields} - allowed
-        if unknown or "" in fields:
-            raise InputError(f"names.{key}", f"unknown field(s) {sorted(unknown)}; allowed: "
-                                             f"{', '.join(sorted(allowed))}")
+        check_pattern(f"names.{key}", getattr(config.names, key), allowed)
 
 
 def merge(base: Any, override: Any) -> Any:

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from supernode.outputs import output_folder
@@ -59,15 +60,15 @@ def _components(ax, result: ReliabilityResult) -> None:
     legend_outside(ax)
 
 
-def write_plots(result: ReliabilityResult, directory: str | Path, option: str = "--plot"
-                ) -> list[Path]:
+def write_plots(result: ReliabilityResult, directory: str | Path, option: str = "--plot",
+                inputs: Iterable[str | Path] = ()) -> list[Path]:
     """Write the three PNGs into ``directory`` (all or none, identical bytes for an
     identical result; legends beside the data); return their final paths."""
     plt = pyplot()
     names = {"goodput_distribution.png": _distribution,
              "checkpoint_interval.png": _interval,
              "interruptions_by_component.png": _components}
-    with output_folder(directory, option) as staging:
+    with output_folder(directory, option, inputs) as staging:
         for name, draw in names.items():
             fig, ax = plt.subplots(figsize=(9, 4.2))
             draw(ax, result)

@@ -7,6 +7,7 @@ from typing import Any
 
 from supernode.report.format import format_value
 from supernode.report.sections_review import FIGURE_KINDS
+from supernode.textsafe import markdown_safe as md
 
 
 def _figures(option: dict[str, Any]) -> str:
@@ -14,25 +15,27 @@ def _figures(option: dict[str, Any]) -> str:
              for f in option["figures"]]
     if option.get("note"):
         parts.append(option["note"])
-    return "; ".join(parts)
+    return md("; ".join(parts))
 
 
 def render_decisions(results: dict[str, Any]) -> str:
-    """Every decision record of ``results['decisions']`` as MADR Markdown."""
-    lines = [f"# Decision log: {results['cluster']['name']} × {results['workload']['name']}",
+    """Every decision record of ``results['decisions']`` as MADR Markdown (every text
+    from the results escaped: names are user strings)."""
+    lines = [f"# Decision log: {md(results['cluster']['name'])} × "
+             f"{md(results['workload']['name'])}",
              "", "Pre-filled by `supernode design` from what the planner, the simulator and "
              "the design rules found. Review each record, then set its status to accepted, "
              "rejected or superseded.", ""]
     for d in results["decisions"]:
-        chosen = [o["name"] for o in d["options"] if o["chosen"]] or [d["decision"]]
+        chosen = [md(o["name"]) for o in d["options"] if o["chosen"]] or [md(d["decision"])]
         picked = ("Chosen option: " if len(chosen) == 1 else "Chosen options: ") + \
             " and ".join(f'"{name}"' for name in chosen)
-        lines += [f"## {d['id']} {d['title']}", "", f"* Status: {d['status']}",
+        lines += [f"## {md(d['id'])} {md(d['title'])}", "", f"* Status: {md(d['status'])}",
                   "* Deciders: (fill in)", "", "### Context and problem statement", "",
-                  d["context"], "", "### Considered options", ""]
-        lines += [f"* {o['name']}" + (f" — {_figures(o)}" if _figures(o) else "")
+                  md(d["context"]), "", "### Considered options", ""]
+        lines += [f"* {md(o['name'])}" + (f" — {_figures(o)}" if _figures(o) else "")
                   for o in d["options"]]
         lines += ["", "### Decision outcome", "", f"{picked}. "
-                  f"Proposed decision: {d['decision']}.", "", "### Consequences", ""]
-        lines += [f"* {c}" for c in d["consequences"]] + [""]
+                  f"Proposed decision: {md(d['decision'])}.", "", "### Consequences", ""]
+        lines += [f"* {md(c)}" for c in d["consequences"]] + [""]
     return "\n".join(lines).rstrip() + "\n"

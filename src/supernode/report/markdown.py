@@ -6,6 +6,7 @@ from typing import Any
 
 from supernode.report.blocks import Details, Figure, Heading, Paragraph, Section, Table
 from supernode.report.render import cell_text, md_escape
+from supernode.textsafe import markdown_safe
 
 
 def block_md(block: Any, results: dict[str, Any]) -> list[str]:
@@ -33,8 +34,8 @@ def block_md(block: Any, results: dict[str, Any]) -> list[str]:
 
 def render_markdown(sections: list[Section], results: dict[str, Any]) -> str:
     """The whole report as Markdown."""
-    lines = [f"# Design review: {results['cluster']['name']} × {results['workload']['name']}",
-             ""]
+    lines = [f"# Design review: {markdown_safe(results['cluster']['name'])} × "
+             f"{markdown_safe(results['workload']['name'])}", ""]
     for s in sections:
         lines += [f"## {s.title}", ""]
         for b in s.blocks:

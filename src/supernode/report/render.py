@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from markupsafe import escape
 
 from supernode.report.blocks import Label, Num, Txt, key_text, lookup
 from supernode.report.format import format_value
+from supernode.textsafe import markdown_safe
 
 #: Keys whose value also becomes a CSS class (``v-fail``, ``v-error``) for colour.
 MARKED = ("status", "severity", "verdict")
@@ -43,11 +45,12 @@ def cell_text(cell: Any, results: dict[str, Any]) -> str:
     value = lookup(results, cell.key)
     if isinstance(cell, Num):
         return format_value(value, cell.kind)
-    if isinstance(cell, Txt):
-        return "-" if value is None else str(value)
+    if isinstance(cell, Txt):  # a value from the results: may be a user string
+        return "-" if value is None else markdown_safe(value)
     raise TypeError(f"not a cell: {cell!r}")
 
 
 def md_escape(text: str) -> str:
-    """Text safe inside a Markdown table cell."""
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Text safe inside a Markdown table cell (a pipe :func:`markdown_safe` escaped already
+    is kept)."""
+    return re.sub(r"(?<!\\)\|", r"\\|", text).replace("\n", " ")

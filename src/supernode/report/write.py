@@ -5,7 +5,7 @@ the report files, its figures, and the design's exported files (``exports/``,
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -45,13 +45,15 @@ def _checked_artefacts(results: dict[str, Any], artefacts: Mapping[str, str] | N
 
 
 def write_report(results: dict[str, Any], directory: str | Path, option: str = "--out",
-                 artefacts: Mapping[str, str] | None = None) -> list[Path]:
+                 artefacts: Mapping[str, str] | None = None,
+                 inputs: Iterable[str | Path] = ()) -> list[Path]:
     """Render and write every report file into ``directory``, and ``artefacts`` (path in the
     folder -> text: :attr:`supernode.design.DesignResult.files`) beside them; the files
     written (final paths).
 
     Nothing is left in ``directory`` if rendering or writing fails (an OSError is an
-    InputError at ``option``).
+    InputError at ``option``); a folder holding one of ``inputs`` is refused
+    (:func:`supernode.outputs.output_folder`).
     """
     results, extra = _checked_artefacts(results, artefacts)
     sections = build_sections(results)
@@ -61,7 +63,7 @@ def write_report(results: dict[str, Any], directory: str | Path, option: str = "
     text = results_json(results)
     figures = figures_of(sections)
     target = Path(directory)
-    with output_folder(directory, option) as staging:
+    with output_folder(directory, option, inputs) as staging:
         (staging / "report.html").write_text(html, encoding="utf-8")
         (staging / "report.md").write_text(markdown, encoding="utf-8")
         (staging / "results.json").write_text(text, encoding="utf-8")

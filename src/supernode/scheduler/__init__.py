@@ -25,12 +25,14 @@ from supernode.scheduler.trace import Trace, TraceRules, load_trace
 from supernode.topology.hierarchy import Hierarchy, build_hierarchy
 
 
-def plot_schedule(result: ScheduleResult, directory, option: str = "--plot") -> list:
-    """Write the comparison plots of ``result`` into ``directory`` (PNG, all or none);
-    see :mod:`supernode.scheduler.plots` (imported here lazily: matplotlib is heavy)."""
+def plot_schedule(result: ScheduleResult, directory, option: str = "--plot",
+                  inputs=()) -> list:
+    """Write the comparison plots of ``result`` into ``directory`` (PNG, all or none; never
+    over or around one of ``inputs``); see :mod:`supernode.scheduler.plots` (imported here
+    lazily: matplotlib is heavy)."""
     from supernode.scheduler.plots import plot_schedule as plot
 
-    return plot(result, directory, option)
+    return plot(result, directory, option, inputs)
 
 
 __all__ = [

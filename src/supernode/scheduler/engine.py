@@ -33,7 +33,12 @@ from collections.abc import Callable
 import numpy as np
 
 from supernode.scheduler.policies import PlacementPolicy
-from supernode.scheduler.preempt import choose_victims, last_checkpoint, next_checkpoint
+from supernode.scheduler.preempt import (
+    NO_ROOM,
+    choose_victims,
+    last_checkpoint,
+    next_checkpoint,
+)
 from supernode.scheduler.records import EngineOptions, JobTable, RunRecord
 from supernode.scheduler.slowdown import SlowdownModel, classify, contention
 from supernode.scheduler.state import Occupancy
@@ -72,6 +77,11 @@ class Simulation:
         self.promised = np.zeros(n, dtype=bool)
         self.run_start = np.zeros(n)
         self.rechecks: list[int] = []
+        #: Jobs that found no room to pre-empt (job -> None, in order), retried when the
+        #: running set has changed (:attr:`changes`) at their next recheck time.
+        self.parked: dict[int, None] = {}
+        self.changes = 0
+        self._parked_at = 0
         self.queue: list[int] = []
         self.running: dict[int, _Running] = {}
         self.pending: dict[int, dict] = {}
@@ -173,6 +183,7 @@ class Simulation:
                                    cls.domains, cls.groups)
         self.run_start[j] = self.now
         self.is_running[j] = True
+        self.changes += 1
         if math.isnan(self.first_start[j]):
             self.first_start[j] = self.now
         self.busy += g
@@ -180,6 +191,7 @@ class Simulation:
     def _stop(self, j: int, finished: bool) -> None:
         run = self.running.pop(j)
         self.is_running[j] = self.promised[j] = False
+        self.changes += 1
         st = self.state
         g = len(run.gpus)
         self.busy -= g
@@ -240,6 +252,8 @@ class Simulation:
                 started.append(k)
             for k in reversed(started):
                 del self.queue[k]
+        if self.parked and self.changes != self._parked_at:
+            self._unpark()
         if self.rechecks:
             self._try_preempt()
         self.frag = st.total_free if self.queue else 0
@@ -253,10 +267,25 @@ class Simulation:
             if not self.waiting[j] or self.now - jobs.submit_s[j] < opts.preempt_after_s - 1e-9:
                 continue
             found = choose_victims(j, self, opts, self.rng)
-            if found is None:
+            if found is NO_ROOM:  # nothing to gain until a job starts or stops
+                self.parked[j] = None
+                self._parked_at = self.changes
+                continue
+            if found is None or isinstance(found, str):
                 self._push(self.now + opts.preempt_after_s, RECHECK, j)
                 continue
             self._reserve(bisect.bisect_left(self.queue, self._key(j)), j, *found)
+
+    def _unpark(self) -> None:
+        """The running set changed: every parked job still waiting gets its recheck again,
+        at the next time of its ``preempt_after_s`` grid (when it would have retried)."""
+        after = self.options.preempt_after_s
+        parked, self.parked = self.parked, {}
+        for j in parked:
+            if self.waiting[j]:
+                submit = float(self.jobs.submit_s[j])
+                steps = math.floor((self.now - submit) / after + 1e-9) + 1
+                self._push(submit + steps * after, RECHECK, j)
 
     def _reserve(self, k: int, j: int, target: np.ndarray, victims: list[int]) -> None:
         st, opts = self.state, self.options

@@ -17,6 +17,7 @@ Every file is written into a staging folder and moved into place as a set
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +41,11 @@ FILES = ("schedule_metrics.png", "schedule_slowdown_cdf.png", "schedule_timeline
 CDF_POINTS = 1000
 
 
-def plot_schedule(result: Any, directory: str | Path, option: str = "--plot") -> list[Path]:
-    """Write the three plots of ``result`` into ``directory``; return their final paths."""
-    with output_folder(directory, option) as staging:
+def plot_schedule(result: Any, directory: str | Path, option: str = "--plot",
+                  inputs: Iterable[str | Path] = ()) -> list[Path]:
+    """Write the three plots of ``result`` into ``directory`` (never over or around one of
+    ``inputs``); return their final paths."""
+    with output_folder(directory, option, inputs) as staging:
         _metrics(result, staging / FILES[0])
         _cdf(result, staging / FILES[1])
         _timeline(result, staging / FILES[2])

@@ -33,15 +33,19 @@ PHILLY_MEDIAN_DURATION_S = 1144.0
 PHILLY_DURATION_SIGMA = 2.16
 #: Most synthetic jobs one spec may ask for.
 MAX_SYNTHETIC_JOBS = 1_000_000
+#: Least offered load, and least arrival rate (jobs per hour), a spec may ask for: below,
+#: the gaps between arrivals overflow (a load of 1e-320 is a subnormal number).
+MIN_LOAD = MIN_ARRIVAL_RATE_PER_H = 1e-6
 
 
 class SyntheticSpec(StrictModel):
     """Parameters of a synthetic trace (see the module doc)."""
 
     jobs: int = Field(10_000, ge=1, le=MAX_SYNTHETIC_JOBS, description="Jobs to draw.")
-    arrival_rate_per_h: float | None = Field(None, gt=0, description="Poisson arrivals per "
+    arrival_rate_per_h: float | None = Field(None, ge=MIN_ARRIVAL_RATE_PER_H,
+                                             description="Poisson arrivals per "
                                                                      "hour; null = from load.")
-    load: float = Field(0.8, gt=0, le=100, description="Offered GPU-seconds over the "
+    load: float = Field(0.8, ge=MIN_LOAD, le=100, description="Offered GPU-seconds over the "
                                                        "cluster's, when no rate is given.")
     size_law: Literal["philly", "pow2"] = Field("philly", description="GPU-count law.")
     max_gpus: int = Field(128, ge=1, description="Largest job for the pow2 law (GPUs).")
@@ -74,6 +78,9 @@ def synthetic_trace(spec: SyntheticSpec, cluster_gpus: int, seed: int,
                   spec.load * cluster_gpus / float(np.mean(gpus * duration)))
     gaps = rng.exponential(1.0 / rate_per_s, spec.jobs)
     submit = np.cumsum(gaps) - gaps[0]
+    if not np.isfinite(submit[-1]):
+        raise InputError("--load", "arrivals this sparse overflow the trace's clock; raise "
+                                   "--load or --arrival-rate-per-h")
     n = spec.jobs
     minus = np.full(n, -1, dtype=np.int64)
     priority = (gpus >= priority_min_gpus).astype(np.int64)
