@@ -171,7 +171,7 @@ def test_nvswitch_trays_and_power_shelves(tmp_path):
     ("thresholdz: {}\n", "thresholdz", "unknown field"),
     ("metrics: {gpu_temp: X}\n", "metrics.gpu_temp", "unknown series key"),
     ("metrics: {gpu_temperature: 'bad name'}\n", "metrics", "not a metric name"),
-    ("names: {host: '{cluster}-{node}'}\n", "names.host", "unknown field(s) ['node']"),
+    ("names: {host: '{cluster}-{node}'}\n", "names.host", "field {node} is not allowed"),
     ("labels: {host: '__host'}\n", "labels.host", "not a label name"),
     ("disabled_rules: [NoSuchRule]\n", "disabled_rules[0]", "unknown rule"),
     ("layout: {hosts_per_power_shelf: 5}\n", "layout.hosts_per_power_shelf",
