@@ -15,6 +15,7 @@ from supernode.commands._plan_options import (
     plan_options,
 )
 from supernode.errors import InputError
+from supernode.estimate.interval import interval_fields
 from supernode.estimate.model import COMM_SHARE_THRESHOLD, Estimate, estimate_plan
 from supernode.estimate.system import job_system
 from supernode.spec.plan import plan_from_data
@@ -25,9 +26,17 @@ from supernode.workload.presets import load_workload
 
 def _table(result: Estimate) -> None:
     summary = Table(title="step", show_header=False)
-    summary.add_row("step time", f"{result.step_time_s:.4g} s")
-    summary.add_row("tokens/s", f"{result.tokens_per_s:,.0f}")
-    summary.add_row("MFU / HFU", f"{result.mfu:.1%} / {result.hfu:.1%}")
+    bands = interval_fields(result.step_time_s, result.tokens_per_s, result.mfu)
+    level = bands["interval_level"]
+    (t_lo, t_hi), (r_lo, r_hi), (m_lo, m_hi) = (bands[f"{k}_interval{u}"] for k, u in
+                                                (("step_time", "_s"), ("tokens_per_s", ""),
+                                                 ("mfu", "")))
+    summary.add_row("step time", f"{result.step_time_s:.4g} s ({level:.0%}: "
+                                 f"{t_lo:.3g} – {t_hi:.3g} s)")
+    summary.add_row("tokens/s", f"{result.tokens_per_s:,.0f} ({level:.0%}: {r_lo:,.0f} – "
+                                f"{r_hi:,.0f})")
+    summary.add_row("MFU / HFU", f"{result.mfu:.1%} / {result.hfu:.1%} (MFU {level:.0%}: "
+                                 f"{m_lo:.1%} – {m_hi:.1%})")
     summary.add_row("MFU, full s x s", f"{result.mfu_published_convention:.1%} (as published: "
                                        f"Megatron, PaLM)")
     summary.add_row("chosen", rich_safe(", ".join(f"{k}={v}" for k, v in result.chosen.items()),

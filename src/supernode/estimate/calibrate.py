@@ -4,7 +4,8 @@ Usage::
 
     python -m supernode.estimate.calibrate            # refit, intervals, leave-one-source-out
     python -m supernode.estimate.calibrate --write    # rewrite data/estimate/calibration.yaml
-    python -m supernode.estimate.calibrate --check    # exit 1 if the file drifts from a refit
+                                                      # and data/estimate/interval.yaml
+    python -m supernode.estimate.calibrate --check    # exit 1 if either drifts from a refit
 
 The objective is the sum of squared log errors of the predicted step time over every
 ``training_step`` case (scipy ``least_squares``, trust-region reflective, within each
@@ -42,6 +43,11 @@ from supernode.estimate.calibration import (
     Calibration,
     default_calibration,
     read_calibration_document,
+)
+from supernode.estimate.interval import (
+    INTERVAL_FILE,
+    default_interval,
+    prediction_bounds,
 )
 from supernode.estimate.model import estimate_plan
 from supernode.estimate.system import system_from_validation
@@ -161,6 +167,43 @@ def leave_one_source_out(cases: Sequence[dict[str, Any]] | None = None,
     return out
 
 
+def interval_bounds(per_source: dict[str, list[tuple[str, float]]], level: float = 0.8
+                    ) -> tuple[float, float]:
+    """Log-error bounds at ``level`` of the leave-one-source-out errors ``per_source``
+    (:func:`leave_one_source_out`): the Student-t prediction interval of
+    :mod:`supernode.estimate.interval`."""
+    logs = [float(np.log1p(e)) for rows in per_source.values() for _, e in rows]
+    t = float(stats.t.ppf(0.5 + level / 2.0, len(logs) - 1))
+    return prediction_bounds(logs, level, t)
+
+
+def interval_drift(per_source: dict[str, list[tuple[str, float]]]) -> list[str]:
+    """What differs between the committed interval and the one ``per_source`` gives."""
+    committed = default_interval()
+    low, high = interval_bounds(per_source, committed.level)
+    runs = sum(len(rows) for rows in per_source.values())
+    out = [f"interval {name}: committed {c}, refit {r:.3g}" for name, c, r in
+           (("log_error_low", committed.low, low), ("log_error_high", committed.high, high))
+           if abs(c - r) > CHECK_RTOL * max(abs(r), 0.01)]
+    if (committed.runs, committed.sources) != (runs, len(per_source)):
+        out.append(f"interval: committed {committed.runs} runs of {committed.sources} "
+                   f"sources, refit {runs} of {len(per_source)}")
+    return out
+
+
+def write_interval(per_source: dict[str, list[tuple[str, float]]]) -> Path:
+    """Rewrite the committed interval file's bounds and counts (keeps its comments)."""
+    path = Path(str(importlib.resources.files("supernode") / "data" / INTERVAL_FILE))
+    low, high = interval_bounds(per_source, default_interval().level)
+    values = {"log_error_low": f"{low:.3g}", "log_error_high": f"{high:.3g}",
+              "runs": str(sum(len(r) for r in per_source.values())),
+              "sources": str(len(per_source))}
+    lines = [next((f"{k}: {v}" for k, v in values.items() if line.startswith(f"{k}:")), line)
+             for line in path.read_text("utf-8").splitlines()]
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    return path
+
+
 def drift(refitted: dict[str, float]) -> list[str]:
     """Constants whose committed value differs from the refit by more than CHECK_RTOL."""
     committed = default_calibration()
@@ -200,19 +243,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         flag = "  ON BOUND" if name in result.on_bound else ""
         print(f"  {name} = {value}  (95% CI {lo} .. {hi}){flag}")
     print(f"  Jacobian singular values {result.singular_values}")
-    if not args.no_loso and not args.check:
+    per_source = None
+    if not args.no_loso:
         errors = []
         group = source_and_system if args.by_system else case_source
-        for source, rows in leave_one_source_out(cases, group).items():
+        per_source = leave_one_source_out(cases, group)
+        for source, rows in per_source.items():
             mape = np.mean([abs(e) for _, e in rows])
             errors += [abs(e) for _, e in rows]
             print(f"LOSO {source[:70]}: MAPE {100 * mape:.1f}% "
                   + ", ".join(f"{i} {100 * e:+.1f}%" for i, e in rows))
         print(f"LOSO MAPE {100 * np.mean(errors):.2f}%")
+        low, high = interval_bounds(per_source, default_interval().level)
+        print(f"interval ({default_interval().level:.0%}): log error {low:.3g} .. {high:.3g}: "
+              f"measured step within predicted x [{np.exp(-high):.3f}, {np.exp(-low):.3f}]")
+    by_source = None if args.by_system else per_source  # the interval's grouping
     if args.write:
         print(f"wrote {write(result.values)}")
+        if by_source is not None:
+            print(f"wrote {write_interval(by_source)}")
     if args.check:
         problems = drift(result.values) + [f"{n} on its bound" for n in result.on_bound]
+        if by_source is not None:
+            problems += interval_drift(by_source)
         for problem in problems:
             print(f"drift: {problem}")
         return 1 if problems else 0

@@ -23,6 +23,7 @@ from supernode.collectives import Fabric
 from supernode.errors import InputError
 from supernode.estimate.calibration import Calibration, default_calibration
 from supernode.estimate.comm import call_time_s
+from supernode.estimate.interval import interval_fields
 from supernode.estimate.layout import FactorCallTime, group_factors
 from supernode.estimate.step import BREAKDOWN_KEYS, CallTime, Overlap, step_arrays
 from supernode.estimate.system import SystemModel
@@ -87,6 +88,7 @@ class Estimate:
             "step_time_s": self.step_time_s,
             "tokens_per_s": self.tokens_per_s,
             "mfu": self.mfu,
+            **interval_fields(self.step_time_s, self.tokens_per_s, self.mfu),
             "hfu": self.hfu,
             "mfu_published_convention": self.mfu_published_convention,
             "breakdown_s": self.breakdown_s,

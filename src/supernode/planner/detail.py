@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from supernode.estimate.calibration import Calibration, default_calibration
+from supernode.estimate.interval import interval_fields
 from supernode.estimate.model import COMM_SHARE_THRESHOLD
 from supernode.estimate.step import BREAKDOWN_KEYS, Overlap, step_arrays
 from supernode.planner.economics import cost_per_million_tokens, energy_per_step_j
@@ -82,6 +83,7 @@ class PlanDetail:
             "rank_order": x.order_name, "gpus": self.gpus,
             "step_time_s": self.step_time_s, "tokens_per_s": self.tokens_per_s,
             "mfu": self.mfu, "hfu": self.hfu,
+            **interval_fields(self.step_time_s, self.tokens_per_s, self.mfu),
             "memory_per_gpu_bytes": self.memory_per_gpu_bytes["total"],
             "memory_breakdown_bytes": self.memory_per_gpu_bytes,
             "memory_capacity_bytes": self.memory_capacity_bytes,

@@ -103,12 +103,15 @@ def plans_section(r: dict[str, Any]) -> Section:
                                                                        "ep")),
                   T("plans", "plans", i, "rank_order"),
                   N("plans", "plans", i, "step_time_s", kind="s"),
+                  N("plans", "plans", i, "step_time_interval_s", 0, kind="s"),
+                  N("plans", "plans", i, "step_time_interval_s", 1, kind="s"),
                   N("plans", "plans", i, "tokens_per_s", kind="tokens_per_s"),
                   N("plans", "plans", i, "mfu", kind="share"),
                   N("plans", "plans", i, "memory_per_gpu_bytes", kind="bytes"))
                  for i in range(len(p["plans"])))
     s.blocks.append(Table("Best plans (planner)", ("#", "TP", "PP", "DP", "CP", "EP", "order",
-                                                    "step", "tokens/s", "MFU", "memory/GPU"),
+                                                    "step", "interval low", "interval high",
+                                                    "tokens/s", "MFU", "memory/GPU"),
                           rows))
     cc = tuple((N("plans", "comm_compute_table", i, "rank", kind="count"),
                 N("plans", "comm_compute_table", i, "compute_s", kind="s"),

@@ -118,6 +118,12 @@ class PlanRow(ResultModel):
     tokens_per_s: float = field("Training throughput (tokens/s).")
     mfu: float = field("Model FLOPs utilisation.")
     hfu: float = field("Hardware FLOPs utilisation.")
+    step_time_interval_s: list[float] = field("[low, high] of the step time at "
+                                              "interval_level (s): the model's "
+                                              "leave-one-source-out errors (docs/estimate.md).")
+    tokens_per_s_interval: list[float] = field("[low, high] of tokens/s at interval_level.")
+    mfu_interval: list[float] = field("[low, high] of the MFU at interval_level.")
+    interval_level: float = field("Probability the intervals are drawn at (0.8).")
     memory_per_gpu_bytes: float = field("Peak memory of the busiest GPU (bytes).")
     memory_breakdown_bytes: MemoryBreakdown = field("That peak by component (bytes).")
     memory_capacity_bytes: float = field("Usable memory per GPU (bytes).")
