@@ -100,15 +100,17 @@ def is_full(mask: Any) -> np.ndarray:
 
 def recompute_choices(moe: bool, mla: bool) -> tuple[str, ...]:
     """The recomputation labels a search tries when a plan leaves it open: none, the
-    attention core (selective), every output-discarding module (modules) and full; for a
-    MoE model also the two sets Megatron-Core's MoE recipes use to fit long or wide runs
-    (the norms and the expert activation, with MLA's up-projections where there are any;
-    the norms and the whole MoE block)."""
-    out = ["none", "selective", "modules", "full"]
+    attention core (selective), every output-discarding module (modules) and full. For a
+    MoE model the two sets Megatron-Core's MoE recipes use to fit long or wide runs take
+    the place of ``modules``: the norms and the expert activation (with MLA's
+    up-projections where there are any; ``modules`` less the attention core, which
+    ``selective`` covers) and the norms with the whole MoE block - five sets, so the MoE
+    search grows by a quarter, not a half."""
     if moe:
-        out += ["layernorm+mla_up_proj+moe_act" if mla else "layernorm+moe_act",
-                "layernorm+moe"]
-    return tuple(out)
+        return ("none", "selective",
+                "layernorm+mla_up_proj+moe_act" if mla else "layernorm+moe_act",
+                "layernorm+moe", "full")
+    return ("none", "selective", "modules", "full")
 
 
 def recompute_fields(label: str | int) -> dict[str, Any]:
