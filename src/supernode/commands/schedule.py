@@ -15,6 +15,7 @@ from rich import box
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from supernode.bounds import check_workers
 from supernode.cluster.load import load_cluster_spec
 from supernode.cluster.scaling import scale_cluster
 from supernode.commands import app
@@ -84,9 +85,10 @@ def _model(name: str) -> int | None:
 def _trace(source: str, cluster, jobs: int | None, skip: bool, synth: dict, seed: int,
            priority_min_gpus: int):
     if source == "synthetic":
-        spec = validate_document({k: v for k, v in synth.items() if v is not None},
-                                 SyntheticSpec, source="synthetic trace")
-        spec = spec.model_copy(update={"jobs": jobs or spec.jobs})
+        given = {k: v for k, v in synth.items() if v is not None}
+        if jobs is not None:
+            given["jobs"] = jobs  # validated with the rest: --jobs within its limit
+        spec = validate_document(given, SyntheticSpec, source="synthetic trace")
         return synthetic_trace(spec, cluster.accelerators, seed, priority_min_gpus)
     rules = TraceRules(cluster.accelerators, priority_min_gpus, _tp_ok(cluster.scale_up.size),
                        _model)
@@ -185,7 +187,8 @@ def _options(backfill_depth, stretch, checkpoint_s, preempt_s, restart_s, jobs, 
               ("--jobs", jobs is None or jobs >= 1, "an integer ≥ 1"),
               ("--gpus", gpus is None or gpus >= 1, "an integer ≥ 1"),
               ("--priority-min-gpus", priority_min_gpus >= 1, "an integer ≥ 1"),
-              ("--workers", 1 <= workers <= 64, "an integer in 1..64"))
+              )
+    check_workers(workers)
     for option, ok, allowed in checks:
         if not ok:
             raise InputError(option, f"must be {allowed}")
