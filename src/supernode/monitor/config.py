@@ -7,6 +7,7 @@ a misspelt key or a negative threshold is one ``error: field: what is allowed`` 
 
 from __future__ import annotations
 
+import re
 import string
 from functools import cache
 from importlib import resources
@@ -152,13 +153,30 @@ class MonitorConfig(StrictModel):
         return self.metrics[key]
 
 
+#: Longest naming pattern, and the widest field width or precision a pattern may ask for
+#: (a name is a label value: ``{host:05d}`` is fine, ``{host:.999999999f}`` is not).
+MAX_PATTERN_CHARS, MAX_FORMAT_WIDTH = 256, 64
+_FORMAT_NUMBERS = re.compile(r"\d+")
+
+
 def _check_patterns(config: MonitorConfig) -> None:
     for key, allowed in PATTERN_FIELDS.items():
         pattern = getattr(config.names, key)
+        if len(pattern) > MAX_PATTERN_CHARS:
+            raise InputError(f"names.{key}", f"a pattern of {len(pattern):,} characters; "
+                                             f"at most {MAX_PATTERN_CHARS}")
         try:
-            fields = {f for _, f, _, _ in string.Formatter().parse(pattern) if f is not None}
+            parts = list(string.Formatter().parse(pattern))
         except ValueError as exc:
             raise InputError(f"names.{key}", f"not a valid pattern: {exc}") from None
+        for _, _, spec, _ in parts:
+            widths = [int(n) for n in _FORMAT_NUMBERS.findall(spec or "")
+                      if len(n) > 3 or int(n) > MAX_FORMAT_WIDTH]
+            if widths or "{" in (spec or ""):
+                raise InputError(f"names.{key}", f"format spec {spec[:40]!r}: field widths "
+                                                 f"and precisions are at most "
+                                                 f"{MAX_FORMAT_WIDTH} (no nested fields)")
+        fields = {f for _, f, _, _ in parts if f is not None}
         unknown = {f.split(".")[0].split("[")[0] for f in fields} - allowed
         if unknown or "" in fields:
             raise InputError(f"names.{key}", f"unknown field(s) {sorted(unknown)}; allowed: "
