@@ -94,8 +94,6 @@ def _check(o: ReliabilityOptions) -> None:
         if value is not None:
             bounds.check_number(name, value, low, high, unit, low_open)
     bounds.check_workers(o.workers, "workers")
-    for component, rate in o.failures_per_unit_year.items():
-        bounds.check_number(f"rate.{component}", rate, 0, 1e6, "failures per unit-year")
 
 
 def _rates(cluster: Cluster, inventory: Inventory, spec: ReliabilitySpec,
