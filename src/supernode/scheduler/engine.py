@@ -17,12 +17,14 @@ first, then arrivals, then one scheduling pass:
   ``checkpoint_interval_s`` of their run), lose no work beyond ``restart_s`` of restart,
   and go back to the queue; the job starts when the last victim has stopped
   (:mod:`supernode.scheduler.preempt`). A job that found no victims while every
-  candidate was tried (at most ``max_victim_trials``) would find none again until a job
-  starts, stops or is promised: it is *parked* instead of re-checked every
-  ``preempt_after_s``, and re-checked at its next recheck instant after such a change.
-  So a replay costs events in proportion to the jobs and their changes, not to the waits
-  divided by ``preempt_after_s`` (a 500-job pod trace whose jobs wait 10^7 s on a 72-GPU
-  cluster: seconds, not hours).
+  candidate was tried (at most ``max_victim_trials``) finds none again until its *room*
+  (free GPUs plus those of running, unpromised lower-priority jobs) grows past what it
+  had, since placement only gets easier as GPUs are freed: it is *parked* instead of
+  re-checked every ``preempt_after_s``, and re-checked at its next recheck instant once
+  its room could hold it. The records are the same as re-checking always; a replay costs
+  events in proportion to the jobs, not to the waits divided by ``preempt_after_s`` (the
+  500-job fractional-GPU pod trace whose jobs wait 10^7 s on a 72-GPU cluster: seconds,
+  not hours).
 
 What the run produced is a :class:`RunRecord`; metrics come from it
 (:mod:`supernode.scheduler.metrics`).
@@ -79,7 +81,11 @@ class Simulation:
         self.run_start = np.zeros(n)
         self.rechecks: list[int] = []
         self.changes = 0  # jobs started, stopped or promised so far
-        self.parked: dict[int, tuple[float, int]] = {}  # job -> (last recheck, changes)
+        self.seen = 0  # self.changes when the parked jobs were last looked at
+        self.held: dict[int, int] = {}  # priority -> GPUs of running, unpromised jobs
+        # parked jobs by (priority, GPUs): job -> its last recheck instant
+        self.parked: dict[tuple[int, int], dict[int, float]] = {}
+        self.parked_key: dict[int, tuple[int, int]] = {}
         self.queue: list[int] = []
         self.running: dict[int, _Running] = {}
         self.pending: dict[int, dict] = {}
@@ -182,12 +188,18 @@ class Simulation:
         self.run_start[j] = self.now
         self.is_running[j] = True
         self.changes += 1
+        prio = int(jobs.priority[j])
+        self.held[prio] = self.held.get(prio, 0) + g
+        if j in self.parked_key:
+            del self.parked[self.parked_key.pop(j)][j]
         if math.isnan(self.first_start[j]):
             self.first_start[j] = self.now
         self.busy += g
 
     def _stop(self, j: int, finished: bool) -> None:
         run = self.running.pop(j)
+        if run.promised is None:
+            self.held[int(self.jobs.priority[j])] -= len(run.gpus)
         self.is_running[j] = self.promised[j] = False
         self.changes += 1
         st = self.state
@@ -252,7 +264,7 @@ class Simulation:
                 del self.queue[k]
         if self.rechecks:
             self._try_preempt()
-        if self.parked:
+        if self.parked_key and self.changes != self.seen:
             self._unpark()
         self.frag = st.total_free if self.queue else 0
 
@@ -267,7 +279,9 @@ class Simulation:
             found = choose_victims(j, self, opts, self.rng)
             if found is None:
                 if self._candidates(j) <= opts.max_victim_trials:
-                    self.parked[j] = (self.now, self.changes)  # none until a change
+                    key = (int(jobs.priority[j]), int(jobs.gpus[j]))
+                    self.parked.setdefault(key, {})[j] = self.now  # none until room
+                    self.parked_key[j] = key
                 else:
                     self._push(self.now + opts.preempt_after_s, RECHECK, j)
                 continue
@@ -278,16 +292,23 @@ class Simulation:
         lower = self.jobs.priority < self.jobs.priority[j]
         return int(np.count_nonzero(self.is_running & ~self.promised & lower))
 
+    def _room(self, priority: int) -> int:
+        """GPUs a job of ``priority`` could have by pre-empting: the free ones and those of
+        running, unpromised jobs of lower priority."""
+        lower = sum(g for p, g in self.held.items() if p < priority)
+        return int(self.state.total_free) + lower
+
     def _unpark(self) -> None:
-        """Parked jobs whose world changed since they were parked get their next recheck
-        instant (a whole number of ``preempt_after_s`` after their last recheck, at least
-        one); jobs no longer waiting are dropped."""
+        """Parked jobs whose room could now hold them get their next recheck instant (a
+        whole number of ``preempt_after_s`` after their last recheck, at least one)."""
+        self.seen = self.changes
         every = self.options.preempt_after_s
-        for j, (last, changes) in list(self.parked.items()):
-            if not self.waiting[j]:
-                del self.parked[j]
-            elif changes != self.changes:
-                del self.parked[j]
+        for key in [k for k, jobs in self.parked.items() if jobs]:
+            priority, gpus = key
+            if gpus > self._room(priority):
+                continue  # all victims freed would still not make room: stay parked
+            for j, last in self.parked.pop(key).items():
+                del self.parked_key[j]
                 steps = max(1, math.ceil((self.now - last) / every - 1e-12)) if every > 0 \
                     else 1
                 self._push(last + steps * every, RECHECK, j)
@@ -305,6 +326,7 @@ class Simulation:
             run = self.running[v]
             run.promised = j
             self.promised[v] = True
+            self.held[int(self.jobs.priority[v])] -= len(run.gpus)
             boundary = next_checkpoint(run.start, self.now, opts.checkpoint_interval_s)
             g = len(run.gpus)
             self.lost["immediate"] += g * (self.now - last_checkpoint(
