@@ -15,6 +15,7 @@ attacks on the structure of every format.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import random
 import re
@@ -70,6 +71,7 @@ def xml_text(draw: st.DrawFn, hostile: bool) -> tuple[str, bytes]:
 ALIBABA_HEADER = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
                   "creation_time,deletion_time,scheduled_time")
 PHILLY_HEADER = "timestamp,duration,num_gpus,gpu_time,cluster"
+PHILLY_START = dt.datetime(2017, 10, 1)
 SUPERNODE_HEADER = "submit_s,duration_s,gpus,priority"
 
 
@@ -86,7 +88,9 @@ def _rows(kind: str, count: int, rng: random.Random) -> list[list[str]]:
                          str(t), str(t + duration), str(t)])
         elif kind == "philly":
             gpus = rng.choice([1, 2, 4, 8, 16])
-            rows.append([str(t), str(duration), str(gpus), str(gpus * duration), "0"])
+            when = PHILLY_START + dt.timedelta(seconds=t)
+            rows.append([when.strftime("%Y-%m-%d %H:%M:%S"), str(duration), str(gpus),
+                         str(gpus * duration), "0"])
         else:
             rows.append([str(t), str(duration), str(rng.choice([1, 4, 8, 64])),
                          str(rng.choice([0, 1]))])

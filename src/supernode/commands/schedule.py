@@ -166,9 +166,14 @@ def schedule_command(
         raise InputError("--trace", "the synthetic options (--load, --size-law, ...) need "
                                     "--trace synthetic")
     data = _trace(trace, resolved, jobs, skip_bad_rows, synth, seed, priority_min_gpus)
-    _report_skipped(data)
+    if len(data) == 0 and data.skipped:
+        first = data.skipped[0]
+        raise InputError("--trace", f"no jobs to schedule: all {len(data.skipped):,} rows "
+                                    f"were skipped (the first, line {first.line}: "
+                                    f"{first.message})")
     with _progress(quiet or json_output, len(names) * 2 * len(data)) as bar:
         result = schedule(resolved, data, names, seed, options, _callback(bar), workers)
+    _report_skipped(data)  # after the run: a refusal stays one line
     plots = [str(p) for p in plot_schedule(result, plot)] if plot is not None else []
     if json_output:
         print_json({**result.to_dict(), "plots": plots})
