@@ -38,19 +38,21 @@ def parse_xml(text: str, where: str, source: str | None = None) -> ET.Element:
     if "<!DOCTYPE" in text or "<!ENTITY" in text:
         raise InputError(where, "DOCTYPE or entity declarations are not read",
                          source=source)
-    parser = ET.XMLPullParser(events=("start", "end"))
+    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start", "end"))
     depth = elements = 0
     root: ET.Element | None = None
     try:
         for start in range(0, max(len(text), 1), _CHUNK):
             parser.feed(text[start:start + _CHUNK])
-            for event, element in parser.read_events():
+            for item in parser.read_events():
+                event, element = item[0], item[-1]
                 if event == "end":
                     depth -= 1
                     continue
                 depth += 1
                 elements += 1
-                root = element if root is None else root
+                if root is None and isinstance(element, ET.Element):
+                    root = element
                 if depth > MAX_XML_DEPTH:
                     raise InputError(where, f"elements nest more than {MAX_XML_DEPTH} "
                                             f"levels deep (the limit)", source=source)

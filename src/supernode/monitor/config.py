@@ -169,10 +169,11 @@ def _check_patterns(config: MonitorConfig) -> None:
             parts = list(string.Formatter().parse(pattern))
         except ValueError as exc:
             raise InputError(f"names.{key}", f"not a valid pattern: {exc}") from None
-        for _, _, spec, _ in parts:
-            widths = [int(n) for n in _FORMAT_NUMBERS.findall(spec or "")
+        for _, _, given, _ in parts:
+            spec = given or ""
+            widths = [int(n) for n in _FORMAT_NUMBERS.findall(spec)
                       if len(n) > 3 or int(n) > MAX_FORMAT_WIDTH]
-            if widths or "{" in (spec or ""):
+            if widths or "{" in spec:
                 raise InputError(f"names.{key}", f"format spec {spec[:40]!r}: field widths "
                                                  f"and precisions are at most "
                                                  f"{MAX_FORMAT_WIDTH} (no nested fields)")

@@ -138,11 +138,12 @@ class _Position:
 
 
 def _tag_problem(event: Any) -> str | None:
+    """What is wrong with the explicit tag of a scalar or collection event (None: no tag,
+    or one of :data:`ALLOWED_TAGS`)."""
     tag = getattr(event, "tag", None)
     implicit = getattr(event, "implicit", True)
-    explicit = tag is not None and not (implicit is True or (isinstance(implicit, tuple)
-                                                             and implicit[0]))
-    if not explicit or tag in ALLOWED_TAGS:
+    if not isinstance(tag, str) or implicit is True or tag in ALLOWED_TAGS \
+            or (isinstance(implicit, tuple) and implicit[0]):
         return None
     shown = tag.replace("tag:yaml.org,2002:", "!!")[:40]
     return (f"the YAML tag {shown} is not supported (only plain values: text, numbers, "
