@@ -166,6 +166,24 @@ def test_31_4_an_infinite_answer_is_null_in_json() -> None:
     assert data["performance"]["added_latency_mean_s"] is None
 
 
+# -- found by the fuzz suite's new classes ----------------------------------------------
+
+def test_a_bench_plan_output_name_too_long_for_the_os_is_refused() -> None:
+    refused(("--out", "255 bytes per name"), "bench-plan", "--cluster", "hgx-h100",
+            "--out", "a" * 300)
+
+
+def test_a_snapshot_path_too_long_for_the_os_is_refused() -> None:
+    refused(("SNAPSHOT", "255 bytes per name"), "health", "a" * 300, "--interval", "60")
+
+
+def test_a_trace_whose_rows_are_all_skipped_is_one_error_line(tmp_path: Path) -> None:
+    (tmp_path / "p.csv").write_text("timestamp,duration,num_gpus,gpu_time,cluster\n"
+                                    "3600,60,1,60,0\n")
+    refused(("--trace", "all 1 rows were skipped", "line 2"), "schedule", "--cluster",
+            "hgx-h100", "--trace", "p.csv", "--skip-bad-rows", cwd=tmp_path)
+
+
 # -- the layers behind them -------------------------------------------------------------
 
 @pytest.mark.parametrize("value, low, high, fragment", [

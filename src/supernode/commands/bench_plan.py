@@ -18,7 +18,7 @@ from supernode.commands.collective import parse_size
 from supernode.errors import InputError
 from supernode.measurements.bench_plan import bench_plan
 from supernode.measurements.bench_script import plan_dict, render_script
-from supernode.outputs import atomic_path, output_errors
+from supernode.outputs import atomic_path, check_output_file, output_errors
 from supernode.textsafe import rich_safe
 
 
@@ -45,10 +45,7 @@ def bench_plan_command(
     runs = bench_plan(loaded, max_bytes=cap)
     script = render_script(runs, loaded.name, launcher=launcher, iters=iters)
     if out is not None:
-        if out.is_dir():
-            raise InputError("--out", f"{str(out)!r} is a folder; give a file name")
-        if not out.absolute().parent.is_dir():
-            raise InputError("--out", f"folder {str(out.absolute().parent)!r} does not exist")
+        check_output_file(out, "--out")  # the path text, its folder, what is there
         with output_errors(out, "--out"), atomic_path(out) as tmp:
             tmp.write_text(script, encoding="utf-8")
             tmp.chmod(0o755)
