@@ -162,7 +162,7 @@ def _later_command_cases() -> list[Limit]:
         ("bit error rate", ["link", "infiniband-ndr", "--ber", "0.6"], {}, "[0, 0.5]"),
         ("option number", ["link", "infiniband-ndr", "--ber", "1e-320"], {},
          "0 or 1e-30..1e+30"),
-        ("option integer", ["plan", "--cluster", "hgx-h100", "--workload", "llama3-8b",
+        ("option integer", ["reliability", "--cluster", "hgx-h100", "--workload", "llama3-8b",
                             "--seed", str(2**64)], {}, "9,223,372,036,854,775,807"),
         ("option duration", ["reliability", "--cluster", "hgx-h100", "--workload",
                              "llama3-8b", "--interval-s", "1e12"], {}, "315,360,000"),
