@@ -81,7 +81,8 @@ def test_fuzz_command(command, worker: Worker, tmp_path: Path) -> None:
         found = problems(case, outcome, before, after)
         if LOG:
             with open(LOG, "a", encoding="utf-8") as handle:
-                handle.write(json.dumps(outcome_record(command.id, outcome, found, case.argv)) + "\n")
+                record = outcome_record(command.id, outcome, found, case.argv)
+                handle.write(json.dumps(record) + "\n")
         assert not found, report(case, outcome, found)
         shutil.rmtree(folder, ignore_errors=True)
 
