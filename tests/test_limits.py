@@ -28,9 +28,12 @@ def test_limit_is_refused_with_the_limit(tmp_path: Path, name: str, argv: list[s
 
 
 def _constants() -> dict[str, int | float]:
+    from supernode import bounds
     from supernode.collectives.busbw import MAX_MESSAGE_BYTES
     from supernode.commands.collective import MAX_SIZES as COLLECTIVE_SIZES
+    from supernode.importers import xml_reader
     from supernode.inputs import DEFAULT_INPUT_LIMIT_BYTES, MAX_NAME_BYTES, MAX_PATH_BYTES
+    from supernode.monitor import config
     from supernode.netsim import limits
     from supernode.planner.economics import MAX_PRICE_PER_GPU_HOUR
     from supernode.planner.fit import MAX_SIZES as FIT_SIZES
@@ -53,7 +56,10 @@ def _constants() -> dict[str, int | float]:
         "repeat": limits.MAX_REPEAT, "start": limits.MAX_START_S,
         "message": MAX_MESSAGE_BYTES, "variants": MAX_VARIANTS, "workers": MAX_WORKERS,
         "fit sizes": FIT_SIZES, "collective sizes": COLLECTIVE_SIZES,
-        "price": MAX_PRICE_PER_GPU_HOUR,
+        "price": MAX_PRICE_PER_GPU_HOUR, "duration": bounds.MAX_DURATION_S,
+        "trace jobs": bounds.MAX_TRACE_JOBS, "runs": bounds.MAX_RUNS,
+        "xml depth": xml_reader.MAX_XML_DEPTH, "xml elements": xml_reader.MAX_XML_ELEMENTS,
+        "pattern width": config.MAX_FORMAT_WIDTH, "pattern chars": config.MAX_PATTERN_CHARS,
     }
 
 

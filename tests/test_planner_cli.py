@@ -130,9 +130,11 @@ def test_size_bad_input_exits_2(args, fragment):
 
 
 def test_size_cards_over_the_modelled_maximum_say_so():
-    out = run("size", "--workload", "llama3-8b", "--tokens", "1e12", "--days", "1e-300")
+    out = run("size", "--workload", "llama3-8b", "--tokens", "1e12", "--days", "1e-29")
     assert out.exit_code == 2, out.output
-    assert "1,048,576" in out.stderr and len(out.stderr) < 400  # no 300-digit number
+    assert "1,048,576" in out.stderr and len(out.stderr) < 400  # no 30-digit number
+    tiny = run("size", "--workload", "llama3-8b", "--tokens", "1e12", "--days", "1e-300")
+    assert tiny.exit_code == 2 and "--days" in tiny.stderr  # the number rule, first
 
 
 def test_size_sync_bytes_are_gradients_and_states_use_usable_memory():

@@ -138,3 +138,16 @@ def test_policies_in_processes_give_the_same_result():
     two = schedule(CLUSTER, TRACE.head(120), ["random", "best-fit", "preempt"], seed=9,
                    workers=2)
     assert _without_timing(one.to_dict()) == _without_timing(two.to_dict())
+
+
+def test_parking_blocked_preemptors_changes_nothing(monkeypatch):
+    """A job that found no victims is parked until the running set changes instead of
+    re-checked every ``preempt_after_s``: the record is the same as re-checking always."""
+    parked = _run("preempt")
+    monkeypatch.setattr(Simulation, "_candidates", lambda self, j: 10**9)  # never park
+    always = _run("preempt")
+    assert parked.preemptions.sum() > 0
+    np.testing.assert_array_equal(parked.end_s, always.end_s)
+    np.testing.assert_array_equal(parked.preemptions, always.preemptions)
+    for key in parked.segments:
+        np.testing.assert_array_equal(parked.segments[key], always.segments[key])

@@ -26,6 +26,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import suppress
 from typing import Any, TypeVar
 
+from supernode.bounds import check_workers, worker_processes
 from supernode.errors import InputError
 
 T = TypeVar("T")
@@ -37,21 +38,26 @@ def run_tasks(function: Callable[..., T], tasks: Sequence[Sequence[Any]], worker
               ray_address: str | None = None, on_done: Done | None = None) -> list[T]:
     """``function(*shared, *task)`` of every task, in task order.
 
-    ``use_ray``: Ray remote calls (``ray_address``'s cluster, else a local instance of
-    ``workers`` CPUs; ``shared`` put in its object store once). Otherwise: here when
-    ``workers`` <= 1 or there is one task, else a pool of ``min(workers, len(tasks))``
-    spawned processes.
+    ``workers`` is checked first (1..:data:`supernode.bounds.MAX_WORKERS`). ``use_ray``:
+    Ray remote calls (``ray_address``'s cluster, else a local instance of ``workers``
+    CPUs; ``shared`` put in its object store once). Otherwise: here when one process is
+    enough, else a pool of :func:`supernode.bounds.worker_processes` spawned processes
+    (never more than the tasks or the CPU cores).
     """
+    if not tasks:
+        return []
+    check_workers(workers, "workers")
     done = on_done or (lambda index: None)
     if use_ray:
         return _on_ray(function, tasks, workers, shared, ray_address, done)
-    if workers <= 1 or len(tasks) <= 1:
+    processes = worker_processes(workers, len(tasks))
+    if processes <= 1:
         out = []
         for index, task in enumerate(tasks):
             out.append(function(*shared, *task))
             done(index)
         return out
-    return _on_pool(function, tasks, min(workers, len(tasks)), shared, done)
+    return _on_pool(function, tasks, processes, shared, done)
 
 
 def _on_pool(function: Callable[..., T], tasks: Sequence[Sequence[Any]], workers: int,

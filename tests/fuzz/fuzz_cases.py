@@ -2,9 +2,12 @@
 
 For every parameter of a command (:mod:`fuzz_commands`) a value by its type and by what
 its name and help say it takes (a cluster, a workload, a plan, a placement, a traffic or
-failure file, a sweep spec, an output folder, ...): plausible values mostly, so that
+failure file, a sweep spec, a monitoring config, an NCCL XML, a job trace, an output
+folder, ...): plausible values mostly, so that
 cases reach the deep code paths, and for up to two parameters per case a hostile one
-(hostile text, numbers, paths, mutated documents from :mod:`fuzz_documents`). Now and
+(hostile text; numbers at the float and integer limits: subnormals, 1e308, inf strings,
+2^31/2^53/2^63/2^64; paths; mutated documents from :mod:`fuzz_documents`, attacked
+XML and traces from :mod:`fuzz_formats`; failure specs that take down whole tiers). Now and
 then an unknown option, a missing value, an extra argument, ``--help`` or a flag given a
 value. A case is an ``argv`` and the files it needs, written into a fresh folder.
 
@@ -20,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fuzz_commands import Command, Param, commands
-from fuzz_documents import DATA, document_text
+from fuzz_documents import DATA, TIER_FAILURES, document_text
+from fuzz_formats import trace_text, xml_text
 from hypothesis import strategies as st
 
 __all__ = ["Case", "commands", "invocation"]
@@ -34,11 +38,13 @@ HOSTILE_TEXT = ["", " ", "x", "[/]", "[red]x", "$x^$", "a$b", "a\nb", "\t", "\x1
                 "é" * 130, "../x", "/", "*", "a,b", "a:b", "\\", "'", '"', "%s", "{}",
                 "\u2028", "\udcff",  # an undecodable byte of a file name
                 "x\ntouch PWNED\n#", "{host:>99999999}", "{cluster.__class__}"]
-HOSTILE_INTS = ["0", "1", "-1", "2", "3", "7", "8", "16", "64", "1000", "1048577",
-                str(2**31), str(2**63), str(10**30), "x", "", "1.5", "1e3", "²", " 8",
-                "0x10", "+4"]
-HOSTILE_FLOATS = ["0", "-1", "0.5", "1", "1e-300", "1e308", "1e999", "nan", "inf", "-inf",
-                  "x", "", "1,5", "15e12", "²"]
+HOSTILE_INTS = ["0", "1", "-1", "2", "3", "7", "8", "16", "64", "256", "257", "1000",
+                "1048577", str(2**31 - 1), str(2**31), str(2**53), str(2**53 + 1),
+                str(2**63 - 1), str(2**63), str(2**64), str(-(2**63) - 1), str(10**30), "x",
+                "", "1.5", "1e3", "²", " 8", "0x10", "+4"]
+HOSTILE_FLOATS = ["0", "-1", "0.5", "1", "1e-300", "1e-320", "4.9e-324", "1e308", "-1e308",
+                  "1.7976931348623157e308", "1e999", "nan", "NaN", "inf", "-inf", "+inf",
+                  "Infinity", "x", "", "1,5", "15e12", "²", str(2**63), str(2**64)]
 CLUSTER_PRESETS = sorted(p.stem for p in (DATA / "clusters").glob("*.yaml"))
 WORKLOAD_PRESETS = sorted(p.stem for p in (DATA / "workloads").glob("*.yaml"))
 #: Small presets come up more often: most cases should run in well under a second.
@@ -51,6 +57,9 @@ ROLES = [
     ("topo", re.compile(r"output of .nvidia-smi", re.I)),
     ("output", re.compile(r"^(--out|--output|--plot)$|\b(write|output folder|folder|"
                           r"directory)\b", re.I)),
+    ("xml", re.compile(r"NCCL topology XML", re.I)),
+    ("monitor", re.compile(r"Monitoring configuration", re.I)),
+    ("trace", re.compile(r"^--trace$", re.I)),
     ("placement", re.compile(r"placement", re.I)),
     ("traffic", re.compile(r"traffic", re.I)),
     ("failures", re.compile(r"^--fail", re.I)),
@@ -114,7 +123,13 @@ def file_value(draw: st.DrawFn, case: Case, kind: str, hostile: bool) -> str:
     if special == "empty":
         case.files["empty.yaml"] = b""
         return "empty.yaml"
-    suffix, data = draw(document_text(kind, hostile and draw(st.booleans())))
+    attacked = hostile and draw(st.booleans())
+    if kind == "xml":
+        suffix, data = draw(xml_text(attacked))
+    elif kind == "trace":
+        suffix, data = draw(trace_text(attacked))
+    else:
+        suffix, data = draw(document_text(kind, attacked))
     names = FILE_NAMES if hostile else FILE_NAMES[:1]
     name = f"{draw(st.sampled_from(names))}-{len(case.files)}{suffix}"
     case.files[name] = data
@@ -132,6 +147,8 @@ PLAUSIBLE = {
     "--days": ["10", "90"], "--headroom": ["0.2", "0.3"], "--ranks": ["2", "8", "64"],
     "--price-per-gpu-hour": ["2.5"], "--supernode-premium": ["0.1", "0.3"],
     "--utilization": ["0.4", "0.5", "plan"], "--nic-speed-gbit-per-s": ["400", "800"],
+    "--jobs": ["20", "100", "500"], "--ber": ["1e-12", "2.4e-4", "0.5"],
+    "--message-bytes": ["1048576", str(2**40)],
 }
 #: (No plausible value for free text without named choices: such options are left out
 #: of a case unless it is the case's hostile one.)
@@ -172,13 +189,20 @@ def value_for(draw: st.DrawFn, case: Case, param: Param, hostile: bool) -> str:
         return draw(file_value(case, what, hostile))
     if what == "failures":
         specs = ["switch:leaf/0", "link:leaf/0-spine/1", "switch:scale_up_l1/0/1",
-                 "slow:link:acc/0-scale_up_l1/0/0:0.5", "switch:scale_up_l1/*/1", "FILE"]
+                 "slow:link:acc/0-scale_up_l1/0/0:0.5", "switch:scale_up_l1/*/1", "FILE",
+                 *TIER_FAILURES]
         if hostile:
             specs += ["switch:leaf/²", "link:x", "slow:switch:a:2", "bogus:1",
                       "node:acc/99999999999999999999", "link:acc/0->", "slow:link:a-b:nan"]
         spec = draw(st.sampled_from(specs))
         return spec if spec != "FILE" else draw(file_value(case, "failures", hostile))
-    if what in ("placement", "traffic", "plan", "sweep", "validation", "topo"):
+    if what == "trace":  # fractional-GPU pod traces mostly; the long bundled Philly
+        # replay (tens of seconds on the largest presets) is left to its own tests
+        pick = draw(st.sampled_from(["synthetic", "synthetic", "alibaba-openb", "FILE",
+                                     "FILE", "FILE"]))
+        return pick if pick != "FILE" else draw(file_value(case, "trace", hostile))
+    if what in ("placement", "traffic", "plan", "sweep", "validation", "topo", "xml",
+                "monitor"):
         return draw(file_value(case, what, hostile))
     if what == "accelerator":
         names = ["h100-sxm-80gb", "gb300", "b200-sxm-180gb", "mi300x"]

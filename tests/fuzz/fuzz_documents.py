@@ -1,10 +1,14 @@
 """Documents for the fuzz suite: seeds from the package's presets and the repository's
 examples, and their mutations.
 
-A mutation deletes, renames or replaces a field (with a hostile value), pushes a number to
-an extreme (a count of 1e9, a rate of 1e-300), scales one by 1e9 (a unit slip), adds an
-unknown key or duplicates a list item; the text is then written as YAML or JSON and
-sometimes damaged (truncated, a key doubled, garbage, a BOM, binary, empty). Sweep seeds
+A mutation deletes, renames or replaces a field (with a hostile value: a number at a float
+or integer limit, a huge format pattern), pushes a number to an extreme (a count of 1e9,
+a rate of 1e-320), scales one by 1e9 (a unit slip), adds an unknown key or duplicates a
+list item; the text is then written as YAML or JSON and sometimes damaged (truncated, a
+key doubled, garbage, a BOM, binary, empty) or attacked in its structure (nested past
+the limit, a list past the node limit, YAML tags: :mod:`fuzz_formats`). Seeds include
+monitoring configs (one-host and other degenerate ones), a cluster with a
+``reliability`` block and failure files that take down whole tiers. Sweep seeds
 are the example sweeps rebased onto the 8-GPU ``hgx-h100`` and cut to two values per axis,
 so that one case plans a few variants, not dozens.
 """
@@ -18,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from fuzz_formats import structural
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,13 +30,36 @@ DATA = ROOT / "src" / "supernode" / "data"
 EXAMPLES = ROOT / "examples"
 
 HOSTILE_VALUES: list[Any] = [None, True, False, 0, -1, 1, 2, 7, 2**31, 2**62, 10**30, 2**63,
-                             1e308, -1e-300, 0.5, "x", "", "[/]", "$x^$", "a\nb", "²",
-                             "0-10000000000", "1e30", "a" * 300, [], {}, [1, 2], {"a": 1},
-                             400_000_000_000, "x\ntouch PWNED\n#", "a\ninjected: 1\n#",
-                             "<script>*x*</script>", "[l](j) `c` |t|"]
+                             2**31 - 1, 2**53 + 1, 2**63 - 1, 2**64, -(2**63) - 1,
+                             1e308, -1e-300, 1e-320, 5e-324, 0.5, "x", "", "[/]", "$x^$",
+                             "a\nb", "²", "0-10000000000", "1e30", "a" * 300, [], {}, [1, 2],
+                             {"a": 1}, 400_000_000_000, "inf", "-inf", "1e999", "NaN",
+                             "{host:.999999999f}", "{host:>999999}", "{x}", "{", "9" * 400,
+                             "x\ntouch PWNED\n#", "a\ninjected: 1\n#", "<script>*x*</script>",
+                             "[l](j) `c` |t|"]
 
 #: Extremes a number of a document is pushed to (valid types, absurd sizes).
-EXTREMES: list[Any] = [0, 1, 3, 10**9, 2**40, 2**62, 1e-300, 1e-9, 0.5, 1e9, 1e300]
+EXTREMES: list[Any] = [0, 1, 3, 10**9, 2**40, 2**62, 2**63 - 1, 1e-300, 1e-320, 1e-9, 0.5,
+                       1e9, 1e300, 1e308]
+
+#: Monitoring configs (``monitor rules --config``): each part of the defaults changed,
+#: and degenerate ones (one host, one rack, no CDU grouping).
+MONITOR_SEEDS: list[Any] = [
+    {}, {"hostnames": ["a"]}, {"hostnames": [f"h{i}" for i in range(18)]},
+    {"names": {"host": "{cluster}-{host:04d}", "rack": "r{rack1}"}},
+    {"layout": {"hosts_per_rack": 1, "hosts_per_power_shelf": 1, "racks_per_cdu": 1}},
+    {"thresholds": {"gpu_utilisation_low_percent": 50, "baseline_window_s": 86_400,
+                    "correlation_min_units": 2}},
+    {"link_ber": {"window_s": 600, "trend_factor": 2}},
+    {"disabled_rules": ["GpuCommunicationBottleneck"], "labels": {"host": "Hostname"}}]
+#: A cluster's ``reliability`` block (added to a small preset).
+RELIABILITY_BLOCK = {"failures_per_unit_year": {"gpu": 0.05}, "repair_h": {"gpu": 24},
+                     "spare_hosts": 1, "hot_standby_share": 0.1,
+                     "checkpoint_write_gbyte_per_s": 10, "checkpoint_mode": "async",
+                     "recovery": "restart"}
+#: Failure specs that take down whole tiers (every switch, every leaf, every spine).
+TIER_FAILURES = ["switch:*/*/*", "switch:*/*", "switch:leaf/*", "switch:spine/*",
+                 "switch:scale_up_l1/*/*"]
 
 def _load(path: Path) -> Any:
     text = path.read_text(encoding="utf-8")
@@ -58,6 +86,8 @@ def seeds() -> dict[str, list[Any]]:
     """Seed documents per kind (parsed data, or text for ``topo``)."""
     clusters = [_load(p) for p in sorted((DATA / "clusters").glob("*.yaml"))]
     clusters += [_load(p) for p in sorted(EXAMPLES.glob("*.yaml"))]
+    clusters.append({**_load(DATA / "clusters" / "hgx-h100.yaml"),
+                     "reliability": RELIABILITY_BLOCK})
     validation = _load(DATA / "validation" / "public.json")
     cases = validation["cases"]
     return {
@@ -81,7 +111,9 @@ def seeds() -> dict[str, list[Any]]:
                          "accelerators": [0, 1, 2, 3], "after": ["ar"], "repeat": 2}]}],
         "failures": [_load(EXAMPLES / "netsim" / "failures.yaml"),
                      {"failures": ["switch:scale_up_l1/0/1",
-                                   "slow:link:acc/0-scale_up_l1/0/0:0.5"]}],
+                                   "slow:link:acc/0-scale_up_l1/0/0:0.5"]},
+                     {"failures": TIER_FAILURES[:2]}, {"failures": TIER_FAILURES[2:]}],
+        "monitor": MONITOR_SEEDS,
         "sweep": [_small_sweep(_load(p)) for p in sorted((EXAMPLES / "sweeps").glob("*.yaml"))],
         "validation": [{**validation, "cases": cases[i:i + 2]} for i in (0, 10, 30, 50)],
         "topo": [(DATA / "samples" / "nvidia-smi-topo-m_8xB300.txt").read_text()],
@@ -171,7 +203,7 @@ def document_text(draw: st.DrawFn, kind: str, hostile: bool) -> tuple[str, bytes
     else:
         suffix, text = ".yaml", yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
     damage = draw(st.sampled_from(["none"] * 4 + ["truncate", "garbage", "dupkey",
-                                                   "bom", "binary", "empty"])) \
+                                                   "bom", "binary", "empty", "structure"])) \
         if hostile else "none"
     if damage == "truncate":
         text = text[: draw(st.integers(0, max(len(text) - 1, 0)))]
@@ -186,6 +218,8 @@ def document_text(draw: st.DrawFn, kind: str, hostile: bool) -> tuple[str, bytes
         text = "\ufeff" + text
     elif damage == "empty":
         text = ""
+    elif damage == "structure":
+        text = draw(structural(suffix, text))
     data = text.encode("utf-8", "surrogatepass")
     if damage == "binary":
         data = bytes(range(256)) + data[:100]

@@ -200,3 +200,15 @@ def problems(case: Case, outcome: Outcome, before: dict, after: dict) -> list[st
         if problem:
             found.append(problem)
     return found
+
+
+def outcome_record(command: str, outcome: Outcome, found: list[str],
+                   argv: list[str] | None = None) -> dict[str, Any]:
+    """One case as a log record: the command, exit code, wall seconds, and whether it was
+    an internal error (exit 70), over the memory cap (the worker died) or over the time
+    limit, with the problems found (and ``argv`` when there are any)."""
+    return {"command": command, "code": outcome.code, "wall_s": round(outcome.wall_s, 3),
+            "internal": outcome.code == 70 or "internal error" in outcome.stderr,
+            "memory": "died" in outcome.note or "out of memory" in outcome.stderr,
+            "time": "hang" in outcome.note, "problems": found,
+            "argv": argv if found else None}

@@ -8,18 +8,21 @@ never a traceback, one ``error:`` line on exit 2 and nothing left behind.
 
 Budget: ``FUZZ_EXAMPLES`` cases per command. The CI budget, what ``pytest`` and
 ``.ci/run`` run: 80 per command under the derandomised ``ci`` profile, the same cases
-every run (2,160 invocations, about 3 CPU minutes on an idle machine, shared by the
+every run (2,240 invocations, about 4 CPU minutes on an idle machine, shared by the
 pytest-xdist workers: each starts its own fuzz worker process). The long profile is a
 separate command that draws fresh random cases every run (one to two hours on 2 cores)::
 
     HYPOTHESIS_PROFILE=explore FUZZ_EXAMPLES=2000 .venv/bin/pytest tests/fuzz
 
-(``HYPOTHESIS_PROFILE=explore`` alone runs 300 per command.)
+(``HYPOTHESIS_PROFILE=explore`` alone runs 300 per command.) With ``FUZZ_LOG=FILE`` every
+case appends one JSON line (command, exit code, seconds, what went wrong) to ``FILE``, for
+counts per command (:func:`fuzz_harness.outcome_record`).
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import shlex
 import shutil
@@ -27,13 +30,14 @@ from pathlib import Path
 
 import pytest
 from fuzz_cases import Case, commands, invocation
-from fuzz_harness import Outcome, Worker, problems, run_case
+from fuzz_harness import Outcome, Worker, outcome_record, problems, run_case
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 COMMANDS = commands()
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", 300 if PROFILE == "explore" else 80))
+LOG = os.environ.get("FUZZ_LOG")
 
 
 @pytest.fixture(scope="module")
@@ -75,6 +79,10 @@ def test_fuzz_command(command, worker: Worker, tmp_path: Path) -> None:
         folder = tmp_path / f"case{next(counter)}"
         outcome, before, after = run_case(worker, case, folder)
         found = problems(case, outcome, before, after)
+        if LOG:
+            with open(LOG, "a", encoding="utf-8") as handle:
+                record = outcome_record(command.id, outcome, found, case.argv)
+                handle.write(json.dumps(record) + "\n")
         assert not found, report(case, outcome, found)
         shutil.rmtree(folder, ignore_errors=True)
 

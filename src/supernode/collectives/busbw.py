@@ -16,14 +16,16 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from supernode import bounds
 from supernode.errors import InputError
 from supernode.units import FloatLike
 
 OPS: tuple[str, ...] = (
     "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "p2p",
 )
-#: Largest message size ``S`` any command or file takes, bytes (1 TiB).
-MAX_MESSAGE_BYTES = 2**40
+#: Largest message size ``S`` any command or file takes, bytes (1 TiB; its home is
+#: :mod:`supernode.bounds`).
+MAX_MESSAGE_BYTES = bounds.MAX_MESSAGE_BYTES
 
 
 def check_op(op: str) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import sys
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
@@ -13,6 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from supernode.errors import InputError, StdoutClosed
+from supernode.jsontext import json_text
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -58,8 +58,9 @@ def handles_input_errors(func: Callable[P, R]) -> Callable[P, R]:
 
 
 def print_json(data: Any) -> None:
-    """Write ``data`` as indented JSON to stdout, nothing else."""
-    sys.stdout.write(json.dumps(data, indent=2, sort_keys=False, allow_nan=False) + "\n")
+    """Write ``data`` as indented JSON to stdout, nothing else (the one JSON writer,
+    :func:`supernode.jsontext.json_text`: a non-finite number is written as ``null``)."""
+    sys.stdout.write(json_text(data) + "\n")
 
 
 def input_paths(*values: Any) -> list[Any]:

@@ -27,15 +27,17 @@ from typing import Annotated, Any, ParamSpec, TypeVar, get_args
 
 import typer
 
+from supernode.bounds import MAX_WORKERS
 from supernode.spec.plan import MAX_GLOBAL_BATCH
 
 PlanFile = Annotated[Path | None, typer.Option("--plan", help="Plan file (YAML/JSON).")]
 Gpus = Annotated[int | None, typer.Option("--gpus", min=1, help="GPUs the job uses (the "
                                           "cluster grows by whole units if smaller).")]
-#: Most processes ``--workers`` may ask for.
-MAX_SEARCH_WORKERS = 64
+#: Most processes ``--workers`` may ask for (every command's: :mod:`supernode.bounds`;
+#: the range is applied to every ``--workers`` by ``commands/_option_limits.py``).
+MAX_SEARCH_WORKERS = MAX_WORKERS
 SearchWorkers = Annotated[int | None, typer.Option(
-    "--workers", min=1, max=MAX_SEARCH_WORKERS,
+    "--workers",
     help="Processes scoring each plan search (default: one per 250k plans, up to 4 and "
          "the CPU cores). Same results for any number.")]
 Tp = Annotated[int | None, typer.Option("--tp", help="Tensor-parallel size.")]

@@ -4,9 +4,10 @@
 console script, ``python -m supernode.cli``, typer's ``CliRunner``) and whichever command
 runs, including commands added later, gets the same behaviour:
 
-* a usage error (unknown option or command, a value the option's type refuses, a missing
-  argument) is one ``error: --option: what is allowed`` line on stderr, exit code 2 (no
-  panel, no help text);
+* a usage error (unknown option or command, a value the option's type refuses, a number
+  out of its documented range (:mod:`._option_limits`), a missing argument) is one
+  ``error: --option: what is allowed`` line on stderr, exit code 2 (no panel, no help
+  text);
 * ``supernode`` or a command group with nothing after it prints its help, exit 0;
 * SIGTERM/SIGHUP are handled like SIGINT (:mod:`supernode.shutdown`): ``finally`` blocks
   clean up, exit 128 + the signal (143, 129; 130 for SIGINT);
@@ -272,6 +273,10 @@ class SupernodeGroup(TyperGroup):
             command = load_command(cmd_name)
             if command is not None:
                 self.add_command(command, cmd_name)
+        if command is not None and not ctx.meta.get(_LISTING):
+            from supernode.commands._option_limits import bound_numeric_options
+
+            bound_numeric_options(command)
         return command
 
     def list_commands(self, ctx: Any) -> list[str]:

@@ -10,7 +10,6 @@ device), and not the input itself.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from supernode.commands._results_options import UnsaidOp, UnsaidRanks
 from supernode.errors import InputError
 from supernode.importers.nvidia_smi import read_topo
 from supernode.importers.nvidia_smi_host import import_host, render_yaml, summary_lines
+from supernode.jsontext import json_text
 from supernode.outputs import check_output_file, write_text
 
 import_app = typer.Typer(
@@ -54,17 +54,15 @@ def nvidia_smi_topo_command(
                                           "h100-sxm-80gb (nvidia-smi topo -m does not show the "
                                           "GPU model; see `supernode catalog list`)")
     result = import_host(read_topo(file), accelerator, _speed(nic_speed))
-    if as_json:
-        text = json.dumps(result.as_json(), indent=2, allow_nan=False) + "\n"
-    else:
-        text = render_yaml(result, source=file.name)
+    text = json_text(result.as_json()) + "\n" if as_json else \
+        render_yaml(result, source=file.name)
     if output is None:
         typer.echo(text, nl=False)
         return
     write_text(output, text, "--output", inputs=[file])
     if as_json:  # stdout stays machine-readable: what was written, and the summary
-        typer.echo(json.dumps({"output": output, "summary": result.summary,
-                               "notes": list(result.notes)}, indent=2, allow_nan=False))
+        typer.echo(json_text({"output": output, "summary": result.summary,
+                              "notes": list(result.notes)}))
         return
     for line in summary_lines(result.summary):
         typer.echo(line)
@@ -94,8 +92,7 @@ def _emit(text: str, output: str | None, inputs: list[Path], as_json: bool,
         return
     write_text(output, text, "--output", inputs=inputs)
     if as_json:
-        typer.echo(json.dumps({"output": output, **(summary or {})}, indent=2,
-                              allow_nan=False))
+        typer.echo(json_text({"output": output, **(summary or {})}))
         return
     typer.echo(f"{what}; wrote {output}" if what else f"wrote {output}")
 
@@ -121,10 +118,7 @@ def results_command(
         check_output_file(output, "--output", inputs=files)
     sets = [s for f in files for s in read_results(f, op=op, ranks=ranks,
                                                    ranks_per_domain=ranks_per_domain)]
-    if as_json:
-        text = json.dumps(measurement_document(sets), indent=2, allow_nan=False) + "\n"
-    else:
-        text = render_yaml(sets)
+    text = json_text(measurement_document(sets)) + "\n" if as_json else render_yaml(sets)
     _emit(text, output, files, as_json, {"measurement_sets": len(sets)},
           f"{len(sets)} measurement set(s)")
 
@@ -148,7 +142,7 @@ def nccl_xml_command(
         check_output_file(output, "--output", inputs=[file])
     result = read_nccl_xml(file, accelerator)
     if as_json:
-        text = json.dumps(result.as_json(), indent=2, allow_nan=False) + "\n"
+        text = json_text(result.as_json()) + "\n"
     else:
         text = render_host_yaml(result, source=file.name)
     _emit(text, output, [file], as_json)

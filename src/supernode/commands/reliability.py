@@ -100,7 +100,8 @@ def reliability_command(
     netsim: bool = typer.Option(False, "--netsim", help="Price fabric degradations with the "
                                 "flow simulator too (slower)."),
     use_ray: bool = typer.Option(False, "--ray", help="Run the Monte Carlo on Ray."),
-    workers: int | None = typer.Option(None, "--workers", min=1, help="Processes/Ray CPUs."),
+    workers: int | None = typer.Option(None, "--workers", help="Processes/Ray CPUs "
+                                       "(at most 256; no more processes than CPU cores)."),
     plot: Path | None = typer.Option(None, "--plot", help="Directory for PNG plots."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
@@ -120,8 +121,6 @@ def reliability_command(
         checkpoint_mode=mode, interval_s=interval, recovery=recovery,
         failures_per_unit_year=_rates(rate), workers=workers, use_ray=use_ray,
         netsim=netsim)
-    if spares is not None and spares < 0:
-        raise InputError("spares", f"must be >= 0, got {spares}")
     with _progress(quiet or json_output) as bar:
         task = bar.add_task("mc", total=runs) if bar is not None else None
         hook = (lambda n: bar.advance(task, n)) if bar is not None else None

@@ -15,6 +15,7 @@ from rich import box
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from supernode.bounds import check_workers
 from supernode.cluster.load import load_cluster_spec
 from supernode.cluster.scaling import scale_cluster
 from supernode.commands import app
@@ -85,9 +86,10 @@ def _model(name: str) -> int | None:
 def _trace(source: str, cluster, jobs: int | None, skip: bool, synth: dict, seed: int,
            priority_min_gpus: int):
     if source == "synthetic":
-        given = {**synth, "jobs": jobs}  # validated together: model_copy would not check
-        spec = validate_document({k: v for k, v in given.items() if v is not None},
-                                 SyntheticSpec, source="synthetic trace")
+        given = {k: v for k, v in synth.items() if v is not None}
+        if jobs is not None:
+            given["jobs"] = jobs  # validated with the rest: --jobs within its limit
+        spec = validate_document(given, SyntheticSpec, source="synthetic trace")
         return synthetic_trace(spec, cluster.accelerators, seed, priority_min_gpus)
     rules = TraceRules(cluster.accelerators, priority_min_gpus, _tp_ok(cluster.scale_up.size),
                        _model)
@@ -165,9 +167,14 @@ def schedule_command(
         raise InputError("--trace", "the synthetic options (--load, --size-law, ...) need "
                                     "--trace synthetic")
     data = _trace(trace, resolved, jobs, skip_bad_rows, synth, seed, priority_min_gpus)
-    _report_skipped(data)
+    if len(data) == 0 and data.skipped:
+        first = data.skipped[0]
+        raise InputError("--trace", f"no jobs to schedule: all {len(data.skipped):,} rows "
+                                    f"were skipped (the first, line {first.line}: "
+                                    f"{first.message})")
     with _progress(quiet or json_output, len(names) * 2 * len(data)) as bar:
         result = schedule(resolved, data, names, seed, options, _callback(bar), workers)
+    _report_skipped(data)  # after the run: a refusal stays one line
     plots = ([str(p) for p in plot_schedule(result, plot, "--plot", [cluster, trace])]
              if plot is not None else [])
     if json_output:
@@ -187,7 +194,8 @@ def _options(backfill_depth, stretch, checkpoint_s, preempt_s, restart_s, jobs, 
               ("--jobs", jobs is None or jobs >= 1, "an integer ≥ 1"),
               ("--gpus", gpus is None or gpus >= 1, "an integer ≥ 1"),
               ("--priority-min-gpus", priority_min_gpus >= 1, "an integer ≥ 1"),
-              ("--workers", 1 <= workers <= 64, "an integer in 1..64"))
+              )
+    check_workers(workers)
     for option, ok, allowed in checks:
         if not ok:
             raise InputError(option, f"must be {allowed}")

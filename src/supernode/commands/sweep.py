@@ -15,7 +15,7 @@ from supernode.commands._output import handles_input_errors, print_json, stderr,
 from supernode.errors import InputError
 from supernode.outputs import check_output_folder
 from supernode.planner.sweep_output import write_results
-from supernode.planner.sweep_run import MAX_WORKERS, make_tasks, run_tasks
+from supernode.planner.sweep_run import make_tasks, run_tasks
 from supernode.planner.sweep_spec import load_sweep_spec
 from supernode.textsafe import rich_safe
 
@@ -43,7 +43,7 @@ def sweep_command(
                                          help="Ray cluster address, after --ray."),
     ray: bool = typer.Option(False, "--ray", help="Run on Ray: `--ray` for a local "
                                                   "instance, `--ray ADDRESS` for a cluster."),
-    workers: int | None = typer.Option(None, "--workers", min=1, max=MAX_WORKERS,
+    workers: int | None = typer.Option(None, "--workers",
                                        help="Parallel workers (default: CPU count; at most "
                                             "one per variant)."),
     out: Path | None = typer.Option(None, "--out", help="Output folder "

@@ -16,7 +16,9 @@ The element and attribute names are NCCL's (``supernode.exports.nccl_xml``). Wha
 
 The accelerator is the user's to name (``--accelerator``); without it, the catalog part
 with the file's compute capability is taken when exactly one has it. Files are read with a
-1 MiB limit; DOCTYPE and entity declarations are refused (NCCL never writes them).
+1 MiB limit by the one XML reader (:mod:`supernode.importers.xml_reader`: no DOCTYPE or
+entity declarations, which NCCL never writes; at most 64 levels of nesting and 100,000
+elements; integer attributes within 64 bits).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 
 from supernode.errors import InputError
 from supernode.exports.nccl_xml import PCI_GPU, PCI_NVSWITCH, PCIE_SPEED, catalog_sm
+from supernode.importers.xml_reader import parse_xml, xml_int
 from supernode.inputs import read_text_file
 from supernode.spec.cluster import HostSpec
 from supernode.spec.documents import dump_yaml
@@ -60,13 +63,7 @@ def read_nccl_xml(path: str | Path, accelerator: str | None = None) -> XmlHost:
 def parse_nccl_xml(text: str, accelerator: str | None = None,
                    source: str | None = None) -> XmlHost:
     """Parse NCCL topology XML ``text`` into a host block."""
-    if "<!DOCTYPE" in text or "<!ENTITY" in text:
-        raise InputError("system", "DOCTYPE or entity declarations are not read (NCCL "
-                                   "topology files have none)", source=source)
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as exc:
-        raise InputError("system", f"not well-formed XML: {exc}", source=source) from None
+    root = parse_xml(text, "system", source)
     if root.tag != "system":
         raise InputError("system", f"the root element is <{root.tag}>, NCCL's is <system>",
                          source=source)
@@ -110,15 +107,8 @@ def _walk(root: ET.Element, source: str | None) -> tuple[list[dict], list[dict]]
 
 def _int(node: ET.Element, attr: str, where: str, source: str | None,
          default: int | None = None) -> int:
-    text = node.get(attr)
-    if text is None and default is not None:
-        return default
-    if text is not None:
-        try:
-            return int(text, 0)
-        except ValueError:
-            pass
-    raise InputError(f"{where}.{attr}", f"must be an integer, got {text!r}", source=source)
+    """A non-negative integer attribute (:func:`xml_int`: bounded, never an overflow)."""
+    return xml_int(node, attr, where, source, default, low=0)
 
 
 def distance(gpu: dict, nic: dict) -> str:
@@ -153,9 +143,9 @@ def _host(gpus, nets, root, accelerator, source) -> XmlHost:
     pcie = _pcie(gpus[0]["link"])
     if pcie:
         host["pcie"] = pcie
-    host["local_topology"] = _local(gpus, nets)
+    host["local_topology"] = _local(gpus, nets, source)
     validate_document(host, HostSpec, source="imported host")
-    nvswitch = [sum(int(nv.get("count", "0")) for nv in g["nvlinks"]
+    nvswitch = [sum(_int(nv, "count", "gpu.nvlink", source, 0) for nv in g["nvlinks"]
                     if nv.get("tclass") == PCI_NVSWITCH) for g in gpus]
     summary = {"gpus": len(gpus), "sm": gpus[0]["sm"], "nics": len(nets),
                "nvswitch_links_per_gpu": nvswitch,
@@ -186,13 +176,13 @@ def _pcie(link) -> dict | None:
         return None
     generation = _GENERATION.get(link[0].split(" ")[0])
     try:
-        lanes = int(link[1])
+        lanes = int(link[1]) if len(link[1]) <= 6 else 0
     except ValueError:
         return None
     return {"generation": generation, "lanes": lanes} if generation and lanes > 0 else None
 
 
-def _local(gpus, nets) -> dict:
+def _local(gpus, nets, source) -> dict:
     by_bus = {g["busid"]: i for i, g in enumerate(gpus)}
     links = []
     for i, g in enumerate(gpus):
@@ -200,7 +190,7 @@ def _local(gpus, nets) -> dict:
             j = by_bus.get(nv.get("target")) if nv.get("tclass") == PCI_GPU else None
             if j is not None and j > i:
                 links.append({"a": i, "b": j, "kind": "nvlink",
-                              "count": int(nv.get("count", "1"))})
+                              "count": _int(nv, "count", "gpu.nvlink", source, 1)})
     affinity = [{"nic": n["name"], "accelerator": i, "distance": distance(g, n)}
                 for n in nets for i, g in enumerate(gpus)]
     return {"device_links": links, "nic_affinity": affinity,

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from supernode.bounds import MAX_MESSAGE_BYTES, check_number
 from supernode.errors import InputError
 from supernode.links.fec import (
     check_ber,
@@ -132,6 +133,7 @@ def link_performance(gen: LinkGeneration, *, pre_fec_ber: float | None = None,
     post_in = None if post_fec_ber is None else check_ber(post_fec_ber, "post_fec_ber")
     if not isinstance(message_bytes, int | np.integer) or message_bytes < 1:
         raise InputError("message_bytes", f"got {message_bytes!r}; an integer >= 1 is required")
+    check_number("message_bytes", int(message_bytes), 1, MAX_MESSAGE_BYTES, "bytes (1 TiB)")
     p, post = frame_error_probability(gen, pre_fec_ber=pre, post_fec_ber_value=post_in)
     frame_rate = gen.data_rate_bytes_per_s / gen.frame_bytes
     window = max(1, math.ceil(gen.retry_latency_s * frame_rate))

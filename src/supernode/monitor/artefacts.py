@@ -12,12 +12,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from supernode.jsontext import json_text
 from supernode.monitor.dcgm import counters_csv
 from supernode.monitor.grafana import dashboard, panel_expressions
 from supernode.monitor.infometrics import topology_exposition
@@ -61,14 +61,14 @@ def render(pack: RulePack, semantics: Semantics = Semantics(left_open=True)) -> 
         TESTS: header + dump_yaml(test_document(pack, scenarios, RULES, False, semantics)),
         TESTS_LONG: header + dump_yaml(test_document(pack, scenarios, RULES, True, semantics)),
         COUNTERS: csv,
-        DASHBOARD: json.dumps(model, indent=2) + "\n",
+        DASHBOARD: json_text(model) + "\n",
         TOPOLOGY: topology_exposition(ctx.topology, ctx.config),
         INHIBIT: "# Alertmanager inhibit rules (merge into alertmanager.yml).\n"
                  + dump_yaml({"inhibit_rules": inhibit_rules({a.alert
                                                               for a in pack.alerts()})}),
     }
     notes = list(pack.notes) + csv_notes + test_notes
-    files[MANIFEST] = json.dumps(manifest(pack, files, notes), indent=2) + "\n"
+    files[MANIFEST] = json_text(manifest(pack, files, notes)) + "\n"
     return Artefacts(files, notes)
 
 

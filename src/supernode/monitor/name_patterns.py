@@ -17,6 +17,8 @@ from supernode.errors import InputError
 
 #: Widest width or precision a naming pattern may give one field, in characters.
 MAX_WIDTH = 32
+#: Longest naming pattern, in characters (a name is a label value).
+MAX_PATTERN_CHARS = 256
 #: Fields that hold text (the cluster's name, a switch tier); the others are integers.
 TEXT_FIELDS = frozenset({"cluster", "tier"})
 
@@ -28,6 +30,9 @@ _SPEC = re.compile(r"(?:[^{}]?[<>=^])?[-+ ]?#?0?(?P<width>[0-9]*)[,_]?"
 def check_pattern(path: str, pattern: str, allowed: set[str] | frozenset[str]) -> None:
     """Refuse (InputError at ``path``, e.g. ``names.host``) a pattern that uses anything but
     the ``allowed`` fields with plain, bounded format specs, or that cannot format them."""
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise InputError(path, f"a pattern of {len(pattern):,} characters; at most "
+                               f"{MAX_PATTERN_CHARS}")
     try:
         parts = list(string.Formatter().parse(pattern))
     except ValueError as exc:

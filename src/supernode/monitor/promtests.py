@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from supernode.errors import InputError
+from supernode.monitor.config import MonitorConfig, load_config
 from supernode.monitor.context import PackContext
 from supernode.monitor.pack import RulePack
 from supernode.monitor.placement import MonitorTopology, monitor_topology
@@ -62,12 +63,36 @@ def scenario_context(ctx: PackContext) -> PackContext:
     supernodes, topology = cluster.supernodes, ctx.topology
     while not _enough(topology) and supernodes < 4096:
         supernodes *= 2
+        grown = replace(cluster, supernodes=supernodes)
         try:
-            topology = monitor_topology(replace(cluster, supernodes=supernodes),
-                                        ctx.config)
+            topology = monitor_topology(grown, _with_test_hosts(ctx.config, grown.hosts))
         except (InputError, RadixError):
             break
     return replace(ctx, topology=topology)
+
+
+def _with_test_hosts(config: MonitorConfig, hosts: int) -> MonitorConfig:
+    """``config`` for a cluster grown to ``hosts`` hosts for the test series: the given
+    ``hostnames`` (one per real host) followed by distinct names for the test-only hosts."""
+    if not config.hostnames or len(config.hostnames) >= hosts:
+        return config
+    names, taken = list(config.hostnames), set(config.hostnames)
+    index = len(names)
+    while len(names) < hosts:
+        name = f"scenario-host-{index}"
+        index += 1
+        if name not in taken:
+            names.append(name)
+            taken.add(name)
+    return config.model_copy(update={"hostnames": names})
+
+
+def _tuned(config: MonitorConfig) -> bool:
+    """True when ``config`` sets thresholds, layout or BER levels other than the defaults
+    (the scenarios' hand-worked values are for the defaults)."""
+    default = load_config(None)
+    return (config.thresholds, config.layout, config.link_ber) != \
+        (default.thresholds, default.layout, default.link_ber)
 
 
 def scenarios_for(pack: RulePack, notes: list[str] | None = None) -> list[Scenario]:
@@ -78,15 +103,35 @@ def scenarios_for(pack: RulePack, notes: list[str] | None = None) -> list[Scenar
     factories = scenarios_gpu.SCENARIOS | scenarios_fabric.SCENARIOS | \
         scenarios_facility.SCENARIOS
     ctx = scenario_context(pack.ctx)
+    tuned = _tuned(pack.ctx.config)
     out = []
     for rule in pack.alerts():
         try:
-            out.append(factories[rule.alert](ctx))
+            scenario = factories[rule.alert](ctx)
         except (ValueError, StopIteration, IndexError):
             if notes is not None:
                 notes.append(f"no promtool test for {rule.alert}: the cluster has too few "
                              "units for a firing unit and a near miss")
+            continue
+        if tuned and not _holds(pack, scenario):
+            if notes is not None:
+                notes.append(f"no promtool test for {rule.alert}: its scenario's values "
+                             "are worked out for the default thresholds, and do not fire "
+                             "and stay silent as written under --config's")
+            continue
+        out.append(scenario)
     return out
+
+
+def _holds(pack: RulePack, scenario: Scenario) -> bool:
+    """True when the evaluator agrees with ``scenario``'s expectation under both window
+    semantics (Prometheus 2 and 3)."""
+    try:
+        for semantics in (Semantics(), Semantics(left_open=True)):
+            verify_scenario(pack, scenario, semantics)
+    except ScenarioMismatch:
+        return False
+    return True
 
 
 def load_scenario(scenario: Scenario) -> Storage:

@@ -139,14 +139,14 @@ class Kit:
 
     # Units.
     def gpu(self, index: int) -> GpuPlace:
-        """A distinct GPU: the ``index``-th of the cluster (wrapping)."""
-        gpus = self.ctx.topology.gpus
-        return gpus[index % len(gpus)]
+        """A distinct GPU: the ``index``-th of the cluster (IndexError when the cluster has
+        fewer: a scenario never gives two of its units the same GPU)."""
+        return self.ctx.topology.gpus[index]
 
     def host(self, index: int) -> HostPlace:
-        """The ``index``-th compute host."""
-        hosts = self.ctx.topology.compute_hosts()
-        return hosts[index % len(hosts)]
+        """The ``index``-th compute host (IndexError when the cluster has fewer: a scenario
+        never gives two of its hosts the same name)."""
+        return self.ctx.topology.compute_hosts()[index]
 
     def gpus_of(self, host: HostPlace) -> list[GpuPlace]:
         """The GPUs of ``host``."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from supernode.errors import InputError
-from supernode.inputs import read_text_file
+from supernode.inputs import path_kind, read_text_file
 from supernode.monitor.context import INFO_METRICS
 from supernode.monitor.exposition import Limits, Snapshot, parse_exposition
 from supernode.monitor.infometrics import info_series
@@ -66,7 +66,7 @@ def expand_paths(paths: list[str]) -> list[str]:
     out: list[str] = []
     for path in paths:
         folder = Path(path)
-        if folder.is_dir():
+        if path_kind(path) == "dir":  # never raises (a 300-byte name is no folder)
             found = sorted(str(p) for p in folder.glob("*.prom"))
             if not found:
                 raise InputError("SNAPSHOT", f"folder {path!r} holds no *.prom files")

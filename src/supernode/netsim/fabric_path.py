@@ -54,8 +54,9 @@ def _endpoint(router: RouterView, acc: int, rail: int) -> tuple[int, int]:
     if not rails:
         nic = int(net.acc_nic[acc])
         if nic < 0 or not router.nic_ok.get(nic, False):
-            raise InputError("routing", f"accelerator {acc} has no working NIC to leave its "
-                                        "scale-up domain")
+            raise InputError("routing", f"no path: accelerator {acc} has no working NIC to "
+                                        "leave its scale-up domain; the job cannot run "
+                                        "with these failures")
         return acc, nic
     order = sorted(rails)
     start = order.index(rail) if rail in rails else 0
@@ -64,8 +65,9 @@ def _endpoint(router: RouterView, acc: int, rail: int) -> tuple[int, int]:
         nic = int(net.acc_nic[proxy])
         if router.nic_ok.get(nic, False) and _reachable(router, acc, proxy):
             return proxy, nic
-    raise InputError("routing", f"every NIC of accelerator {acc}'s host is down or "
-                                "unreachable")
+    raise InputError("routing", f"no path: every NIC of accelerator {acc}'s host is "
+                                "down or unreachable; the job cannot run with these "
+                                "failures")
 
 
 def _reachable(router: RouterView, a: int, b: int) -> bool:

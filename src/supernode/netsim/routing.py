@@ -140,6 +140,8 @@ class Router:
         domain): (shape, positions, local src, local dst, table row per flow, the shape's
         arc -> link table); pairs of domains without a usable link are left out."""
         table = self.domains
+        if table.shape_of.size == 0:  # no domain has a usable scale-up link (all failed)
+            return
         doms = self.net.acc_domain[src]
         known = (doms >= 0) & (doms < table.shape_of.size)
         shape = np.where(known, table.shape_of[np.where(known, doms, 0)], -1)

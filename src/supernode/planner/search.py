@@ -31,6 +31,7 @@ from functools import partial
 import numpy as np
 import numpy.ma  # noqa: F401
 
+from supernode.bounds import check_workers
 from supernode.errors import InputError
 from supernode.estimate.calibration import Calibration, default_calibration
 from supernode.estimate.system import SystemModel
@@ -182,7 +183,8 @@ def search_layouts(target: PlanTarget, objective: str = "time",
                 ].append(layout)
     weights = target.economics_or_default().energy_weights if objective == "energy" else None
     points = sum(len(group) * axes.size for axes, group in batches.items())
-    workers = search_workers(points) if workers is None else max(1, int(workers))
+    workers = search_workers(points) if workers is None else \
+        check_workers(workers, "workers") or 1
     units = _units(batches, max(1, -(-points // workers)) if workers > 1 else None)
     shares = _shares(units, workers)
 

@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from supernode.jsontext import json_text
 from supernode.outputs import output_errors, output_folder
 from supernode.planner.sweep_run import METRIC_COLUMNS
 
@@ -61,8 +62,7 @@ def _write_tables(rows: list[dict[str, Any]], keys: list[str], meta: dict[str, A
     """The tables, written into ``out`` (a staging folder)."""
     cols = columns(keys)
     csv_path = out / "results.csv"
-    text = json.dumps({"meta": meta, "columns": cols, "rows": rows}, indent=2,
-                      allow_nan=False) + "\n"
+    text = json_text({"meta": meta, "columns": cols, "rows": rows}) + "\n"
     with csv_path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=cols, extrasaction="ignore")
         writer.writeheader()

@@ -11,11 +11,10 @@ in the caller stops the pool and ends its workers: none outlives the sweep.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
-from supernode import parallel
+from supernode import bounds, parallel
 from supernode.cluster.load import load_cluster_spec
 from supernode.errors import InputError
 from supernode.planner.build import build_target
@@ -26,8 +25,9 @@ from supernode.spec.loader import validate_document
 from supernode.workload.presets import load_workload
 
 Progress = Callable[[], None]
-#: Most worker processes of a local pool (``--workers``); never more than the variants.
-MAX_WORKERS = 256
+#: Most worker processes of a local pool (``--workers``; its home is
+#: :mod:`supernode.bounds`); never more than the variants or the CPU cores.
+MAX_WORKERS = bounds.MAX_WORKERS
 
 #: Result columns of a row, after the variant index and the swept keys.
 METRIC_COLUMNS = ("status", "error", "gpus", "global_batch_sequences", "scale_up_size",
@@ -121,7 +121,8 @@ def run_tasks(tasks: list[dict[str, Any]], workers: int | None = None,
     if use_ray:
         count = workers or 2
     else:
-        count = min(workers or os.cpu_count() or 1, len(tasks), MAX_WORKERS)
+        count = bounds.worker_processes(bounds.check_workers(workers) or bounds.cpu_cores(),
+                                        max(1, len(tasks)))
     done = on_done or (lambda: None)
     return parallel.run_tasks(run_variant, [(task,) for task in tasks], count,
                               use_ray=use_ray, ray_address=ray_address,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from supernode import bounds
 from supernode.errors import InputError
 from supernode.estimate.model import estimate_plan
 from supernode.estimate.system import system_from_cluster
@@ -32,6 +33,7 @@ from supernode.reliability.recovery import RecoveryTimes
 from supernode.reliability.result import ReliabilityResult, WhatIf, mc_summary
 from supernode.reliability.scenario import Design, Scenario, build_scenario
 from supernode.reliability.standby import HotStandby, hot_standby
+from supernode.spec.base import UNIT_LIMITS
 from supernode.spec.plan import ParallelPlan
 from supernode.spec.reliability import ReliabilitySpec
 from supernode.spec.resolved import Cluster
@@ -42,8 +44,10 @@ from supernode.topology.cluster_graph import pcie_bandwidth_bytes_per_s
 #: Spare hosts held when neither the cluster nor the caller says. ASSUMPTION: 2% of the
 #: job's hosts, rounded up (operators keep a small hot-spare pool per pod).
 DEFAULT_SPARE_SHARE = 0.02
-MAX_DAYS = 3650.0
-MAX_RUNS = 100_000
+MAX_DAYS = bounds.MAX_DAYS
+MAX_RUNS = bounds.MAX_RUNS
+#: The range of a checkpoint write bandwidth: the unit limit of a ``*_gbyte_per_s`` field.
+WRITE_LIMIT = UNIT_LIMITS["_gbyte_per_s"]
 #: Runs of each what-if row (common random numbers: the same draws as the main runs).
 WHAT_IF_RUNS = 64
 #: build_scenario's arguments before the design, and after it.
@@ -75,15 +79,21 @@ class ReliabilityOptions:
 
 
 def _check(o: ReliabilityOptions) -> None:
-    checks = [("days", 0 < o.days <= MAX_DAYS, f"in (0, {MAX_DAYS:,.0f}]"),
-              ("runs", 1 <= o.runs <= MAX_RUNS, f"in [1, {MAX_RUNS:,}]"),
-              ("weibull_shape", 0.1 <= o.weibull_shape <= 10, "in [0.1, 10]"),
-              ("seed", 0 <= o.seed < 2**63, "in [0, 2^63)"),
-              ("interval_s", o.interval_s is None or o.interval_s > 0, "> 0")]
-    for name, ok, allowed in checks:
-        if not ok or (isinstance(getattr(o, name), float)
-                      and not math.isfinite(getattr(o, name))):
-            raise InputError(name, f"must be {allowed}, got {getattr(o, name)}")
+    """Every number of ``o`` usable and in its documented range (:mod:`supernode.bounds`),
+    before any model runs; InputError naming the field otherwise."""
+    checks = [("days", o.days, 0, MAX_DAYS, "days", True),
+              ("runs", o.runs, 1, MAX_RUNS, "runs", False),
+              ("weibull_shape", o.weibull_shape, 0.1, 10, "", False),
+              ("seed", o.seed, 0, bounds.MAX_INT64, "", False),
+              ("interval_s", o.interval_s, 0, bounds.MAX_DURATION_S, "s", True),
+              ("checkpoint_write_gbyte_per_s", o.checkpoint_write_gbyte_per_s,
+               WRITE_LIMIT.low, WRITE_LIMIT.high, WRITE_LIMIT.unit, False),
+              ("hot_standby_share", o.hot_standby_share, 0, 1, "", False),
+              ("spare_hosts", o.spare_hosts, 0, None, "hosts", False)]
+    for name, value, low, high, unit, low_open in checks:
+        if value is not None:
+            bounds.check_number(name, value, low, high, unit, low_open)
+    bounds.check_workers(o.workers, "workers")
 
 
 def _rates(cluster: Cluster, inventory: Inventory, spec: ReliabilitySpec,

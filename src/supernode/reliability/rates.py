@@ -25,6 +25,7 @@ from typing import Literal
 
 from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt
 
+from supernode.bounds import check_number
 from supernode.errors import InputError
 from supernode.spec.base import StrictModel
 from supernode.spec.loader import parse_text, validate_document
@@ -100,6 +101,13 @@ class ComponentRate:
         return self.rate_per_unit_s * YEAR_S
 
 
+
+#: Largest override a cluster file or ``--rate`` may give: a million failures per unit
+#: and year (one every 32 s), a repair of ten years.
+OVERRIDE_LIMITS = {"failures_per_unit_year": (1e6, "failures per unit-year"),
+                   "repair_h": (87_600.0, "h")}
+
+
 @lru_cache(maxsize=1)
 def rates_file() -> RatesFile:
     """The bundled rates data file, validated."""
@@ -167,8 +175,7 @@ def with_overrides(rates: dict[str, ComponentRate], per_year: dict[str, float],
             where = f"{path}.{field}.{name}"
             if name not in out:
                 raise InputError(where, f"unknown component; known: {', '.join(sorted(out))}")
-            if not (math.isfinite(value) and value >= 0):
-                raise InputError(where, f"must be a finite number >= 0, got {value}")
+            check_number(where, value, 0, OVERRIDE_LIMITS[field][0], OVERRIDE_LIMITS[field][1])
             old = out[name]
             out[name] = ComponentRate(
                 name, old.per,

@@ -4,11 +4,11 @@ the report files, its figures, and the design's exported files (``exports/``,
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from supernode.jsontext import json_text
 from supernode.outputs import output_folder
 from supernode.report.all_sections import build_sections
 from supernode.report.decisions_md import render_decisions
@@ -20,8 +20,9 @@ REPORT_FILES = ("report.html", "report.md", "results.json", "decisions.md")
 
 
 def results_json(results: dict[str, Any]) -> str:
-    """``results.json`` text (strict JSON: no NaN or infinity)."""
-    return json.dumps(results, indent=1, allow_nan=False) + "\n"
+    """``results.json`` text (strict JSON: a non-finite number is ``null``,
+    :func:`supernode.jsontext.json_text`)."""
+    return json_text(results, indent=1) + "\n"
 
 
 def _checked_artefacts(results: dict[str, Any], artefacts: Mapping[str, str] | None

@@ -16,7 +16,15 @@ first, then arrivals, then one scheduling pass:
   waited ``preempt_after_s``: victims stop at their next checkpoint (every
   ``checkpoint_interval_s`` of their run), lose no work beyond ``restart_s`` of restart,
   and go back to the queue; the job starts when the last victim has stopped
-  (:mod:`supernode.scheduler.preempt`).
+  (:mod:`supernode.scheduler.preempt`). A job that found no victims while every
+  candidate was tried (at most ``max_victim_trials``) finds none again until its *room*
+  (free GPUs plus those of running, unpromised lower-priority jobs) grows past what it
+  had, since placement only gets easier as GPUs are freed: it is *parked* instead of
+  re-checked every ``preempt_after_s``, and re-checked at its next recheck instant once
+  its room could hold it. The records are the same as re-checking always; a replay costs
+  events in proportion to the jobs, not to the waits divided by ``preempt_after_s`` (the
+  500-job fractional-GPU pod trace whose jobs wait 10^7 s on a 72-GPU cluster: seconds,
+  not hours).
 
 What the run produced is a :class:`RunRecord`; metrics come from it
 (:mod:`supernode.scheduler.metrics`).
@@ -33,12 +41,7 @@ from collections.abc import Callable
 import numpy as np
 
 from supernode.scheduler.policies import PlacementPolicy
-from supernode.scheduler.preempt import (
-    NO_ROOM,
-    choose_victims,
-    last_checkpoint,
-    next_checkpoint,
-)
+from supernode.scheduler.preempt import choose_victims, last_checkpoint, next_checkpoint
 from supernode.scheduler.records import EngineOptions, JobTable, RunRecord
 from supernode.scheduler.slowdown import SlowdownModel, classify, contention
 from supernode.scheduler.state import Occupancy
@@ -77,11 +80,12 @@ class Simulation:
         self.promised = np.zeros(n, dtype=bool)
         self.run_start = np.zeros(n)
         self.rechecks: list[int] = []
-        #: Jobs that found no room to pre-empt (job -> None, in order), retried when the
-        #: running set has changed (:attr:`changes`) at their next recheck time.
-        self.parked: dict[int, None] = {}
-        self.changes = 0
-        self._parked_at = 0
+        self.changes = 0  # jobs started, stopped or promised so far
+        self.seen = 0  # self.changes when the parked jobs were last looked at
+        self.held: dict[int, int] = {}  # priority -> GPUs of running, unpromised jobs
+        # parked jobs by (priority, GPUs): job -> its last recheck instant
+        self.parked: dict[tuple[int, int], dict[int, float]] = {}
+        self.parked_key: dict[int, tuple[int, int]] = {}
         self.queue: list[int] = []
         self.running: dict[int, _Running] = {}
         self.pending: dict[int, dict] = {}
@@ -184,12 +188,18 @@ class Simulation:
         self.run_start[j] = self.now
         self.is_running[j] = True
         self.changes += 1
+        prio = int(jobs.priority[j])
+        self.held[prio] = self.held.get(prio, 0) + g
+        if j in self.parked_key:
+            del self.parked[self.parked_key.pop(j)][j]
         if math.isnan(self.first_start[j]):
             self.first_start[j] = self.now
         self.busy += g
 
     def _stop(self, j: int, finished: bool) -> None:
         run = self.running.pop(j)
+        if run.promised is None:
+            self.held[int(self.jobs.priority[j])] -= len(run.gpus)
         self.is_running[j] = self.promised[j] = False
         self.changes += 1
         st = self.state
@@ -252,10 +262,10 @@ class Simulation:
                 started.append(k)
             for k in reversed(started):
                 del self.queue[k]
-        if self.parked and self.changes != self._parked_at:
-            self._unpark()
         if self.rechecks:
             self._try_preempt()
+        if self.parked_key and self.changes != self.seen:
+            self._unpark()
         self.frag = st.total_free if self.queue else 0
 
     def _try_preempt(self) -> None:
@@ -267,30 +277,47 @@ class Simulation:
             if not self.waiting[j] or self.now - jobs.submit_s[j] < opts.preempt_after_s - 1e-9:
                 continue
             found = choose_victims(j, self, opts, self.rng)
-            if found is NO_ROOM:  # nothing to gain until a job starts or stops
-                self.parked[j] = None
-                self._parked_at = self.changes
-                continue
-            if found is None or isinstance(found, str):
-                self._push(self.now + opts.preempt_after_s, RECHECK, j)
+            if found is None:
+                if self._candidates(j) <= opts.max_victim_trials:
+                    key = (int(jobs.priority[j]), int(jobs.gpus[j]))
+                    self.parked.setdefault(key, {})[j] = self.now  # none until room
+                    self.parked_key[j] = key
+                else:
+                    self._push(self.now + opts.preempt_after_s, RECHECK, j)
                 continue
             self._reserve(bisect.bisect_left(self.queue, self._key(j)), j, *found)
 
+    def _candidates(self, j: int) -> int:
+        """Running jobs that waiting job ``j`` could pre-empt now."""
+        lower = self.jobs.priority < self.jobs.priority[j]
+        return int(np.count_nonzero(self.is_running & ~self.promised & lower))
+
+    def _room(self, priority: int) -> int:
+        """GPUs a job of ``priority`` could have by pre-empting: the free ones and those of
+        running, unpromised jobs of lower priority."""
+        lower = sum(g for p, g in self.held.items() if p < priority)
+        return int(self.state.total_free) + lower
+
     def _unpark(self) -> None:
-        """The running set changed: every parked job still waiting gets its recheck again,
-        at the next time of its ``preempt_after_s`` grid (when it would have retried)."""
-        after = self.options.preempt_after_s
-        parked, self.parked = self.parked, {}
-        for j in parked:
-            if self.waiting[j]:
-                submit = float(self.jobs.submit_s[j])
-                steps = math.floor((self.now - submit) / after + 1e-9) + 1
-                self._push(submit + steps * after, RECHECK, j)
+        """Parked jobs whose room could now hold them get their next recheck instant (a
+        whole number of ``preempt_after_s`` after their last recheck, at least one)."""
+        self.seen = self.changes
+        every = self.options.preempt_after_s
+        for key in [k for k, jobs in self.parked.items() if jobs]:
+            priority, gpus = key
+            if gpus > self._room(priority):
+                continue  # all victims freed would still not make room: stay parked
+            for j, last in self.parked.pop(key).items():
+                del self.parked_key[j]
+                steps = max(1, math.ceil((self.now - last) / every - 1e-12)) if every > 0 \
+                    else 1
+                self._push(last + steps * every, RECHECK, j)
 
     def _reserve(self, k: int, j: int, target: np.ndarray, victims: list[int]) -> None:
         st, opts = self.state, self.options
         del self.queue[k]
         self.waiting[j] = False
+        self.changes += 1
         free_part = target[st.free[target]]
         st.take(free_part)
         self.reserved += len(free_part)
@@ -299,6 +326,7 @@ class Simulation:
             run = self.running[v]
             run.promised = j
             self.promised[v] = True
+            self.held[int(self.jobs.priority[v])] -= len(run.gpus)
             boundary = next_checkpoint(run.start, self.now, opts.checkpoint_interval_s)
             g = len(run.gpus)
             self.lost["immediate"] += g * (self.now - last_checkpoint(

@@ -11,11 +11,6 @@ its next checkpoint, every ``checkpoint_interval_s`` of wall time since it (re)s
 then stops; its work up to the checkpoint is kept and it re-queues with ``restart_s`` more
 to run. The GPU-seconds an immediate kill would have lost (since the last checkpoint) are
 reported beside it.
-
-A job for which even freeing every candidate makes no room (:data:`NO_ROOM`) cannot
-pre-empt until a job starts or stops; the engine parks it until then instead of
-retrying every ``preempt_after_s`` (a job waiting a year would otherwise retry 52,560
-times), so the run stays near-linear in the trace's length.
 """
 
 from __future__ import annotations
@@ -48,23 +43,16 @@ class CheckpointPreemptionPolicy(BestFitPolicy):
     preempts: ClassVar[bool] = True
 
 
-#: What :func:`choose_victims` returns when no choice of victims can make room: freeing
-#: every lower-priority job (all of them were tried) does not let the job be placed.
-NO_ROOM = "no room"
-
-
 def choose_victims(job: int, sim, options, rng: np.random.Generator
-                   ) -> tuple[np.ndarray, list[int]] | str | None:
-    """(placement, victims) for waiting job ``job`` of simulation ``sim``; :data:`NO_ROOM`
-    when freeing every lower-priority job makes no room; None when freeing the first
-    ``options.max_victim_trials`` of them (in checkpoint order, which changes with time)
-    does not."""
+                   ) -> tuple[np.ndarray, list[int]] | None:
+    """(placement, victims) for waiting job ``job`` of simulation ``sim``, or None when
+    freeing lower-priority jobs (at most ``options.max_victim_trials``) makes no room."""
     jobs, state, running = sim.jobs, sim.state, sim.running
     gpus, tp = int(jobs.gpus[job]), int(jobs.tp[job])
     interval = options.checkpoint_interval_s
     pool = np.flatnonzero(sim.is_running & ~sim.promised & (jobs.priority < jobs.priority[job]))
     if len(pool) == 0:
-        return NO_ROOM
+        return None
     start = sim.run_start[pool]
     boundary = start + np.ceil((sim.now - start) / interval - 1e-12) * interval
     order = np.lexsort((pool, jobs.gpus[pool], boundary))[: options.max_victim_trials]
@@ -80,7 +68,7 @@ def choose_victims(job: int, sim, options, rng: np.random.Generator
     # placement only gets easier as more GPUs are freed: bisect on the victim count
     best = attempt(len(candidates))
     if best is None:
-        return NO_ROOM if len(candidates) == len(pool) else None
+        return None
     lo, hi = 0, len(candidates)
     while hi - lo > 1:
         mid = (lo + hi) // 2

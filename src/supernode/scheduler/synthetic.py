@@ -21,6 +21,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
+from supernode.bounds import MAX_TRACE_JOBS
 from supernode.errors import InputError
 from supernode.scheduler.trace import Trace
 from supernode.spec.base import StrictModel
@@ -32,7 +33,7 @@ PHILLY_GPU_COUNTS = {1: 76627, 2: 1818, 4: 1870, 8: 1643, 12: 7, 16: 199, 24: 7,
 PHILLY_MEDIAN_DURATION_S = 1144.0
 PHILLY_DURATION_SIGMA = 2.16
 #: Most synthetic jobs one spec may ask for.
-MAX_SYNTHETIC_JOBS = 1_000_000
+MAX_SYNTHETIC_JOBS = MAX_TRACE_JOBS
 #: Least offered load, and least arrival rate (jobs per hour), a spec may ask for: below,
 #: the gaps between arrivals overflow (a load of 1e-320 is a subnormal number).
 MIN_LOAD = MIN_ARRIVAL_RATE_PER_H = 1e-6

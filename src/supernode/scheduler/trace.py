@@ -32,12 +32,13 @@ from typing import Literal, overload
 
 import numpy as np
 
+from supernode.bounds import MAX_TRACE_JOBS
 from supernode.errors import InputError
 from supernode.inputs import read_text_file
 
 #: Largest trace file read, in bytes (64 MiB), and most rows.
 MAX_TRACE_BYTES = 64 * 2**20
-MAX_TRACE_ROWS = 1_000_000
+MAX_TRACE_ROWS = MAX_TRACE_JOBS
 #: Bundled traces by name (``data/traces``).
 BUNDLED = {"philly": "philly.csv", "alibaba-openb": "openb_pod_list_default.csv"}
 FORMATS = {

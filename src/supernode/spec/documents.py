@@ -88,8 +88,71 @@ def _too_deep() -> str:
     return f"document nests too deeply: more than {MAX_DEPTH} levels (the limit)"
 
 
+#: Explicit YAML tags a document may carry: text (``!!str``) and the non-specific ``!``.
+#: Any other (``!!bool maybe``, ``!!binary``, ``!!python/object``) is refused at its field.
+ALLOWED_TAGS = frozenset({"tag:yaml.org,2002:str", "!"})
+
+
+class _Position:
+    """The field path of the node an event stream is at (``a.b[2].c``)."""
+
+    def __init__(self) -> None:
+        # per open collection: [is a mapping, key or index, expecting a key]
+        self.frames: list[list[Any]] = []
+
+    def here(self) -> str:
+        """The path of the node the next event starts."""
+        path = ""
+        for is_map, where, _ in self.frames:
+            if is_map:
+                if where is not None:
+                    path = f"{path}.{where}" if path else str(where)
+            else:
+                path += f"[{where}]"
+        return path
+
+    def node(self, event: Any) -> None:
+        """A scalar, alias or collection start: note a mapping key."""
+        if self.frames and self.frames[-1][0] and self.frames[-1][2] \
+                and isinstance(event, yaml.ScalarEvent):
+            self.frames[-1][1] = str(event.value)[:60]
+
+    def done(self) -> None:
+        """A node ended (a scalar, an alias, a collection's end): move to the next one."""
+        if not self.frames:
+            return
+        frame = self.frames[-1]
+        if frame[0]:
+            frame[2] = not frame[2]
+        else:
+            frame[1] += 1
+
+    def open(self, mapping: bool) -> None:
+        """A collection started."""
+        self.frames.append([True, None, True] if mapping else [False, 0, False])
+
+    def close(self) -> None:
+        """The innermost collection ended."""
+        self.frames.pop()
+        self.done()
+
+
+def _tag_problem(event: Any) -> str | None:
+    """What is wrong with the explicit tag of a scalar or collection event (None: no tag,
+    or one of :data:`ALLOWED_TAGS`)."""
+    tag = getattr(event, "tag", None)
+    implicit = getattr(event, "implicit", True)
+    if not isinstance(tag, str) or implicit is True or tag in ALLOWED_TAGS \
+            or (isinstance(implicit, tuple) and implicit[0]):
+        return None
+    shown = tag.replace("tag:yaml.org,2002:", "!!")[:40]
+    return (f"the YAML tag {shown} is not supported (only plain values: text, numbers, "
+            f"true/false, null, lists and mappings); write the value without it")
+
+
 def _check_events(text: str) -> None:
-    """Count nodes (aliases expanded) and depth on the event stream; InputError past a limit.
+    """Count nodes (aliases expanded) and depth on the event stream, and refuse explicit
+    tags (:data:`ALLOWED_TAGS` aside) at their field path; InputError past a limit.
 
     Linear in the text: a collection's expanded size is the running total at its end less
     the total at its start, remembered for its anchor.
@@ -97,7 +160,25 @@ def _check_events(text: str) -> None:
     anchors: dict[str | None, int] = {}  # the stubs let an event's anchor be None
     open_: list[tuple[int, str | None]] = []  # (total before it, anchor) per open collection
     total, aliased = 0, False
+    position = _Position()
     for event in yaml.parse(text, Loader=_LOADER):
+        if isinstance(event, yaml.ScalarEvent | yaml.CollectionStartEvent):
+            problem = _tag_problem(event)
+            if problem is not None:
+                position.node(event)
+                where = position.here()
+                if isinstance(event, yaml.ScalarEvent) and position.frames \
+                        and position.frames[-1][0] and position.frames[-1][2]:
+                    where = where.rpartition(".")[0]  # a tagged key: its mapping's path
+                raise InputError(where, problem)
+        if isinstance(event, yaml.ScalarEvent | yaml.AliasEvent):
+            position.node(event)
+            position.done()
+        elif isinstance(event, yaml.CollectionStartEvent):
+            position.node(event)
+            position.open(isinstance(event, yaml.MappingStartEvent))
+        elif isinstance(event, yaml.CollectionEndEvent):
+            position.close()
         if isinstance(event, yaml.AliasEvent):  # a recursive one counts 1; see _walk
             total += anchors.get(event.anchor, 1)
             aliased = True
