@@ -177,8 +177,8 @@ def _later_command_cases() -> list[Limit]:
         ("XML elements", ["import", "nccl-xml", "w.xml", "--accelerator", "h100-sxm-80gb"],
          {"w.xml": "<system>" + "<a/>" * 100_001 + "</system>"}, "100,000 elements"),
         ("name pattern", ["monitor", "rules", "--cluster", "hgx-h100", "--config", "m.yaml",
-                          "--out", "pack"], {"m.yaml": "names:\n  host: '{host:065d}'\n"},
-         "at most 64"),
+                          "--out", "pack"], {"m.yaml": "names:\n  host: '{host:033d}'\n"},
+         "limit of 32"),
         ("failure rate", ["reliability", "--cluster", "hgx-h100", "--workload", "llama3-8b",
                           "--rate", "gpu=1e7"], {}, "0..1,000,000"),
     ]

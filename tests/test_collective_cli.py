@@ -66,7 +66,8 @@ def test_parse_size_binary_units():
 
 
 @pytest.mark.parametrize(("args", "fragment"), [
-    (["--ranks", "0"], "must be 2..8"),
+    (["--ranks", "0"], "must be in 1.."),  # the one bound on every rank count
+    (["--ranks", "9"], "must be 2..8"),
     (["--sizes", ","], "give at least one size"),
     (["--sizes", "0.5"], "'0.5': sizes must be between 1 byte and 1 TiB"),
 ])

@@ -51,7 +51,7 @@ def test_negative_seed_is_refused_everywhere(command) -> None:
 @pytest.mark.parametrize("args, fragment", [
     (("--jobs", "1000001"), "jobs"),
     (("--load", "1e-320"), "load"),
-    (("--arrival-rate-per-h", "1e-320"), "arrival_rate_per_h"),
+    (("--arrival-rate-per-h", "1e-320"), "arrival-rate-per-h"),
 ])
 def test_schedule_synthetic_bounds(args, fragment) -> None:
     assert_refused(run("schedule", "--cluster", EXAMPLE, "--trace", "synthetic",

@@ -33,7 +33,7 @@ def _constants() -> dict[str, int | float]:
     from supernode.commands.collective import MAX_SIZES as COLLECTIVE_SIZES
     from supernode.importers import xml_reader
     from supernode.inputs import DEFAULT_INPUT_LIMIT_BYTES, MAX_NAME_BYTES, MAX_PATH_BYTES
-    from supernode.monitor import config
+    from supernode.monitor import name_patterns
     from supernode.netsim import limits
     from supernode.planner.economics import MAX_PRICE_PER_GPU_HOUR
     from supernode.planner.fit import MAX_SIZES as FIT_SIZES
@@ -59,7 +59,8 @@ def _constants() -> dict[str, int | float]:
         "price": MAX_PRICE_PER_GPU_HOUR, "duration": bounds.MAX_DURATION_S,
         "trace jobs": bounds.MAX_TRACE_JOBS, "runs": bounds.MAX_RUNS,
         "xml depth": xml_reader.MAX_XML_DEPTH, "xml elements": xml_reader.MAX_XML_ELEMENTS,
-        "pattern width": config.MAX_FORMAT_WIDTH, "pattern chars": config.MAX_PATTERN_CHARS,
+        "pattern width": name_patterns.MAX_WIDTH,
+        "pattern chars": name_patterns.MAX_PATTERN_CHARS,
     }
 
 

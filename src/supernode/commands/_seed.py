@@ -1,6 +1,7 @@
 """The ``--seed`` option of every command that draws random numbers: one declaration, so
-every command takes the same range (an integer in ``0 .. 2**63 - 1``; a negative seed is
-refused by the parser with exit 2)."""
+every command takes the same range (an integer in ``0 .. 2**63 - 1``: the one numeric rule
+of :mod:`supernode.bounds`, applied to every option before a command runs, refuses the rest
+with exit 2 and the range)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,8 @@ from typing import Any
 
 import typer
 
-from supernode.netsim.scenario import MAX_SEED
-
 
 def seed_option(help_text: str) -> Any:
-    """A ``--seed`` option (default 0, ``0 <= seed <= MAX_SEED``) with ``help_text``."""
-    return typer.Option(0, "--seed", min=0, max=MAX_SEED, help=help_text)
+    """A ``--seed`` option (default 0; ``0 <= seed <= 2**63 - 1``, checked by the bounds
+    layer) with ``help_text``."""
+    return typer.Option(0, "--seed", help=help_text)
