@@ -139,3 +139,25 @@ def test_one_line_is_one_line(text: str) -> None:
     assert "\n" not in line and "\r" not in line and "\x1b" not in line
     line.encode("utf-8")  # no lone surrogates left: it can be written anywhere
     assert InputError(text, text, source=text).render().count("\n") == 0
+
+
+def test_dump_yaml_is_the_pure_python_emitters_text():
+    """Differential: the C emitter dump_yaml uses writes exactly what PyYAML's pure-Python
+    safe dumper writes, for the packaged documents and strings that need quoting."""
+    import json
+    from pathlib import Path
+
+    import yaml
+
+    from supernode.spec.documents import YAML_STYLE, dump_yaml
+
+    data = Path(__file__).resolve().parents[1] / "src" / "supernode" / "data"
+    docs = [yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted(data.rglob("*.yaml"))]
+    docs.append(json.loads((data / "validation" / "public.json").read_text(encoding="utf-8")))
+    docs.append({"s": "a\u2028b", "t": "x\ny", "u": "é" * 200, "f": 1e-320, "g": 1e308,
+                 "k": "- x", "l": "yes", "m": "0x10", "n": "x: y", "o": None, "p": [1, [2]]})
+    assert len(docs) > 20
+    for doc in docs:
+        assert dump_yaml(doc) == yaml.safe_dump_all([doc], **YAML_STYLE)
+    assert dump_yaml({"a": 1}, {"b": 2}) == yaml.safe_dump_all([{"a": 1}, {"b": 2}],
+                                                                **YAML_STYLE)

@@ -39,13 +39,9 @@ def read_sources(paths: list[Path], op: str | None, ranks: int | None,
     SHA-256 of its bytes, sets read)."""
     from supernode.inputs import read_text_file
     from supernode.measurements.benchtext import MAX_RESULTS_BYTES
-    from supernode.measurements.reader import results_from_text
-    from supernode.measurements.run import MAX_RESULTS_FILES  # the same limit as compare
+    from supernode.measurements.reader import check_results_files, results_from_text
 
-    if not paths:
-        raise InputError("RESULTS", "give at least one results file")
-    if len(paths) > MAX_RESULTS_FILES:
-        raise InputError("RESULTS", f"{len(paths)} files; the limit is {MAX_RESULTS_FILES}")
+    check_results_files(paths)  # the same limits as compare and import results
     sets, sources = [], []
     for path in paths:
         text = read_text_file(path, "RESULTS", MAX_RESULTS_BYTES)

@@ -111,8 +111,10 @@ def results_command(
                                       "(atomically; a new name or a regular file)."),
 ) -> None:
     """Read benchmark outputs into a supernode-measurements/1 file (docs/measurements.md)."""
-    from supernode.measurements.reader import read_results
+    from supernode.measurements.reader import check_results_files, read_results
     from supernode.measurements.setfile import measurement_document, render_yaml
+
+    check_results_files(files)
 
     if output is not None:
         check_output_file(output, "--output", inputs=files)

@@ -12,8 +12,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-#: Largest results file the importers read (bytes); a full nccl-tests sweep is < 100 kB.
-MAX_RESULTS_BYTES = 64 * 2**20
+#: Largest results file the importers read (bytes); a full nccl-tests sweep is < 100 kB. A
+#: byte of results text costs about 150 bytes of memory while it is parsed and compared
+#: (an 8 MiB file of 80,000 nccl-tests rows peaks at 1.2 GiB), so one file is at most
+#: 8 MiB and all the files of one command at most 16 MiB together (64 MiB each, the limit
+#: before, went far past 4 GiB).
+MAX_RESULTS_BYTES = 8 * 2**20
+#: Most bytes of results all the files of one command hold together.
+MAX_RESULTS_TOTAL_BYTES = 16 * 2**20
+#: Most results files one command reads.
+MAX_RESULTS_FILES = 256
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _TAG = re.compile(r"^(?:\[\d+(?:,\d+)*\](?:<std(?:out|err)>)?:?[ \t]?|\[rank \d+\][ \t]?"

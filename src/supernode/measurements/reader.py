@@ -12,11 +12,18 @@ otherwise. Files are read through :func:`supernode.inputs.read_text_file`, at mo
 from __future__ import annotations
 
 import dataclasses
+import os
+import stat
+from collections.abc import Sequence
 from pathlib import Path
 
 from supernode.errors import InputError
 from supernode.inputs import read_text_file
-from supernode.measurements.benchtext import MAX_RESULTS_BYTES
+from supernode.measurements.benchtext import (
+    MAX_RESULTS_BYTES,
+    MAX_RESULTS_FILES,
+    MAX_RESULTS_TOTAL_BYTES,
+)
 from supernode.measurements.model import MeasurementSet
 from supernode.measurements.nccl_debug import (
     looks_like_nccl_debug,
@@ -31,6 +38,28 @@ from supernode.measurements.setfile import SCHEMA, sets_from_document
 
 FORMATS = ("supernode-measurements/1", "nccl-tests", "rccl-tests", "perftest", "nvbandwidth",
            "NCCL_DEBUG=INFO log")
+
+
+def check_results_files(paths: Sequence[str | Path]) -> None:
+    """Refuse (``RESULTS``) no files, more than :data:`MAX_RESULTS_FILES`, or files that
+    hold more than :data:`MAX_RESULTS_TOTAL_BYTES` together (sizes read before any text;
+    a path that is not a regular file is left to the reader's own message)."""
+    if not paths:
+        raise InputError("RESULTS", "give at least one results file")
+    if len(paths) > MAX_RESULTS_FILES:
+        raise InputError("RESULTS", f"{len(paths)} files; the limit is {MAX_RESULTS_FILES}")
+    total = 0
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError):
+            continue
+        if stat.S_ISREG(info.st_mode):
+            total += info.st_size
+    if total > MAX_RESULTS_TOTAL_BYTES:
+        raise InputError("RESULTS", f"{total:,} bytes of results in all; the limit is "
+                                    f"{MAX_RESULTS_TOTAL_BYTES:,} bytes together "
+                                    f"({MAX_RESULTS_BYTES:,} per file)")
 
 
 def read_results(path: str | Path, *, op: str | None = None, ranks: int | None = None,

