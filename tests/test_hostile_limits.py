@@ -144,10 +144,13 @@ def test_ray_is_shut_down_when_its_start_fails(monkeypatch: pytest.MonkeyPatch) 
     fake = types.SimpleNamespace(is_initialized=lambda: False, init=init,
                                  shutdown=lambda: calls.append("shutdown"))
     monkeypatch.setitem(sys.modules, "ray", fake)
+    from supernode.errors import InputError
     from supernode.parallel import run_tasks
 
-    with pytest.raises(MemoryError):
+    with pytest.raises(InputError) as refused:  # the machine's problem: one error: line
         run_tasks(pow, [(2, 3)], 2, use_ray=True)
+    assert refused.value.path == "--ray"
+    assert "could not start a local Ray instance: raylet could not start" in str(refused.value)
     assert calls == ["init", "shutdown"]
 
 

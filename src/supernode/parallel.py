@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 from supernode.bounds import check_workers, worker_processes
 from supernode.errors import InputError
+from supernode.textsafe import one_line
 
 T = TypeVar("T")
 Done = Callable[[int], None]
@@ -105,10 +106,7 @@ def _on_ray(function: Callable[..., T], tasks: Sequence[Sequence[Any]], workers:
     started = not ray.is_initialized()
     try:  # ray.init inside: one that fails part-way (memory cap) may have started raylet
         if started:
-            if address:
-                ray.init(address=address, log_to_driver=False)
-            else:
-                ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+            _start_ray(ray, address, workers)
         remote = ray.remote(function)
         common = [ray.put(value) for value in shared]
         refs = [remote.remote(*common, *task) for task in tasks]
@@ -125,3 +123,20 @@ def _on_ray(function: Callable[..., T], tasks: Sequence[Sequence[Any]], workers:
         if started:  # also after an error, Ctrl-C or SIGTERM: no raylet/gcs_server left
             with suppress(Exception):
                 ray.shutdown()
+
+
+def _start_ray(ray: Any, address: str | None, workers: int) -> None:
+    """``ray.init`` on ``address`` or a local instance of ``workers`` CPUs; a start that
+    fails (no cluster at the address, a raylet that cannot start under a memory cap) is
+    the machine's or the address's problem, not a defect: one ``error: --ray:`` line."""
+    try:
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+    except (KeyboardInterrupt, SystemExit, InputError):
+        raise
+    except Exception as exc:  # Ray raises plain Exceptions, ConnectionErrors, TimeoutErrors
+        where = f"the Ray cluster at {address!r}" if address else "a local Ray instance"
+        raise InputError("--ray", f"could not start {where}: {one_line(str(exc))[:300]}"
+                         ) from None
