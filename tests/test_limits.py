@@ -33,7 +33,8 @@ def _constants() -> dict[str, int | float]:
     from supernode.commands.collective import MAX_SIZES as COLLECTIVE_SIZES
     from supernode.importers import xml_reader
     from supernode.inputs import DEFAULT_INPUT_LIMIT_BYTES, MAX_NAME_BYTES, MAX_PATH_BYTES
-    from supernode.monitor import name_patterns
+    from supernode.measurements.benchtext import MAX_RESULTS_FILES, MAX_RESULTS_TOTAL_BYTES
+    from supernode.monitor import name_patterns, snapshots
     from supernode.netsim import limits
     from supernode.planner.economics import MAX_PRICE_PER_GPU_HOUR
     from supernode.planner.fit import MAX_SIZES as FIT_SIZES
@@ -61,6 +62,8 @@ def _constants() -> dict[str, int | float]:
         "xml depth": xml_reader.MAX_XML_DEPTH, "xml elements": xml_reader.MAX_XML_ELEMENTS,
         "pattern width": name_patterns.MAX_WIDTH,
         "pattern chars": name_patterns.MAX_PATTERN_CHARS,
+        "health samples": snapshots.MAX_SAMPLES, "results files": MAX_RESULTS_FILES,
+        "results bytes together": MAX_RESULTS_TOTAL_BYTES,
     }
 
 
