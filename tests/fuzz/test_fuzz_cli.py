@@ -7,8 +7,8 @@ fresh folder, and must keep the CLI's promises (:func:`fuzz_harness.problems`): 
 never a traceback, one ``error:`` line on exit 2 and nothing left behind.
 
 Budget: ``FUZZ_EXAMPLES`` cases per command. The CI budget, what ``pytest`` and
-``.ci/run`` run: 80 per command under the derandomised ``ci`` profile, the same cases
-every run (2,240 invocations, about 4 CPU minutes on an idle machine, shared by the
+``.ci/run`` run: 64 per command under the derandomised ``ci`` profile, the same cases
+every run (1,728 invocations over 27 commands, about 3 CPU minutes on an idle machine, shared by the
 pytest-xdist workers: each starts its own fuzz worker process). The long profile is a
 separate command that draws fresh random cases every run (one to two hours on 2 cores)::
 
@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 
 COMMANDS = commands()
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", 300 if PROFILE == "explore" else 80))
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", 300 if PROFILE == "explore" else 64))
 LOG = os.environ.get("FUZZ_LOG")
 
 
