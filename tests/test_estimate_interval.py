@@ -1,5 +1,5 @@
 """The interval every step time carries: bounds that bracket the figure, one interval for
-the step and its rates, the Student-t prediction interval as documented."""
+the step and its rates, the random-effects prediction interval as documented."""
 
 from __future__ import annotations
 
@@ -40,24 +40,48 @@ def test_bounds_bracket_the_figures_and_scale_with_them(step, tokens, mfu):
     assert f["interval_level"] == band.level == 0.8
 
 
-def test_prediction_bounds_are_the_student_t_interval():
-    """Differential: the bounds against scipy's t-based prediction interval, written out."""
+def test_one_run_per_source_is_the_student_t_interval():
+    """Differential: with one run per source the random-effects interval is the ordinary
+    Student-t prediction interval of those runs (scipy's, written out)."""
     rng = np.random.default_rng(7)
     sample = rng.normal(0.05, 0.2, size=23)
     t = stats.t.ppf(0.9, len(sample) - 1)
-    low, high = prediction_bounds(sample, 0.8, t)
+    low, high = prediction_bounds([[x] for x in sample], 0.8, t)
     scale = sample.std(ddof=1) * np.sqrt(1 + 1 / len(sample))
     ref = stats.t.interval(0.8, len(sample) - 1, loc=sample.mean(), scale=scale)
     assert (low, high) == pytest.approx(ref, rel=1e-12)
     with pytest.raises(ValueError):
-        prediction_bounds([0.1], 0.8, t)
+        prediction_bounds([[0.1, 0.2]], 0.8, t)
+
+
+def test_balanced_groups_match_the_anova_variance_components():
+    """Differential: equal groups against the textbook balanced one-way ANOVA estimates
+    (tau^2 = (MSB - MSW) / n), computed here with numpy."""
+    rng = np.random.default_rng(3)
+    groups = rng.normal(0.0, 0.1, size=(5, 1)) + rng.normal(0.0, 0.05, size=(5, 6))
+    msw = groups.var(axis=1, ddof=1).mean()
+    msb = 6 * groups.mean(axis=1).var(ddof=1)
+    tau2 = max((msb - msw) / 6, 0.0)
+    var = tau2 + msw + (tau2 + msw / 6) / 5
+    t = stats.t.ppf(0.9, 4)
+    ref = (groups.mean() - t * np.sqrt(var), groups.mean() + t * np.sqrt(var))
+    assert prediction_bounds(groups.tolist(), 0.8, t) == pytest.approx(ref, rel=1e-12)
 
 
 def test_interval_is_wider_for_a_wider_error_sample():
     t = 1.3
-    narrow = prediction_bounds([-0.05, 0.0, 0.05], 0.8, t)
-    wide = prediction_bounds([-0.5, 0.0, 0.5], 0.8, t)
+    narrow = prediction_bounds([[-0.05, 0.0], [0.05, 0.0]], 0.8, t)
+    wide = prediction_bounds([[-0.5, 0.0], [0.5, 0.0]], 0.8, t)
     assert wide[0] < narrow[0] < narrow[1] < wide[1]
+
+
+def test_sources_that_disagree_widen_the_interval():
+    """The same errors, once spread within sources and once as a gap between them: the
+    between-source spread counts more (a new run comes from a new source)."""
+    t = 1.5
+    within = prediction_bounds([[-0.2, 0.2, -0.2, 0.2], [-0.2, 0.2, -0.2, 0.2]], 0.8, t)
+    between = prediction_bounds([[-0.2] * 4, [0.2] * 4], 0.8, t)
+    assert between[1] - between[0] > within[1] - within[0]
 
 
 def test_estimate_json_carries_the_bounds(tmp_path):

@@ -39,44 +39,45 @@ def test_no_case_is_unsupported(results):
 
 def test_training_step_mape_and_worst_case(results):
     """In-sample (the constants were fitted here). The 15 runs of the Megatron-LM README and
-    the Megatron-Bridge archive: MAPE <= 7 %, none over 15 %. The whole 28-run set: MAPE
-    <= 18 % (issue 22's target of 6 % is not met: docs/estimate.md, Known limits). The
+    the Megatron-Bridge archive: MAPE <= 7 %, none over 18 % (GPT-OSS). The whole 28-run set: MAPE
+    <= 12 % (issue 22's target of 6 % is not met: docs/estimate.md, Known limits). The
     out-of-sample figure is tests/test_estimate_calibration.py's leave-one-source-out."""
     cases, summary = results
     errors = {c.id: c.error_frac for c in cases if c.kind == "training_step"}
     assert summary["training_step"]["n"] == len(errors) >= 28
-    assert summary["training_step"]["mape"] <= 0.18, errors
+    assert summary["training_step"]["mape"] <= 0.12, errors
     megatron = [abs(e) for i, e in errors.items() if i.startswith(("megatron_", "mbridge"))]
     assert len(megatron) == 15
     assert sum(megatron) / len(megatron) <= 0.07, errors
-    assert max(megatron) <= 0.15, errors
+    assert max(megatron) <= 0.18, errors
 
 
 #: Each published training step's bound, and the sign of its error where the model's known
 #: limit (docs/estimate.md, "Known limits") says which way it misses: +1 predicted slow,
 #: -1 predicted fast, 0 either way. The Megatron-LM runs and the GB200 MoE runs are held to
 #: the in-sample figure the constants were fitted for; GB300 (the unexplained 1.22-1.25x
-#: over GB200), GPT-OSS (attention sinks costed as fused attention) and FP8 (Transformer
-#: Engine's fused casts) to 15 %; the runs added for issue 22 to their known misses:
-#: Automodel's FSDP2 stack and the ModelZoo's Megatron-FSDP run slow, the long-context rows
-#: slow (etp null read as Megatron's default, EP across nodes), the 4K TP/EP rows fast.
+#: over GB200) and FP8 (Transformer Engine's fused casts) to 15 %, GPT-OSS (narrow
+#: 2,880-wide GEMMs, attention sinks costed as fused attention) to 20 %; the runs added for
+#: issue 22 to their known misses: Automodel's FSDP2 runs either way, the ModelZoo's
+#: Megatron-FSDP run slow, the long-context rows slow (etp null read as Megatron's
+#: default), the 4K TP/EP rows fast (narrow expert GEMMs: docs/estimate.md, Known limits).
 STEP_BOUNDS = {
     "megatron_h100_weak_": (0.08, 0),
     "mbridge2511_dsv3_gb200_": (0.08, 0),
     "mbridge2511_qwen3_235b_gb200_": (0.08, 0),
     "mbridge2511_dsv3_gb300_": (0.15, +1),
     "mbridge2511_qwen3_235b_gb300_": (0.15, +1),
-    "mbridge260401_gpt_oss_120b_": (0.15, -1),
+    "mbridge260401_gpt_oss_120b_": (0.20, -1),
     "mbridge260401_llama31_405b_h100_1024gpu_fp8": (0.15, +1),
     "oci_b200_": (0.08, 0),
-    "automodel_": (0.45, +1),
+    "automodel_": (0.30, 0),
     "modelzoo_qwen3_235b_h100_fsdp_": (0.35, +1),
-    "modelzoo_qwen3_235b_h100_16k_": (1.0, +1),
-    "modelzoo_qwen3_235b_h100_32k_": (0.75, +1),
-    "modelzoo_qwen3_235b_h100_128k_": (0.30, +1),
-    "modelzoo_qwen3_235b_h100_deepep_": (0.15, -1),
+    "modelzoo_qwen3_235b_h100_16k_": (0.50, +1),
+    "modelzoo_qwen3_235b_h100_32k_": (0.35, +1),
+    "modelzoo_qwen3_235b_h100_128k_": (0.10, +1),
+    "modelzoo_qwen3_235b_h100_deepep_": (0.25, -1),
     "modelzoo_qwen3_235b_h100_a2a_": (0.15, -1),
-    "modelzoo_qwen3_235b_h100_tp4_": (0.25, -1),
+    "modelzoo_qwen3_235b_h100_tp4_": (0.30, -1),
 }
 
 

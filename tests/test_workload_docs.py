@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from supernode.spec.plan import ParallelPlan
+from supernode.spec.stack import StackSpec
 from supernode.spec.workload import MLASpec, MoESpec, WorkloadSpec
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "workload.md"
@@ -25,7 +26,8 @@ def test_examples_run() -> None:
 
 
 @pytest.mark.parametrize(("model", "prefix"), [(WorkloadSpec, ""), (MoESpec, "moe."),
-                                               (MLASpec, "mla."), (ParallelPlan, "")])
+                                               (MLASpec, "mla."), (StackSpec, "stack."),
+                                               (ParallelPlan, "")])
 def test_every_field_documented(model: type, prefix: str) -> None:
     text = DOC.read_text(encoding="utf-8")
     for name, field in model.model_fields.items():

@@ -16,12 +16,18 @@ from supernode.commands._plan_options import (
 )
 from supernode.errors import InputError
 from supernode.estimate.interval import interval_fields
-from supernode.estimate.model import COMM_SHARE_THRESHOLD, Estimate, estimate_plan
+from supernode.estimate.model import (
+    COMM_SHARE_THRESHOLD,
+    Estimate,
+    describe_stack,
+    estimate_plan,
+)
 from supernode.estimate.system import job_system
 from supernode.spec.plan import plan_from_data
 from supernode.spec.planfile import plan_data
+from supernode.spec.stack import FRAMEWORK_NAMES
 from supernode.textsafe import rich_safe
-from supernode.workload.presets import load_workload
+from supernode.workload.presets import load_workload, with_framework
 
 
 def _table(result: Estimate) -> None:
@@ -39,6 +45,7 @@ def _table(result: Estimate) -> None:
                                  f"{m_lo:.1%} – {m_hi:.1%})")
     summary.add_row("MFU, full s x s", f"{result.mfu_published_convention:.1%} (as published: "
                                        f"Megatron, PaLM)")
+    summary.add_row("stack", rich_safe(describe_stack(result.stack), None))
     summary.add_row("chosen", rich_safe(", ".join(f"{k}={v}" for k, v in result.chosen.items()),
                                         None))
     stdout.print(summary)
@@ -78,10 +85,13 @@ def estimate_command(
     workload: str = typer.Option(..., "--workload", help="Workload file or preset name."),
     options: PlanOptions = PlanOptions(),
     calibration: CalibrationFile = None,
+    framework: str | None = typer.Option(
+        None, "--framework", help="Software stack the job runs on (overrides the "
+        "workload's stack.framework): " + "|".join(FRAMEWORK_NAMES) + "."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Estimate one training step: time breakdown, tokens/s, MFU, memory per GPU."""
-    spec = load_workload(workload)
+    spec = with_framework(load_workload(workload), framework)
     flags, plan, gpus = options.fields, options.plan, options.gpus
     cluster_spec = load_cluster_spec(cluster)
     precision_name = flags.get("precision") or "bf16"

@@ -170,11 +170,12 @@ def leave_one_source_out(cases: Sequence[dict[str, Any]] | None = None,
 def interval_bounds(per_source: dict[str, list[tuple[str, float]]], level: float = 0.8
                     ) -> tuple[float, float]:
     """Log-error bounds at ``level`` of the leave-one-source-out errors ``per_source``
-    (:func:`leave_one_source_out`): the Student-t prediction interval of
-    :mod:`supernode.estimate.interval`."""
-    logs = [float(np.log1p(e)) for rows in per_source.values() for _, e in rows]
-    t = float(stats.t.ppf(0.5 + level / 2.0, len(logs) - 1))
-    return prediction_bounds(logs, level, t)
+    (:func:`leave_one_source_out`): the random-effects prediction interval of a run from
+    a new source (:mod:`supernode.estimate.interval`), t on ``sources - 1`` degrees of
+    freedom."""
+    groups = [[float(np.log1p(e)) for _, e in rows] for rows in per_source.values()]
+    t = float(stats.t.ppf(0.5 + level / 2.0, len(groups) - 1))
+    return prediction_bounds(groups, level, t)
 
 
 def interval_drift(per_source: dict[str, list[tuple[str, float]]]) -> list[str]:

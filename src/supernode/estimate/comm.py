@@ -25,6 +25,7 @@ import numpy as np
 from supernode.collectives import Fabric, collective_time_s, group_view
 from supernode.collectives.fabric import with_group_size as _with_group
 from supernode.spec.plan import PlanArrays
+from supernode.workload.dispatch import deepep_byte_ratio
 from supernode.workload.traffic import CollectiveCall
 
 
@@ -121,12 +122,38 @@ def grouped_call_time_s(call: CollectiveCall, keys: np.ndarray,
         first, last = bounds[index], bounds[index + 1]
         if n > 1 and last > first:  # the group's distinct sizes, ascending: each once
             pair_time[first:last] = collective_time_s(
-                call.kind, sizes[pair_size[first:last]], ranks, sub)[0]
+                call.kind, sizes[pair_size[first:last]] * dispatch_ratio(call, sub, n),
+                ranks, sub)[0]
     flat = np.zeros(int(np.prod(shape)))
     flat[active] = pair_time[pair_of.ravel()]
     one = flat.reshape(shape)
     per_step = one * calls
     return one, per_step, tier_of[keys]
+
+
+def dispatch_ratio(call: CollectiveCall, view: Fabric, ranks: int) -> float:
+    """Bytes an expert dispatch moves over the group ``view`` of ``ranks`` ranks, as a
+    share of the alltoall dispatcher's (1 for every other call).
+
+    The stack's dispatcher decides (:attr:`CollectiveCall.routing`); where it leaves the
+    choice open a tuned run uses DeepEP once the group leaves the scale-up domain (Megatron-
+    Core's MoE guide: the flex dispatcher with DeepEP for cross-node EP) and the alltoall
+    dispatcher inside it. DeepEP's copies across the boundary of the view's parts are the
+    distinct remote scale-up domains a token reaches (the group's members inside the
+    view's innermost tier form a part: :func:`~supernode.workload.dispatch.
+    deepep_byte_ratio`); the ratio scales the whole message (the NVLink forwarding inside
+    a domain is not the binding tier once the group leaves it).
+    """
+    if call.routing is None:
+        return 1.0
+    experts, top_k, dispatcher = call.routing
+    crosses = len(view.tiers) > 1
+    if dispatcher is None:
+        dispatcher = "deepep" if crosses else "alltoall"
+    if dispatcher != "deepep":
+        return 1.0
+    part = view.tiers[0].group_size if crosses else ranks  # members per scale-up domain
+    return deepep_byte_ratio(experts, top_k, ranks, part)
 
 
 def _made_somewhere(calls: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

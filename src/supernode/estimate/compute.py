@@ -20,6 +20,9 @@ Per layer, every operation at its own ceiling (:mod:`supernode.estimate.kernels`
   every FP8 GEMM's output gradient. The cross-entropy
   streams ``12`` bytes per vocabulary entry and token. Counts from Megatron-LM's fused
   kernels (Korthikanti et al., MLSys'23, §4 lists the same tensors); backward = 2 x.
+  These are the hand-fused (Transformer Engine) and compiled (torch.compile, XLA) stacks'
+  counts; an eager stack runs each operator as its own kernel and moves more
+  (:func:`elementwise_cost`: norms, gated activations and rotary).
 
 Recomputation adds the forward of each recomputed module (:func:`module_forward_s`:
 Megatron-Core's ``core_attn``, ``layernorm``, ``mla_up_proj``, ``mlp``, ``moe``,
@@ -36,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from supernode.estimate.calibration import Calibration
+from supernode.estimate.elementwise import NORM_ELEMENTS_PER_HIDDEN, elementwise_cost
 from supernode.estimate.kernels import (
     attention_s,
     gemm_forward_s,
@@ -98,25 +102,30 @@ class MicrobatchCompute:
 
 
 def _stream_elements(w: WorkloadSpec, a: PlanArrays, moe_layer: bool) -> Any:
-    """Elements one token streams through HBM in one layer's forward (see module doc)."""
+    """Elements one token streams through HBM in one layer's forward (see module doc),
+    each family at its stack's traffic (:func:`elementwise_cost`)."""
     t = a.tp.astype(float)
     sp_div = np.where(a.sp, t, 1.0)
     gate = 3.0 if w.gated_mlp else 2.0
-    elements = NON_MLP_ELEMENTS_PER_HIDDEN * w.hidden / sp_div
+    cost = elementwise_cost(w)
+    elements = (NON_MLP_ELEMENTS_PER_HIDDEN + (cost.norm - 1.0) * NORM_ELEMENTS_PER_HIDDEN
+                ) * w.hidden / sp_div
     if w.mla is not None:
         x = w.mla
         rope = 2.0 * (w.n_heads + 1) * x.qk_rope_head_dim / t
-        elements = elements + 2.0 * ((x.q_lora_rank or 0) + x.kv_lora_rank) + rope
+        elements = (elements + 2.0 * ((x.q_lora_rank or 0) + x.kv_lora_rank) * cost.norm
+                    + rope * cost.rotary)
     elif w.position_embedding == "rotary":
-        elements = elements + 2.0 * (w.n_heads + w.n_kv_heads) * w.qk_head_dim / t
+        elements = elements + 2.0 * (w.n_heads + w.n_kv_heads) * w.qk_head_dim / t * cost.rotary
+    act = gate * cost.activation
     if moe_layer and w.moe is not None:
         moe = w.moe
         routed = moe.top_k * moe.token_imbalance
         elements = (elements + (3.0 * routed + 1.0) * w.hidden / t
-                    + gate * w.expert_ffn_hidden * (routed + moe.shared_experts) / t
+                    + act * w.expert_ffn_hidden * (routed + moe.shared_experts) / t
                     + 4.0 * moe.experts / t)
     else:
-        elements = elements + gate * w.ffn_hidden / t
+        elements = elements + act * w.ffn_hidden / t
     return elements
 
 
@@ -176,7 +185,8 @@ def module_forward_s(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: C
     """
     t = a.tp.astype(float)
     sp_div = np.where(a.sp, t, 1.0)
-    gate = 3.0 if w.gated_mlp else 2.0
+    cost = elementwise_cost(w)
+    gate = (3.0 if w.gated_mlp else 2.0) * cost.activation
     per_token = local_tokens(w, a) * activation_element_bytes(a.precision)
 
     def streamed(elements: Any) -> Any:
@@ -188,12 +198,12 @@ def module_forward_s(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: C
 
     out: dict[str, Any] = {
         "core_attn": core_forward_s,
-        "layernorm": streamed(4.0 * w.hidden / sp_div),
+        "layernorm": streamed(NORM_ELEMENTS_PER_HIDDEN * cost.norm * w.hidden / sp_div),
         "mla_up_proj": 0.0, "mlp": 0.0, "moe": 0.0, "moe_act": 0.0, "moe_act_routed": 0.0,
         "shared_experts": 0.0,
     }
     if w.mla is not None:
-        rope = 2.0 * (w.n_heads + 1) * w.mla.qk_rope_head_dim / t
+        rope = 2.0 * (w.n_heads + 1) * w.mla.qk_rope_head_dim / t * cost.rotary
         out["mla_up_proj"] = forward(("q_up", "kv_up")) + streamed(rope)
     if moe_layer and w.moe is not None:
         moe = w.moe

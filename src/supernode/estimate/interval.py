@@ -3,14 +3,21 @@
 Every step time, tokens/s and MFU the estimate prints carries an interval at level ``L``
 (80 %). Method: the leave-one-source-out log errors ``e = log(predicted / measured)`` of
 the public training runs (:func:`supernode.estimate.calibrate.leave_one_source_out`: each
-publication predicted by a refit on the others) are taken as a normal sample with unknown
-mean ``m`` and standard deviation ``s``; a new run's error then lies, with probability
-``L``, in the Student-t prediction interval
+publication predicted by a refit on the others), grouped by source. Runs of one source
+share its conditions (the same software, cluster and way of measuring), so their errors
+are not independent: a new run comes from a source the model has not seen. The errors are
+read as a one-way random-effects sample, ``e = m + b_source + w`` with a source effect of
+variance ``tau^2`` and a within-source spread ``sigma^2`` (variance components by the
+ANOVA method of moments, unbalanced groups: Searle, Casella & McCulloch, *Variance
+Components*, 1992, §3.6, ``tau^2`` kept ``>= 0``). A run of a new source then lies, with
+probability ``L``, in
 
-    m ± t_{(1 + L) / 2, n - 1} · s · sqrt(1 + 1/n)
+    m ± t_{(1 + L) / 2, S - 1} · sqrt(tau^2 + sigma^2 + Var(m))
 
-(the standard prediction interval for one new draw of a normal sample, e.g. Hahn & Meeker,
-*Statistical Intervals*, 1991, §4.7). The measured step then lies in
+with ``m`` the run-weighted mean, ``Var(m) = (tau^2 + sigma^2 / n_mean) / S`` and the
+t quantile on ``S - 1`` degrees of freedom, ``S`` the number of sources (the independent
+units; e.g. Hahn & Meeker, *Statistical Intervals*, 1991, §4.7, for the one-sample
+prediction interval it generalises). The measured step then lies in
 ``[predicted · exp(-e_hi), predicted · exp(-e_lo)]`` and tokens/s and MFU, which scale as
 ``1 / step``, in ``[x · exp(e_lo), x · exp(e_hi)]``. The bias ``m`` is kept in the interval
 rather than folded into the point figure: the point is the model's, the interval says how
@@ -73,17 +80,29 @@ def interval_fields(step_time_s: float, tokens_per_s: float, mfu: float,
             "interval_level": band.level}
 
 
-def prediction_bounds(log_errors: Any, level: float, t_quantile: float) -> tuple[float, float]:
-    """``m ± t · s · sqrt(1 + 1/n)`` of the sample ``log_errors`` (see the module docstring);
-    ``t_quantile`` is Student's t at ``(1 + level) / 2`` on ``n - 1`` degrees of freedom."""
-    values = [float(x) for x in log_errors]
-    n = len(values)
-    if n < 2:
-        raise ValueError("an interval needs at least two out-of-sample errors")
-    mean = sum(values) / n
-    sd = math.sqrt(sum((x - mean) ** 2 for x in values) / (n - 1))
-    half = t_quantile * sd * math.sqrt(1.0 + 1.0 / n)
-    return mean - half, mean + half
+def prediction_bounds(groups: Any, level: float, t_quantile: float) -> tuple[float, float]:
+    """Bounds of the log error of a run from a new source (see the module docstring).
+
+    ``groups``: the out-of-sample log errors, one sequence per source (at least two
+    sources, one run each at least); ``t_quantile``: Student's t at ``(1 + level) / 2`` on
+    ``S - 1`` degrees of freedom. One source's runs alone cannot say how sources differ.
+    """
+    samples = [[float(x) for x in g] for g in groups if len(g)]
+    sources = len(samples)
+    if sources < 2:
+        raise ValueError("an interval needs the errors of at least two sources")
+    sizes = [len(g) for g in samples]
+    runs = sum(sizes)
+    means = [sum(g) / len(g) for g in samples]
+    grand = sum(n * m for n, m in zip(sizes, means, strict=True)) / runs
+    within_ss = sum((x - m) ** 2 for g, m in zip(samples, means, strict=True) for x in g)
+    within = within_ss / (runs - sources) if runs > sources else 0.0
+    between = sum(n * (m - grand) ** 2 for n, m in zip(sizes, means, strict=True)) / (sources - 1)
+    n0 = (runs - sum(n * n for n in sizes) / runs) / (sources - 1)
+    tau2 = max((between - within) / n0, 0.0) if n0 > 0 else 0.0
+    var_mean = (tau2 + within / (runs / sources)) / sources
+    half = t_quantile * math.sqrt(tau2 + within + var_mean)
+    return grand - half, grand + half
 
 
 def read_interval_document() -> dict[str, Any]:

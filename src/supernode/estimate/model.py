@@ -22,7 +22,7 @@ import numpy as np
 from supernode.collectives import Fabric
 from supernode.errors import InputError
 from supernode.estimate.calibration import Calibration, default_calibration
-from supernode.estimate.comm import call_time_s
+from supernode.estimate.comm import call_time_s, group_fabric
 from supernode.estimate.interval import interval_fields
 from supernode.estimate.layout import FactorCallTime, group_factors
 from supernode.estimate.step import BREAKDOWN_KEYS, CallTime, Overlap, step_arrays
@@ -76,6 +76,7 @@ class Estimate:
     plan: dict[str, Any]
     gpus: int
     notes: list[str] = field(default_factory=list)
+    stack: dict[str, Any] = field(default_factory=dict)
 
     @property
     def comm_share_over_threshold(self) -> bool:
@@ -103,6 +104,7 @@ class Estimate:
             "plan": self.plan,
             "gpus": self.gpus,
             "notes": self.notes,
+            "stack": self.stack,
         }
 
 
@@ -232,4 +234,33 @@ def _result(w: WorkloadSpec, plan: ParallelPlan, system: SystemModel, a: PlanArr
         plan=plan.with_chosen(chosen).model_dump(),
         gpus=system.gpus,
         notes=notes,
+        stack=stack_fields(w, a.etp.ravel()[0] if np.ndim(a.etp) else a.etp, plan.ep,
+                           system.fabric),
     )
+
+
+def stack_fields(w: WorkloadSpec, etp: Any, ep: int, fabric: Fabric) -> dict[str, Any]:
+    """The software stack a result assumed (``--json`` ``stack``): the framework, each of
+    its choices, which of them the workload set, and the source of the defaults. The MoE
+    dispatcher is the one the plan's EP group gets (null for a dense model or ``ep = 1``)."""
+    st = w.software
+    dispatcher = None
+    if w.moe is not None and ep > 1:
+        crosses = len(group_fabric(fabric, int(etp), int(ep)).tiers) > 1
+        dispatcher = st.moe_dispatcher or ("deepep" if crosses else "alltoall")
+    return {"framework": st.framework, "elementwise": st.elementwise,
+            "tp_comm_overlap": st.tp_comm_overlap, "moe_dispatcher": dispatcher,
+            "attention_kernel": st.attention_kernel, "overridden": list(st.overridden),
+            "source": st.source}
+
+
+def describe_stack(stack: dict[str, Any]) -> str:
+    """One line of a result's :func:`stack_fields`: the framework and its choices, and
+    which of them the workload set (the rest are the framework's defaults)."""
+    parts = [f"elementwise={stack['elementwise']}",
+             f"tp_comm_overlap={'on' if stack['tp_comm_overlap'] else 'off'}",
+             f"attention={stack['attention_kernel']}"]
+    if stack.get("moe_dispatcher"):
+        parts.append(f"moe_dispatcher={stack['moe_dispatcher']}")
+    set_here = f"; set: {', '.join(stack['overridden'])}" if stack["overridden"] else ""
+    return f"{stack['framework']} ({', '.join(parts)}{set_here})"

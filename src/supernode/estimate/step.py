@@ -52,6 +52,7 @@ from supernode.estimate.dp_comm import dp_exposed_s
 from supernode.estimate.pipeline_comm import pipeline_critical_s
 from supernode.estimate.system import SystemModel
 from supernode.spec.plan import PlanArrays
+from supernode.spec.stack import tp_overlap_on
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.memory import params_per_gpu
 from supernode.workload.traffic import CollectiveCall, traffic_per_step
@@ -145,7 +146,7 @@ def step_arrays(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibr
     # step): CP hides under the attention core, DP under the rest of its passes, the
     # expert all-to-all under what is left of the paired passes
     ep_window = np.maximum(compute - core_per_step - dp_window, 0.0)
-    tp_exposed = tp_exposed_s(tp_phase, comp, a, cal, overlap.tp)
+    tp_exposed = tp_exposed_s(tp_phase, comp, a, cal, tp_overlap_on(overlap.tp, w.software))
     cp_exposed = np.maximum(per_dim.get("cp", 0.0) - core_per_step, 0.0)
     a2a_on = np.asarray(a.moe_a2a_overlap if overlap.a2a is None else overlap.a2a)
     # a pass of the bubble lasts its compute and the communication exposed in it; with

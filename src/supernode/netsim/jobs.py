@@ -21,12 +21,13 @@ from supernode.collectives import Fabric, Tables, collective_time_s, load_effici
 from supernode.collectives.fabric import with_group_size
 from supernode.errors import InputError
 from supernode.estimate.calibration import Calibration, default_calibration
-from supernode.estimate.comm import group_fabric, group_stride
+from supernode.estimate.comm import dispatch_ratio, group_fabric, group_stride
 from supernode.estimate.compute import microbatch_compute
 from supernode.estimate.model import Estimate, estimate_plan
 from supernode.estimate.system import system_from_cluster
 from supernode.spec.plan import ParallelPlan, PlanArrays, as_plan_arrays
 from supernode.spec.resolved import Cluster
+from supernode.spec.stack import tp_overlap_on
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.traffic import CollectiveCall, traffic_per_step
 
@@ -103,6 +104,16 @@ def _estimate_algorithm(call: CollectiveCall, a: PlanArrays, fabric: Fabric) -> 
     return str(name)
 
 
+def _message_bytes(call: CollectiveCall, a: PlanArrays, fabric: Fabric) -> float:
+    """The call's message as the estimate prices it: an expert dispatch carries the
+    stack's dispatcher's bytes over the group (:func:`~supernode.estimate.comm.
+    dispatch_ratio`)."""
+    size = int(call.group_size)
+    ratio = dispatch_ratio(call, group_fabric(fabric, int(group_stride(call.dim, a)), size),
+                           size) if call.routing is not None else 1.0
+    return float(call.message_bytes) * ratio
+
+
 def prepare_job(name: str, workload: WorkloadSpec, plan: ParallelPlan, accelerators: np.ndarray,
                 cluster: Cluster, cal: Calibration | None = None,
                 tables: Tables | None = None) -> JobModel:
@@ -117,6 +128,9 @@ def prepare_job(name: str, workload: WorkloadSpec, plan: ParallelPlan, accelerat
     system = dataclasses.replace(system_from_cluster(cluster, plan.precision), gpus=gpus)
     est = estimate_plan(workload, plan, system, cal)
     resolved = plan.with_chosen(est.chosen)
+    # TP overlap only where the stack has it, as the estimate has it
+    resolved = resolved.model_copy(update={"overlap_tp_comm": bool(tp_overlap_on(
+        resolved.overlap_tp_comm, workload.software))})
     a = as_plan_arrays(resolved)
     comp = microbatch_compute(workload, a, system, cal)
     busiest = float(comp.total_s)
@@ -128,8 +142,8 @@ def prepare_job(name: str, workload: WorkloadSpec, plan: ParallelPlan, accelerat
         per_step = float(call.calls_per_step)
         if per_step <= 0 or int(call.group_size) <= 1:
             continue
-        calls.append(Call(call.dim, call.kind, float(call.message_bytes), per_step,
-                          int(call.group_size), call.phase,
+        calls.append(Call(call.dim, call.kind, _message_bytes(call, a, system.fabric),
+                          per_step, int(call.group_size), call.phase,
                           _estimate_algorithm(call, a, system.fabric)))
     return JobModel(
         name=name, plan=resolved, accelerators=np.asarray(accelerators, dtype=np.int64),

@@ -10,6 +10,7 @@ from typing import Any
 
 from supernode.errors import InputError
 from supernode.spec.plan import ParallelPlan, plan_from_data
+from supernode.spec.stack import FRAMEWORK_NAMES
 from supernode.spec.workload import WorkloadSpec, workload_from_data
 
 
@@ -19,7 +20,8 @@ def case_workload(case: dict[str, Any]) -> WorkloadSpec:
     Format revision 2: ``training.zero_stage`` (``distributed_optimizer: true`` alone is
     stage 1; with ``zero_stage`` 2 or 3 it means that stage, revision 3),
     ``training.moe_a2a_overlap``, ``parallelism.etp``, ``parallelism.pp_layout``.
-    Revision 3: ``training.recompute_modules``, ``training.recompute_num_layers``.
+    Revision 3: ``training.recompute_modules``, ``training.recompute_num_layers``;
+    ``training.framework`` is the workload's software stack (null: the default).
     """
     model = dict(case.get("model") or {})
     moe = _moe_block(model.pop("moe", None))
@@ -44,6 +46,12 @@ def case_workload(case: dict[str, Any]) -> WorkloadSpec:
     window = model.get("sliding_window")
     if window is not None:
         data["sliding_window"] = window
+    framework = (case.get("training") or {}).get("framework")
+    if framework is not None:
+        if framework not in FRAMEWORK_NAMES:
+            raise InputError("training.framework", f"unknown framework {framework!r}; known: "
+                                                   f"{', '.join(FRAMEWORK_NAMES)}, or null")
+        data["stack"] = {"framework": framework}
     return workload_from_data({k: v for k, v in data.items() if v is not None},
                               source="model")
 

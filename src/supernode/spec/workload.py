@@ -22,6 +22,7 @@ from pydantic_core import PydanticCustomError
 from supernode.errors import InputError
 from supernode.spec.base import StrictModel
 from supernode.spec.loader import explain_validation_error, format_path
+from supernode.spec.stack import Stack, StackSpec, resolve_stack
 
 CROSS_FIELD_ERROR = "supernode_cross_field"
 
@@ -130,6 +131,9 @@ class WorkloadSpec(StrictModel):
     mla: MLASpec | None = Field(None, description="Latent attention block; null = MHA/GQA.")
     sliding_window: SlidingWindowSpec | None = Field(
         None, description="Sliding-window attention on some layers; null = full causal.")
+    stack: StackSpec | None = Field(
+        None, description="Software stack (framework and overrides); null = the default "
+                          "(megatron-core).")
 
     @model_validator(mode="before")
     @classmethod
@@ -164,6 +168,11 @@ class WorkloadSpec(StrictModel):
             raise _fail("moe.first_k_dense_layers",
                         f"must be < layers ({self.layers}), or drop the moe block")
         return self
+
+    @property
+    def software(self) -> Stack:
+        """The stack choices in force (framework defaults under the ``stack`` overrides)."""
+        return resolve_stack(self.stack)
 
     # Resolved shapes: every reader uses these instead of re-deriving defaults.
     @property

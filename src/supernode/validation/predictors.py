@@ -15,7 +15,7 @@ from supernode.validation.registry import Prediction, UnsupportedCase, register_
 
 
 def _training_step(case: dict[str, Any]) -> Prediction:
-    from supernode.estimate.model import estimate_plan
+    from supernode.estimate.model import describe_stack, estimate_plan
     from supernode.estimate.system import system_from_validation
     from supernode.spec.training_case import case_plan, case_workload
 
@@ -28,7 +28,13 @@ def _training_step(case: dict[str, Any]) -> Prediction:
     heads = (case.get("model") or {}).get("heads", 0) is None
     assumed = f"; heads not published: {workload.n_heads} of {workload.qk_head_dim}" if heads \
         else ""
-    return Prediction(result.step_time_s, f"chose {chosen}; mfu={result.mfu:.3f}{fit}{assumed}")
+    train, par = case.get("training") or {}, case.get("parallelism") or {}
+    if workload.moe is not None and plan.ep > 1 and par.get("etp") is None:
+        chosen += f", etp={plan.etp or plan.tp} (null: Megatron's default, tp)"
+    framework = "" if train.get("framework") else " (framework null: the default)"
+    stack = f"; stack {describe_stack(result.stack)}{framework}"
+    return Prediction(result.step_time_s,
+                      f"chose {chosen}; mfu={result.mfu:.3f}{fit}{assumed}{stack}")
 
 
 def _training_measured(case: dict[str, Any]) -> float | None:

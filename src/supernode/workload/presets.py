@@ -16,6 +16,7 @@ from pathlib import Path
 from supernode.errors import InputError
 from supernode.inputs import exists
 from supernode.spec.loader import parse_text, read_document
+from supernode.spec.stack import FRAMEWORK_NAMES, StackSpec
 from supernode.spec.workload import WorkloadSpec, workload_from_data
 
 
@@ -48,3 +49,16 @@ def load_workload(name_or_path: str | Path) -> WorkloadSpec:
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise InputError("workload", f"{key!r} is neither a preset nor a file{hint} "
                                  f"Presets: {', '.join(sorted(presets))}")
+
+
+def with_framework(spec: WorkloadSpec, framework: str | None) -> WorkloadSpec:
+    """``spec`` run on ``framework`` (``--framework``): the stack's framework replaced, its
+    other overrides kept; None leaves ``spec`` as it is. An unknown name is an
+    :class:`InputError` naming the option and the known frameworks."""
+    if framework is None:
+        return spec
+    if framework not in FRAMEWORK_NAMES:
+        raise InputError("--framework", f"unknown framework {framework!r}; known: "
+                                        f"{', '.join(FRAMEWORK_NAMES)}")
+    stack = (spec.stack or StackSpec()).model_copy(update={"framework": framework})
+    return spec.model_copy(update={"stack": stack})

@@ -29,7 +29,9 @@ where a dimension is 1.
   micro-batch (Rajbhandari et al. SC'20 §7). Split into buckets of ``bucket_params``.
 * **EP** (GShard / Megatron MoE): per MoE layer and micro-batch an all-to-all dispatch
   and combine of ``tokens * top_k * h`` forward, the same backward (tokens: the GPU's
-  sequence-parallel share, ``mb s / (cp tp)``).
+  sequence-parallel share, ``mb s / (cp tp)``): the alltoall dispatcher's bytes; the
+  call carries its routing so that the cost of a group prices the stack's dispatcher
+  (DeepEP sends fewer copies across a domain boundary, :mod:`supernode.workload.dispatch`).
 * Expert parameters sync over the expert data-parallel group ``edp = tp cp dp / (ep
   etp)`` (``dp_expert``); everything else over ``dp * cp``.
 """
@@ -62,6 +64,9 @@ class CollectiveCall:
     calls_per_step: Any
     group_size: Any
     phase: Literal["forward", "backward", "step"]
+    #: (experts, top_k, dispatcher) of an expert dispatch (dispatcher None: per group,
+    #: :mod:`supernode.workload.dispatch`); None for every other call
+    routing: tuple[int, int, str | None] | None = None
 
     @property
     def bytes_per_step(self) -> Any:
@@ -171,8 +176,9 @@ def _ep_calls(w: WorkloadSpec, a: PlanArrays, e: int) -> list[CollectiveCall]:
     etp_msg = msg * a.etp
     etp_on = (a.etp > 1) * n_moe * a.microbatches
     etp_fwd = etp_on * repeats
-    return [CollectiveCall("ep", "all_to_all", msg, fwd, a.ep, "forward"),
-            CollectiveCall("ep", "all_to_all", msg, per_step, a.ep, "backward"),
+    routing = (w.moe.experts, w.moe.top_k, w.software.moe_dispatcher)
+    return [CollectiveCall("ep", "all_to_all", msg, fwd, a.ep, "forward", routing),
+            CollectiveCall("ep", "all_to_all", msg, per_step, a.ep, "backward", routing),
             CollectiveCall("etp", "all_gather", etp_msg, etp_fwd, a.etp, "forward"),
             CollectiveCall("etp", "reduce_scatter", etp_msg, etp_fwd, a.etp, "forward"),
             CollectiveCall("etp", "all_gather", etp_msg, etp_on, a.etp, "backward"),

@@ -1,0 +1,127 @@
+"""The training software stack a workload runs on: framework defaults and overrides.
+
+A workload's ``stack:`` block names a framework (``megatron-core``, ``nemo``,
+``nemo-automodel``, ``torchtitan``, ``maxtext``, ``llm-foundry``, ``deepspeed``,
+``other``) and may override each of its choices: how the element-wise work runs
+(``fused`` / ``compiled`` / ``eager``), whether TP communication overlaps the GEMMs, the
+MoE token dispatcher and the fused-attention kernel. What each framework runs by default,
+with its source, is data (``data/stacks/frameworks.yaml``); :func:`resolve_stack` gives
+the choices in force and says which came from the framework and which from the user.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from supernode.spec.base import StrictModel
+from supernode.spec.loader import parse_text, validate_document
+
+Framework = Literal["megatron-core", "nemo", "nemo-automodel", "torchtitan", "maxtext",
+                    "llm-foundry", "deepspeed", "other"]
+Elementwise = Literal["fused", "compiled", "eager"]
+Dispatcher = Literal["alltoall", "deepep"]
+AttentionKernel = Literal["cudnn", "flash2", "flash3"]
+
+FRAMEWORK_NAMES: tuple[str, ...] = Framework.__args__  # type: ignore[attr-defined]
+
+
+class StackSpec(StrictModel):
+    """``stack:`` of a workload: a framework and optional overrides of its defaults."""
+
+    framework: Framework | None = Field(
+        None, description="Training framework; null: the default (megatron-core).")
+    elementwise: Elementwise | None = Field(
+        None, description="How element-wise kernels run: fused (Transformer Engine), "
+                          "compiled (torch.compile / XLA) or eager; null: the framework's.")
+    tp_comm_overlap: bool | None = Field(
+        None, description="TP collectives overlapped with the GEMMs; null: the framework's.")
+    moe_dispatcher: Dispatcher | None = Field(
+        None, description="MoE token dispatcher: alltoall or deepep; null: the framework's "
+                          "(or the faster for the plan where it has none).")
+    attention_kernel: AttentionKernel | None = Field(
+        None, description="Fused-attention kernel family; null: the framework's.")
+
+
+class FrameworkDefaults(StrictModel):
+    """One framework of ``data/stacks/frameworks.yaml``."""
+
+    display: str = Field(min_length=1, description="Human-readable name.")
+    elementwise: Elementwise = Field(description="Element-wise kernels.")
+    tp_comm_overlap: bool = Field(description="TP communication overlap available and on.")
+    moe_dispatcher: Dispatcher | None = Field(description="MoE dispatcher; null: per plan.")
+    attention_kernel: AttentionKernel = Field(description="Fused-attention kernel family.")
+    source: str = Field(min_length=1, description="Where these defaults come from.")
+
+
+class StackTable(StrictModel):
+    """``data/stacks/frameworks.yaml``."""
+
+    format: Literal["supernode-stacks/1"] = Field(description="Format tag.")
+    default: Framework = Field(description="The framework a workload without a stack runs.")
+    frameworks: dict[Framework, FrameworkDefaults] = Field(description="Defaults by name.")
+
+
+@lru_cache(maxsize=1)
+def stack_table() -> StackTable:
+    """The packaged framework defaults."""
+    name = "frameworks.yaml"
+    text = (resources.files("supernode") / "data" / "stacks" / name).read_text("utf-8")
+    return validate_document(parse_text(text, source=name), StackTable, source=name)
+
+
+@dataclass(frozen=True)
+class Stack:
+    """The stack choices in force (``moe_dispatcher`` None: chosen per plan).
+
+    ``overridden`` names the fields the workload set itself; the others are the
+    framework's defaults (``source``).
+    """
+
+    framework: str
+    display: str
+    elementwise: str
+    tp_comm_overlap: bool
+    moe_dispatcher: str | None
+    attention_kernel: str
+    source: str
+    overridden: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """One line: the framework and every choice, overrides marked ``*``."""
+        def mark(name: str, value: Any) -> str:
+            text = {True: "on", False: "off", None: "per plan"}.get(value, value)
+            return f"{name}={text}{'*' if name in self.overridden else ''}"
+
+        parts = [mark(n, getattr(self, n)) for n in
+                 ("elementwise", "tp_comm_overlap", "moe_dispatcher", "attention_kernel")]
+        return f"{self.framework} ({', '.join(parts)})"
+
+
+_CHOICES = ("elementwise", "tp_comm_overlap", "moe_dispatcher", "attention_kernel")
+
+
+def resolve_stack(spec: StackSpec | None) -> Stack:
+    """The choices in force for ``spec``: the framework's defaults under its overrides."""
+    table = stack_table()
+    spec = spec or StackSpec()
+    name = spec.framework or table.default
+    base = table.frameworks[name]
+    values = {k: getattr(base, k) for k in _CHOICES}
+    overridden = tuple(k for k in _CHOICES if getattr(spec, k) is not None)
+    values.update({k: getattr(spec, k) for k in overridden})
+    return Stack(framework=name, display=base.display, source=base.source,
+                 overridden=overridden, **values)
+
+
+def tp_overlap_on(flag: Any, stack: Stack) -> Any:
+    """Whether a plan overlaps TP communication: where the stack has the overlap
+    (``tp_comm_overlap``), the plan's own ``overlap_tp_comm`` (null: on); never where the
+    stack lacks it. Booleans or arrays of them (the estimate and the simulator ask here)."""
+    on = True if flag is None else flag
+    return np.logical_and(on, stack.tp_comm_overlap)
