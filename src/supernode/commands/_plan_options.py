@@ -29,6 +29,7 @@ import typer
 
 from supernode.bounds import MAX_WORKERS
 from supernode.spec.plan import MAX_GLOBAL_BATCH
+from supernode.spec.stack import FRAMEWORK_NAMES
 
 PlanFile = Annotated[Path | None, typer.Option("--plan", help="Plan file (YAML/JSON).")]
 Gpus = Annotated[int | None, typer.Option("--gpus", min=1, help="GPUs the job uses (the "
@@ -78,6 +79,9 @@ PpLayout = Annotated[str | None, typer.Option("--pp-layout", help="uniform|"
                                               "embedding_and_loss_as_layers.")]
 RankOrder = Annotated[str | None, typer.Option("--rank-order", help="Rank order, innermost "
                                                "first, e.g. tp-cp-dp-pp (Megatron's).")]
+Framework = Annotated[str | None, typer.Option(
+    "--framework", help="Software stack the job runs on (replaces the workload's "
+    "stack.framework, keeps its overrides): " + "|".join(FRAMEWORK_NAMES) + ".")]
 OverlapTp = Annotated[bool | None, typer.Option("--overlap-tp/--no-overlap-tp",
                                                 help="TP comm overlap (default on).")]
 OverlapDp = Annotated[bool | None, typer.Option("--overlap-dp/--no-overlap-dp",

@@ -10,6 +10,7 @@ from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.commands._plan_options import (
     CalibrationFile,
+    Framework,
     PlanOptions,
     calibrated,
     plan_options,
@@ -25,7 +26,6 @@ from supernode.estimate.model import (
 from supernode.estimate.system import job_system
 from supernode.spec.plan import plan_from_data
 from supernode.spec.planfile import plan_data
-from supernode.spec.stack import FRAMEWORK_NAMES
 from supernode.textsafe import rich_safe
 from supernode.workload.presets import load_workload, with_framework
 
@@ -85,9 +85,7 @@ def estimate_command(
     workload: str = typer.Option(..., "--workload", help="Workload file or preset name."),
     options: PlanOptions = PlanOptions(),
     calibration: CalibrationFile = None,
-    framework: str | None = typer.Option(
-        None, "--framework", help="Software stack the job runs on (overrides the "
-        "workload's stack.framework): " + "|".join(FRAMEWORK_NAMES) + "."),
+    framework: Framework = None,
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Estimate one training step: time breakdown, tokens/s, MFU, memory per GPU."""

@@ -12,6 +12,7 @@ from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.commands._plan_options import (
     PLAN_FIELD_OPTIONS,
     CalibrationFile,
+    Framework,
     PlanOptions,
     SearchWorkers,
     calibrated,
@@ -25,6 +26,7 @@ from supernode.planner.space import space_from_plan_fields
 from supernode.spec.loader import read_document
 from supernode.spec.plan import plan_from_data
 from supernode.textsafe import rich_safe
+from supernode.workload.presets import load_workload, with_framework
 
 GB = 1e9
 
@@ -89,6 +91,8 @@ def print_report(report: PlanReport) -> None:
     d = report.to_dict()
     for note in d["notes"]:
         stdout.print(f"[bold]note:[/] {rich_safe(note, None)}", highlight=False)
+    stdout.print(f"stack: {rich_safe(report.outcome.target.workload.software.describe(), None)}",
+                 highlight=False)
     stdout.print(plans_table(report, title=f"{rich_safe(d['workload'])} on {d['gpus']:,} x "
                                            f"{rich_safe(d['accelerator'])}, global batch "
                                            f"{d['global_batch_sequences']:,}, objective "
@@ -144,6 +148,7 @@ def plan_command(
                                         "estimate and rank among the results."),
     calibration: CalibrationFile = None,
     workers: SearchWorkers = None,
+    framework: Framework = None,
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Search tp x pp x dp x cp x ep x knobs x rank order; rank, explain, tabulate.
@@ -153,7 +158,8 @@ def plan_command(
     fixed = options.fields
     plan_from_data({**fixed, "global_batch_sequences": 1})  # same checks as a plan file
     space = space_from_plan_fields(fixed)
-    target, _ = build_target(cluster, workload, gpus, global_batch, precision, price)
+    target, _ = build_target(cluster, with_framework(load_workload(workload), framework), gpus,
+                             global_batch, precision, price)
     reference = None
     if compare is not None:
         data = read_document(compare)

@@ -248,10 +248,7 @@ def stack_fields(w: WorkloadSpec, etp: Any, ep: int, fabric: Fabric) -> dict[str
     if w.moe is not None and ep > 1:
         crosses = len(group_fabric(fabric, int(etp), int(ep)).tiers) > 1
         dispatcher = st.moe_dispatcher or ("deepep" if crosses else "alltoall")
-    return {"framework": st.framework, "elementwise": st.elementwise,
-            "tp_comm_overlap": st.tp_comm_overlap, "moe_dispatcher": dispatcher,
-            "attention_kernel": st.attention_kernel, "overridden": list(st.overridden),
-            "source": st.source}
+    return {**st.to_dict(), "moe_dispatcher": dispatcher}
 
 
 def describe_stack(stack: dict[str, Any]) -> str:

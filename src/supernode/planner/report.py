@@ -66,6 +66,7 @@ class PlanReport:
             "economics": {"price_per_gpu_hour_usd": econ.price_per_gpu_hour,
                           "tdp_w": econ.tdp_w, "note": econ.price_note},
             "notes": [*t.notes, *self.notes],
+            "stack": t.workload.software.to_dict(),
         }
 
 

@@ -92,6 +92,14 @@ class Stack:
     source: str
     overridden: tuple[str, ...] = ()
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready choices (``moe_dispatcher`` null: chosen per plan), which of them the
+        workload set, and the defaults' source."""
+        return {"framework": self.framework, "elementwise": self.elementwise,
+                "tp_comm_overlap": self.tp_comm_overlap, "moe_dispatcher": self.moe_dispatcher,
+                "attention_kernel": self.attention_kernel, "overridden": list(self.overridden),
+                "source": self.source}
+
     def describe(self) -> str:
         """One line: the framework and every choice, overrides marked ``*``."""
         def mark(name: str, value: Any) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Literal
 
 from supernode.design.results.base import ResultModel, field, optional
+from supernode.design.results.stack import SoftwareStack
 
 
 class StepBreakdown(ResultModel):
@@ -227,6 +228,7 @@ class PlanResults(ResultModel):
     wall_time_s: float = field("Wall time of the planner (s).")
     economics: Economics = field("Price and power assumed.")
     notes: list[str] = field("Notes on the target and the search.")
+    stack: SoftwareStack = field("The software stack the search assumed.")
 
 
 class ReviewedPlan(ResultModel):
