@@ -26,7 +26,7 @@ Framework = Literal["megatron-core", "nemo", "nemo-automodel", "torchtitan", "ma
                     "llm-foundry", "deepspeed", "other"]
 Elementwise = Literal["fused", "compiled", "eager"]
 Dispatcher = Literal["alltoall", "deepep"]
-AttentionKernel = Literal["cudnn", "flash2", "flash3"]
+AttentionKernel = Literal["te-cudnn", "fa3", "fa2"]
 
 FRAMEWORK_NAMES: tuple[str, ...] = Framework.__args__  # type: ignore[attr-defined]
 
