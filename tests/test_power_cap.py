@@ -62,6 +62,8 @@ def test_cap_below_the_curve_is_refused() -> None:
     with pytest.raises(InputError) as e:
         sustained_clock_ratio(700.0, 300.0, "system.power_limit_w")
     assert e.value.path == "system.power_limit_w" and "350 W" in str(e.value)
+    with pytest.raises(InputError, match="publishes no TDP"):
+        sustained_clock_ratio(None, 150.0)
 
 
 def _energy_per_token(system, est, busy_w: float, waiting_w: float) -> float:

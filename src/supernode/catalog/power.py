@@ -123,11 +123,15 @@ def clock_at_cap(cap_fraction: float) -> float:
 def sustained_clock_ratio(tdp_w: float | None, power_limit_w: float | None,
                           path: str = "power_limit_w") -> float:
     """SM clock over full clock of a part capped at ``power_limit_w`` W (1.0 uncapped or at
-    or above TDP); :class:`InputError` at ``path`` for a cap the curve does not cover."""
+    or above TDP); :class:`InputError` at ``path`` for a cap the curve does not cover or a
+    part without a TDP."""
     if power_limit_w is None:
         return 1.0
+    if not tdp_w:
+        raise InputError(path, "the part publishes no TDP, so a cap below it cannot be "
+                               "priced; give the part's tdp_w or leave the cap out")
     power = power_assumptions()
-    tdp = float(tdp_w or power.fallback_tdp_w)
+    tdp = float(tdp_w)
     lowest = power.dvfs.min_cap_fraction_of_tdp * tdp
     if not (math.isfinite(power_limit_w) and power_limit_w >= lowest):
         raise InputError(path, f"must be at least {lowest:g} W "
