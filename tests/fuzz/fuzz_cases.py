@@ -150,6 +150,7 @@ PLAUSIBLE = {
     "--jobs": ["20", "100", "500"], "--ber": ["1e-12", "2.4e-4", "0.5"],
     "--message-bytes": ["1048576", str(2**40)],
     "--framework": ["megatron-core", "torchtitan", "llm-foundry", "nemo-automodel"],
+    "--power-limit-w": ["500", "700", "100"],
 }
 #: (No plausible value for free text without named choices: such options are left out
 #: of a case unless it is the case's hostile one.)

@@ -7,7 +7,10 @@ SI (bytes, bytes/s, seconds, watts, FLOP/s), and cross-field consistency checked
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from supernode.catalog import find_accelerator, find_switch
+from supernode.catalog.power import sustained_clock_ratio
 from supernode.cluster.consistency import check_cluster
 from supernode.errors import InputError
 from supernode.spec.cluster import ClusterSpec
@@ -45,6 +48,10 @@ def resolve_cluster(spec: ClusterSpec) -> Cluster:
     Raises :class:`InputError` (with the field path) for inconsistent documents.
     """
     chip = convert_accelerator(_lookup_accelerator(spec))
+    if spec.host.accelerator_power_limit_w is not None:
+        chip = replace(chip, power_limit_w=spec.host.accelerator_power_limit_w)
+    # a cap the DVFS curve does not cover is refused here, with its field path
+    sustained_clock_ratio(chip.tdp_w, chip.power_limit_w, "host.accelerator_power_limit_w")
     scale_up = _resolve_scale_up(spec, chip)
     scale_out = _resolve_scale_out(spec)
     nics = spec.host.nics

@@ -23,11 +23,17 @@ from supernode.estimate.model import (
     describe_stack,
     estimate_plan,
 )
-from supernode.estimate.system import job_system
+from supernode.estimate.system import SystemModel, job_system
 from supernode.spec.plan import plan_from_data
 from supernode.spec.planfile import plan_data
 from supernode.textsafe import rich_safe
 from supernode.workload.presets import load_workload, with_framework
+
+
+def _capped(system: SystemModel, power_limit_w: float | None) -> SystemModel:
+    """The system at ``--power-limit-w`` when given (else the cluster file's cap)."""
+    return system if power_limit_w is None else system.at_power_limit(power_limit_w,
+                                                                      "--power-limit-w")
 
 
 def _table(result: Estimate) -> None:
@@ -74,6 +80,20 @@ def _table(result: Estimate) -> None:
                    f"{result.memory_usable_bytes / 1e9:.2f} of "
                    f"{result.memory_capacity_bytes / 1e9:.2f} ({verdict})")
     stdout.print(memory)
+    _power_table(result)
+
+
+def _power_table(result: Estimate) -> None:
+    p = result.power
+    table = Table(title="power per GPU (board)", show_header=False)
+    cap = (f"{p['power_limit_w']:,.0f} W (TDP {p['tdp_w']:,.0f} W)" if p["capped"]
+           else f"none: TDP {p['tdp_w']:,.0f} W ({p['tdp_source']})")
+    table.add_row("power cap", cap)
+    table.add_row("sustained SM clock", f"{p['sustained_clock_ratio']:.1%} of full")
+    table.add_row("busy / waiting", f"{p['busy_power_w']:,.0f} W / {p['waiting_power_w']:,.0f} W")
+    table.add_row("average over the step", f"{p['average_power_w']:,.0f} W")
+    table.add_row("GPU energy per token", f"{p['energy_per_token_j']:.4g} J")
+    stdout.print(table)
 
 
 @app.command("estimate")
@@ -86,21 +106,26 @@ def estimate_command(
     options: PlanOptions = PlanOptions(),
     calibration: CalibrationFile = None,
     framework: Framework = None,
+    power_limit_w: float | None = typer.Option(
+        None, "--power-limit-w", help="Board power cap per accelerator in W (nvidia-smi "
+        "-pl); default: the cluster file's, else TDP. Below TDP the SM clock falls "
+        "(DVFS curve, docs/estimate.md)."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
-    """Estimate one training step: time breakdown, tokens/s, MFU, memory per GPU."""
+    """Estimate one training step: time breakdown, tokens/s, MFU, memory per GPU, board
+    power and energy per token (at a power cap with --power-limit-w)."""
     spec = with_framework(load_workload(workload), framework)
     flags, plan, gpus = options.fields, options.plan, options.gpus
     cluster_spec = load_cluster_spec(cluster)
     precision_name = flags.get("precision") or "bf16"
-    system = job_system(cluster_spec, gpus, precision_name)
+    system = _capped(job_system(cluster_spec, gpus, precision_name), power_limit_w)
     data = plan_data(plan, flags, system.gpus, "the job")
     if "global_batch_sequences" not in data:
         raise InputError("plan.global_batch_sequences",
                          "required: give --global-batch or global_batch_sequences in the plan")
     parsed = plan_from_data(data, source=str(plan) if plan else "plan")
     if parsed.precision != precision_name:
-        system = job_system(cluster_spec, gpus, parsed.precision)
+        system = _capped(job_system(cluster_spec, gpus, parsed.precision), power_limit_w)
     result = estimate_plan(spec, parsed, system)
     if json_output:
         print_json(result.to_dict())

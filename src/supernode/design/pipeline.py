@@ -32,6 +32,7 @@ from supernode.design.artefacts import design_artefacts
 from supernode.design.decisions import decision_records
 from supernode.design.monitoring import monitoring_summary
 from supernode.design.plans import best_view, given_view, simulation_plan
+from supernode.design.power_cap import power_cap_trade
 from supernode.design.reliability import DESIGN_DAYS, DESIGN_RUNS, run_reliability
 from supernode.design.results import SCHEMA, check_results
 from supernode.design.scheduling import run_scheduling, scheduling_remembered
@@ -216,6 +217,8 @@ def _operations(inputs: DesignInput, cluster, topo, reviewed: _Reviewed,
         step = sim["step_time_s"] if sim else view["step_time_s"]
         use = WorkloadUse(view["busy_share"], step, target.tokens_per_step)
     fac = facility_report(cluster, topo, use).to_dict()
+    fac["power_cap"] = (power_cap_trade(cluster, topo, workload, plan, target.system)
+                        if plan is not None else None)
     clock("monitoring")
     pack = build_pack(cluster)
     monitoring = monitoring_summary(cluster, pack)

@@ -23,6 +23,7 @@ from supernode.collectives import Fabric
 from supernode.errors import InputError
 from supernode.estimate.calibration import Calibration, default_calibration
 from supernode.estimate.comm import call_time_s, group_fabric
+from supernode.estimate.energy import step_power
 from supernode.estimate.interval import interval_fields
 from supernode.estimate.layout import FactorCallTime, group_factors
 from supernode.estimate.step import BREAKDOWN_KEYS, CallTime, Overlap, step_arrays
@@ -77,6 +78,12 @@ class Estimate:
     gpus: int
     notes: list[str] = field(default_factory=list)
     stack: dict[str, Any] = field(default_factory=dict)
+    power: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def energy_per_token_j(self) -> float:
+        """GPU board energy per token (J) at the system's power cap (``power``)."""
+        return float(self.power.get("energy_per_token_j", 0.0))
 
     @property
     def comm_share_over_threshold(self) -> bool:
@@ -103,6 +110,8 @@ class Estimate:
             "chosen": self.chosen,
             "plan": self.plan,
             "gpus": self.gpus,
+            "energy_per_token_j": self.energy_per_token_j,
+            "power": self.power,
             "notes": self.notes,
             "stack": self.stack,
         }
@@ -236,6 +245,7 @@ def _result(w: WorkloadSpec, plan: ParallelPlan, system: SystemModel, a: PlanArr
         notes=notes,
         stack=stack_fields(w, a.etp.ravel()[0] if np.ndim(a.etp) else a.etp, plan.ep,
                            system.fabric),
+        power=step_power(system, breakdown, gb * w.seq_len),
     )
 
 

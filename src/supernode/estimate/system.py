@@ -61,6 +61,9 @@ class SystemModel:
     attention_forward: AttentionTable = ((128.0, 0.0),)
     attention_backward: AttentionTable = ((128.0, 0.0),)
     attention_reference_keys: tuple[float, float] = (2048.0, 4096.0)
+    tdp_w: float | None = None
+    power_limit_w: float | None = None
+    clock_ratio: float = 1.0
 
     @property
     def usable_memory_bytes(self) -> float:
@@ -86,6 +89,33 @@ class SystemModel:
             attention_forward=tuple((d, r * compute) for d, r in self.attention_forward),
             attention_backward=tuple((d, r * compute) for d, r in self.attention_backward),
             memory_bandwidth_bytes_per_s=self.memory_bandwidth_bytes_per_s * memory_bandwidth)
+
+    def at_power_limit(self, power_limit_w: float | None, path: str = "power_limit_w"
+                       ) -> SystemModel:
+        """A copy capped at ``power_limit_w`` W per accelerator (None: uncapped, TDP).
+
+        Under a cap the SM clock falls to the DVFS curve's sustained clock
+        (:func:`supernode.catalog.power.sustained_clock_ratio`), and with it the GEMM
+        ceilings and the fused-attention rates, which are compute-bound; HBM bandwidth and
+        the fabric are left alone (the memory clock is not capped the same way). The dense
+        peaks stay the part's nominal ones: the MFU denominator, so a cap shows as lower
+        MFU. A cap at or above TDP changes nothing.
+        """
+        from dataclasses import replace
+
+        from supernode.catalog.power import power_cap_note, sustained_clock_ratio
+
+        clock = sustained_clock_ratio(self.tdp_w, power_limit_w, path)
+        k = clock / self.clock_ratio
+        note = power_cap_note(self.tdp_w, power_limit_w)
+        notes = tuple(n for n in self.notes if not n.startswith("power cap "))
+        return replace(
+            self, power_limit_w=power_limit_w, clock_ratio=clock,
+            notes=notes + ((note,) if note else ()),
+            matmul_flops_by_precision={p: v * k for p, v in
+                                       self.matmul_flops_by_precision.items()},
+            attention_forward=tuple((d, r * k) for d, r in self.attention_forward),
+            attention_backward=tuple((d, r * k) for d, r in self.attention_backward))
 
 
 def compute_rates(chip: Accelerator, peak_scale: float = 1.0) -> dict[str, Any]:
@@ -149,7 +179,7 @@ def system_from_cluster(cluster: Cluster, precision: str = "bf16") -> SystemMode
                  "borrowed)",)
     notes += calibration_notes()
     rates = compute_rates(cluster.accelerator)
-    return SystemModel(
+    system = SystemModel(
         accelerator=cluster.accelerator.name,
         gpus=cluster.accelerators,
         scale_up_size=max(cluster.scale_up.size, 1),
@@ -160,8 +190,11 @@ def system_from_cluster(cluster: Cluster, precision: str = "bf16") -> SystemMode
         fabric=fabric,
         notes=notes,
         precision=precision,
+        tdp_w=cluster.accelerator.tdp_w,
         **rates,
     )
+    return system.at_power_limit(cluster.accelerator.power_limit_w,
+                                 "host.accelerator_power_limit_w")
 
 
 def calibration_notes() -> tuple[str, ...]:
@@ -179,7 +212,8 @@ def system_from_validation(system: dict[str, Any], precision: str = "bf16") -> S
     The case's ``peak_dense_bf16_tflops`` rescales the catalog part's rates (all
     precisions, the GEMM ceilings and the attention table alike) when it differs from the
     catalog's BF16 peak; memory capacity and bandwidth come from the catalog entry named
-    by ``accelerator``. An FP8 case runs its GEMMs at the part's FP8 figures.
+    by ``accelerator``. An FP8 case runs its GEMMs at the part's FP8 figures. A
+    ``power_limit_w`` below the part's TDP caps it (:meth:`SystemModel.at_power_limit`).
     """
     from supernode.catalog import find_accelerator
     from supernode.spec.resolved import convert_accelerator
@@ -192,7 +226,7 @@ def system_from_validation(system: dict[str, Any], precision: str = "bf16") -> S
     gpus = int(system["gpus"])
     rates = compute_rates(chip, scale)
     fabric = fabric_from_validation_system(system, ranks=gpus)
-    return SystemModel(
+    model = SystemModel(
         accelerator=chip.name,
         gpus=gpus,
         scale_up_size=fabric.tiers[0].group_size,  # the job's GPUs per domain
@@ -201,8 +235,15 @@ def system_from_validation(system: dict[str, Any], precision: str = "bf16") -> S
         memory_bandwidth_bytes_per_s=chip.memory_bandwidth_bytes_per_s,
         fabric=fabric,
         precision=precision,
+        tdp_w=chip.tdp_w,
         **rates,
     )
+    cap = system.get("power_limit_w")
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, (int, float))):
+        raise InputError("system.power_limit_w", f"expected a number of W or null, got "
+                                                 f"{cap!r}")
+    return model.at_power_limit(float(cap) if cap is not None else None,
+                                "system.power_limit_w")
 
 
 def job_system(spec: ClusterSpec, gpus: int | None = None, precision: str = "bf16"

@@ -3,8 +3,9 @@
 Host power is summed from parts (accelerator TDP, CPUs, NICs, other units, on-board
 switch chips, a base for memory, storage and board), plus fans and pumps and the PSU loss
 (``power.*`` in ``data/facility/facility.yaml``), unless the cluster file states
-``host.power_kw``. At the planned workload's utilisation the accelerators draw TDP while
-busy and a share of it while waiting (:func:`supernode.catalog.power.board_power_w`, the
+``host.power_kw``. At the planned workload's utilisation the accelerators draw TDP (or
+their power cap, ``host.accelerator_power_limit_w``) while busy and a share of TDP (at most
+the cap) while waiting (:func:`supernode.catalog.power.board_power_w`, the
 planner's energy model too); everything else is taken at its rating (conservative).
 Feeds are sized for the peak plus ``power.design_headroom`` (seed 001 §3.1: ~10 %), each
 able to carry the load with ``feed_redundancy`` of them lost (N+X).
@@ -73,7 +74,7 @@ def psu_efficiency(cluster: Cluster) -> float:
 def host_power(cluster: Cluster, plan: RackPlan) -> HostPower:
     """Power of one host from its parts (or as stated in ``host.power_kw``)."""
     data, spec = facility_data()["power"], cluster.spec.host
-    tdp = board_power_w(cluster.accelerator.tdp_w)[0]
+    tdp = _accelerator_power_w(cluster)[0]
     optical = cluster.scale_out is not None and cluster.scale_out.medium in ("optical", "mixed")
     nic_gbit = cluster.host.nic_bandwidth_bytes_per_s * 8 / 1e9
     chip_w = (switch_power_w(cluster.scale_up.switch, data["scale_up_switch_pj_per_bit"])
@@ -94,8 +95,16 @@ def host_power(cluster: Cluster, plan: RackPlan) -> HostPower:
     parts["psu_loss"] = (it + parts["fans_pumps"]) * (1 / eff - 1)
     summed = sum(parts.values())
     if cluster.host.power_w:
-        return HostPower(parts, cluster.host.power_w, parts["accelerators"], "stated")
+        # a stated host maximum holds its accelerators at TDP: a cap takes off their share
+        full = cluster.host.accelerators_per_host * board_power_w(cluster.accelerator.tdp_w)[0]
+        cut = (full - parts["accelerators"]) * (1 + fans_fraction(plan.cooling)) / eff
+        return HostPower(parts, cluster.host.power_w - cut, parts["accelerators"], "stated")
     return HostPower(parts, summed, parts["accelerators"], "parts")
+
+
+def _accelerator_power_w(cluster: Cluster) -> tuple[float, float]:
+    """(busy, waiting) board power of one accelerator (W), at its power cap if any."""
+    return board_power_w(cluster.accelerator.tdp_w, cluster.accelerator.power_limit_w)
 
 
 def wall_factor(cluster: Cluster, cooling: str | None) -> float:
@@ -130,8 +139,11 @@ def power_budget(cluster: Cluster, topo: TopologyReport, plan: RackPlan,
     compute_w = cluster.hosts * host.total_w + plan.compute_racks * (tray_w + up_optics_w)
     fabric = _fabric_power(cluster, topo)
     at_tdp = compute_w + fabric["total_w"]
-    use = utilisation_factor(busy_share) if busy_share is not None else 1.0
-    saved = cluster.accelerators * board_power_w(cluster.accelerator.tdp_w)[0] * (1 - use)
+    busy_w, waiting_w = _accelerator_power_w(cluster)
+    share = 1.0 if busy_share is None else min(max(busy_share, 0.0), 1.0)
+    average_w = share * busy_w + (1 - share) * waiting_w
+    saved = cluster.accelerators * (busy_w - average_w)
+    use = average_w / board_power_w(cluster.accelerator.tdp_w)[0]
     at_use = at_tdp - saved * factor
     name, bounds = rack_class(rack_w)
     return {
@@ -150,6 +162,7 @@ def power_budget(cluster: Cluster, topo: TopologyReport, plan: RackPlan,
         "cluster_at_workload_w": at_use,
         "accelerator_busy_share": busy_share,
         "accelerator_power_factor": use,
+        "accelerator_power_limit_w": cluster.accelerator.power_limit_w,
         "wall_factor": factor,
     }
 

@@ -49,7 +49,8 @@ def build_target(cluster: str | Path | ClusterSpec, workload: str | Path | Workl
         notes.append(f"global batch {global_batch:,} sequences ({global_batch * w.seq_len:,} "
                      f"tokens) by default: {why}; set --global-batch")
     chip = scaled.cluster.accelerator
-    economics = default_economics(chip.name, chip.tdp_w, price_per_gpu_hour)
+    economics = default_economics(chip.name, chip.tdp_w, price_per_gpu_hour,
+                                  chip.power_limit_w)
     target = PlanTarget(w, system, job, global_batch, precision,
                         scaled.cluster.host.accelerators_per_host, economics, tuple(notes))
     return target, scaled

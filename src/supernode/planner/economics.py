@@ -6,8 +6,9 @@ prices per accelerator-hour so that cost per token can be compared *between desi
 every command that uses them takes ``--price-per-gpu-hour`` to override, and a part
 missing from the table takes its fallback and says so.
 
-Energy: a GPU draws its board power (TDP) while computing and a share of it while
-waiting on communication, bubbles and fixed overheads (``data/catalog/power.yaml``). GPU
+Energy: a GPU draws its board power (TDP, or its power cap below TDP) while computing and
+a share of TDP (at most the cap) while waiting on communication, bubbles and fixed
+overheads (``data/catalog/power.yaml``). GPU
 board energy only: hosts, network and cooling (PUE) are not included.
 """
 
@@ -31,16 +32,20 @@ class Economics:
     price_per_gpu_hour: float
     tdp_w: float
     price_note: str
+    power_limit_w: float | None = None
 
     @property
     def energy_weights(self) -> tuple[float, float]:
-        """(busy, waiting) power per GPU in W (:func:`supernode.catalog.power.board_power_w`)."""
-        return board_power_w(self.tdp_w)
+        """(busy, waiting) power per GPU in W at the power cap, if any
+        (:func:`supernode.catalog.power.board_power_w`)."""
+        return board_power_w(self.tdp_w, self.power_limit_w)
 
 
 def default_economics(accelerator: str, tdp_w: float | None = None,
-                      price_per_gpu_hour: float | None = None) -> Economics:
-    """Economics of ``accelerator`` (catalog name): table price unless overridden.
+                      price_per_gpu_hour: float | None = None,
+                      power_limit_w: float | None = None) -> Economics:
+    """Economics of ``accelerator`` (catalog name): table price unless overridden; board
+    power at ``power_limit_w`` when it caps the part below TDP.
 
     A given price must be finite and > 0 (:class:`InputError` otherwise).
     """
@@ -59,7 +64,7 @@ def default_economics(accelerator: str, tdp_w: float | None = None,
         note = (f"price ${price:.2f}/GPU-hour ({listed.source})" if listed.listed else
                 f"price ${price:.2f}/GPU-hour: {accelerator} is not in the price table "
                 f"({listed.source})")
-    return Economics(price, board_power_w(tdp_w)[0], note)
+    return Economics(price, board_power_w(tdp_w)[0], note, power_limit_w)
 
 
 def cost_per_million_tokens(step_time_s: float, gpus: int, tokens_per_step: float,

@@ -9,6 +9,7 @@ from supernode.report.fig_facility import floor_svg, power_svg
 from supernode.report.fig_run import heatmap_svg, hot_links_svg, timeline_svg
 from supernode.report.sections import register_section
 from supernode.report.sections_core import L, N, T
+from supernode.report.sections_power_cap import power_cap_blocks
 
 SIM = "simulation"
 HOT_LINE = 0.8
@@ -130,7 +131,7 @@ def _site_tables() -> list[Table]:
 def facility_section(r: dict[str, Any]) -> Section:
     """Power, feeds, energy, cooling, floor and cabling, with two figures."""
     s = Section("facility", "Facility")
-    s.blocks += _power_tables() + _site_tables()
+    s.blocks += _power_tables() + power_cap_blocks(r) + _site_tables()
     s.blocks += [Paragraph((T("facility", "notes", i),))
                  for i in range(len(r["facility"]["notes"]))]
     s.blocks.append(Figure("power", power_svg(r["facility"]), "Host power by part and a "

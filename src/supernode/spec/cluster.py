@@ -65,6 +65,9 @@ class HostSpec(StrictModel):
         description="Catalog name of the accelerator, or an inline definition."
     )
     accelerators_per_host: int = Field(ge=1, description="Accelerators per host.")
+    accelerator_power_limit_w: float | None = Field(
+        None, gt=0, description="Board power cap of each accelerator in W (nvidia-smi -pl) "
+        "when below its TDP; null: the part's own (catalog power_limit_w, else TDP).")
     cpus: list[CpuSpec] = Field(default_factory=list, description="Host CPUs.")
     nics: NicSpec | None = Field(None, description="Compute-fabric NICs (scale-out).")
     pcie: PcieSpec | None = Field(None, description="PCIe generation and width.")

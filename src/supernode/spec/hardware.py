@@ -79,6 +79,10 @@ class AcceleratorSpec(StrictModel):
     )
     scale_up_name: str | None = Field(None, description="Name of the scale-up link (NVLink 4...).")
     tdp_w: float | None = Field(None, gt=0, description="Maximum board power in W.")
+    power_limit_w: float | None = Field(
+        None, gt=0, description="Board power cap in W this part runs at when below its TDP "
+        "(a variant shipped capped); null: TDP. The SM clock falls to fit (DVFS, "
+        "docs/estimate.md).")
     source: list[str] = Field(default_factory=list, description="Where each figure comes from.")
     confidence: Confidence | None = Field(None, description="How well the figures are sourced.")
     notes: str | None = Field(None, description="Caveats (sparse vs dense, configurable TDP...).")

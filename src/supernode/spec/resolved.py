@@ -43,6 +43,7 @@ class Accelerator:
     scale_up_latency_s: float
     tdp_w: float | None
     spec: AcceleratorSpec = field(repr=False)
+    power_limit_w: float | None = None
 
     def peak(self, precision: str = "bf16") -> float:
         """Peak dense FLOP/s at ``precision``; falls back to fp16/bf16 twins if missing."""
@@ -179,6 +180,7 @@ def convert_accelerator(spec: AcceleratorSpec) -> Accelerator:
         scale_up_latency_s=spec.scale_up_latency_ns * NS,
         tdp_w=spec.tdp_w,
         spec=spec,
+        power_limit_w=spec.power_limit_w,
     )
 
 

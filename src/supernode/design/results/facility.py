@@ -4,7 +4,7 @@ watts, metres, kilograms, degrees C, flows in L/min; null where an input is not 
 
 from __future__ import annotations
 
-from supernode.design.results.base import ResultModel, field
+from supernode.design.results.base import ResultModel, field, optional
 from supernode.spec.cluster import FacilitySpec
 
 
@@ -74,11 +74,14 @@ class PowerBudget(ResultModel):
     supernode_w: float = field("One supernode's compute (W).")
     fabric: FabricPower = field("The scale-out fabric.")
     compute_w: float = field("All compute racks (W).")
-    cluster_at_tdp_w: float = field("The cluster at TDP (W).")
+    cluster_at_tdp_w: float = field("The cluster with every accelerator at its board power "
+                                    "limit: TDP, or the power cap when one is set (W).")
     cluster_at_workload_w: float = field("The cluster at the workload's use (W).")
     accelerator_busy_share: float | None = field("Share of the step the accelerators are "
                                                  "busy, or null without a plan.")
     accelerator_power_factor: float = field("Average accelerator power over TDP.")
+    accelerator_power_limit_w: float | None = field(
+        "Board power cap of each accelerator (W), or null: TDP.")
     wall_factor: float = field("Watts at the wall per watt of component power.")
 
 
@@ -216,6 +219,50 @@ class Cabling(ResultModel):
     scale_out: CopperRun = field("Scale-out runs.")
 
 
+class PowerCapRow(ResultModel):
+    """The reviewed plan at one board power cap (:mod:`supernode.design.power_cap`)."""
+
+    power_limit_w: float = field("Board power cap of each accelerator (W).")
+    sustained_clock_ratio: float = field("Sustained SM clock over full clock.")
+    step_time_s: float = field("Step time at the cap (s).")
+    tokens_per_s: float = field("Tokens per second at the cap.")
+    mfu: float = field("MFU at the cap (over the nominal peak).")
+    energy_per_token_j: float = field("GPU board energy per token (J).")
+    rack_w: float = field("One compute rack at the cap (W).")
+    cluster_peak_w: float = field("The cluster with every accelerator at the cap (W).")
+    cluster_at_workload_w: float = field("The cluster at the plan's use (W).")
+    fits_budget: bool | None = field("True when the peak fits the power available, or null "
+                                     "when none is stated.")
+
+
+class FewerSupernodes(ResultModel):
+    """The budget met at TDP by building fewer supernodes."""
+
+    supernodes: int = field("Supernodes kept.")
+    of_supernodes: int = field("Supernodes of the design.")
+    gpus: int = field("GPUs kept.")
+    tokens_per_s: float = field("Tokens per second (TDP rate per GPU x GPUs kept).")
+    cluster_peak_w: float = field("Peak power of what is kept (W).")
+    energy_per_token_j: float = field("GPU board energy per token (J), as at TDP.")
+    rack_w: float = field("One compute rack at TDP (W).")
+
+
+class PowerCapTrade(ResultModel):
+    """Power cap against fewer racks for the reviewed plan."""
+
+    tdp_w: float = field("Accelerator TDP (W).")
+    available_w: float | None = field("Stated power available (W), or null.")
+    budget_short: bool = field("True when the design's peak at TDP exceeds the budget.")
+    caps: list[PowerCapRow] = field("The plan at a ladder of caps (TDP first).")
+    fitting_cap: PowerCapRow | None = field("The highest cap whose peak fits the budget, or "
+                                            "null (not short, or no cap covered fits).")
+    fewer_supernodes: FewerSupernodes | None = field("Fewer supernodes at TDP within the "
+                                                     "budget, or null when not short.")
+    recommended: str = field("The lever giving more tokens/s within the budget.")
+    source: str = field("Where the DVFS curve comes from.")
+    notes: list[str] = field("Assumptions.")
+
+
 class FacilityResults(ResultModel):
     """Power, cooling, floor and cabling of one cluster (SI units; flows in L/min)."""
 
@@ -230,3 +277,5 @@ class FacilityResults(ResultModel):
     facility_stated: FacilitySpec = field("The facility block in force (defaults when the "
                                           "cluster file has none).")
     notes: list[str] = field("Notes.")
+    power_cap: PowerCapTrade | None = optional("Power cap against fewer racks for the "
+                                               "reviewed plan, or null without a plan.")
