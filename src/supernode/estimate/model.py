@@ -35,6 +35,7 @@ from supernode.spec.plan import (
     check_plan,
     plan_legal_mask,
 )
+from supernode.spec.plan_arrays import CP_COMM_CODES, DEFAULT_CP_COMM_TYPE
 from supernode.spec.recompute import recompute_choices, recompute_label, recompute_mask
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.activations import full_recompute_share
@@ -171,7 +172,7 @@ def estimate_plan(w: WorkloadSpec, plan: ParallelPlan, system: SystemModel,
         recompute_layers=plan.recompute_num_layers or 0,
         distributed_optimizer=bool(plan.distributed_optimizer),
         flash_attention=plan.flash_attention, grad_fp32=bool(plan.grad_reduce_in_fp32),
-        **cols)
+        cp_comm=CP_COMM_CODES[plan.cp_comm_type or DEFAULT_CP_COMM_TYPE], **cols)
     overlap = Overlap(tp=_on(plan.overlap_tp_comm), dp=_on(plan.overlap_dp_comm),
                       pp=_on(plan.overlap_pp_comm))
     steps = step_arrays(w, a, system, cal, overlap, plan_call_time(plan, system.fabric))

@@ -18,6 +18,7 @@ from typing import Any
 from supernode.collectives.fabric import Fabric
 from supernode.collectives.systems import fabric_from_cluster, fabric_from_validation_system
 from supernode.errors import InputError
+from supernode.estimate.attention_kernels import DEFAULT_KERNEL
 from supernode.spec.cluster import ClusterSpec
 from supernode.spec.resolved import Accelerator, Cluster
 from supernode.units import TFLOPS
@@ -44,7 +45,10 @@ class SystemModel:
     ``peak_flops`` is the vendor's dense peak at the plan's precision (the MFU
     denominator); ``matmul_flops_by_precision`` the measured GEMM ceilings;
     ``attention_forward`` / ``attention_backward`` the measured fused-attention FLOP/s by
-    head dimension (BF16) at ``attention_reference_keys`` keys per query.
+    head dimension (BF16) at ``attention_reference_keys`` keys per query (the level the
+    measured kernel curves are scaled to), ``attention_kernel`` the kernel whose curves
+    apply (:mod:`supernode.estimate.attention_kernels`; default: Transformer Engine's cuDNN
+    fused attention, what Megatron-Core runs).
     """
 
     accelerator: str
@@ -61,6 +65,8 @@ class SystemModel:
     attention_forward: AttentionTable = ((128.0, 0.0),)
     attention_backward: AttentionTable = ((128.0, 0.0),)
     attention_reference_keys: tuple[float, float] = (2048.0, 4096.0)
+    #: the fused-attention kernel the software stack runs (estimate.attention_kernels)
+    attention_kernel: str = DEFAULT_KERNEL
 
     @property
     def usable_memory_bytes(self) -> float:
