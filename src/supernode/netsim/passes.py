@@ -11,9 +11,9 @@ feed (the share :func:`~supernode.workload.cp_exchange.ring_hidden_share` of it,
 step after them); the all-gather and all-to-all exchanges run after the core, exposed, as
 in the analytic model. The expert all-to-all (and expert-TP gathers) is exposed, unless
 the plan overlaps it (``moe_a2a_overlap``) and the pass has a partner micro-batch (not a
-pipeline warm-up or cool-down pass): then it runs beside the pass's compute, as the analytic model hides
-it under the partner's. Compute is scaled to the device's own stage (first, middle and
-last stages differ).
+pipeline warm-up or cool-down pass): then it runs beside the pass's compute, as the
+analytic model hides it under the partner's. Compute is scaled to the device's own stage
+(first, middle and last stages differ).
 """
 
 from __future__ import annotations
