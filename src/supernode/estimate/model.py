@@ -214,6 +214,8 @@ def _result(w: WorkloadSpec, plan: ParallelPlan, system: SystemModel, a: PlanArr
               "pp_layout": _LAYOUT_NAMES[int(a.pp_layout[i])]}
     if w.moe is not None and plan.ep > 1:
         chosen["moe_a2a_overlap"] = bool(a.moe_a2a_overlap[i])
+    if plan.cp > 1 and plan.cp_comm_type is None:  # null: Megatron-Core's default
+        chosen["cp_comm_type"] = DEFAULT_CP_COMM_TYPE
     notes = list(system.notes) + ([] if fits else [
         f"does not fit: needs {memory['total'][i] / 1e9:.1f} GB per GPU, "
         f"{system.usable_memory_bytes / 1e9:.1f} GB available"])
