@@ -51,11 +51,13 @@ def cp_a2a_size(a: Any) -> Any:
     and ``all_gather``, for ``a2a+p2p`` the largest divisor of ``cp`` whose ``tp`` copies
     fit :data:`HIERARCHICAL_A2A_GPUS` (arrays broadcast over plans)."""
     cp = np.asarray(a.cp)
+    code = np.asarray(a.cp_comm)
+    if not np.any(code >= CP_COMM_CODES["a2a"]):  # rings and all-gathers only (the search)
+        return np.ones_like(cp)
     inner = np.ones_like(cp)
     for d in range(2, HIERARCHICAL_A2A_GPUS + 1):
         inner = np.where((cp % d == 0) & (d * np.asarray(a.tp) <= HIERARCHICAL_A2A_GPUS),
                          d, inner)
-    code = np.asarray(a.cp_comm)
     return np.where(code == CP_COMM_CODES["a2a"], cp,
                     np.where(code == CP_COMM_CODES["a2a+p2p"], inner, 1))
 
