@@ -66,7 +66,8 @@ def test_attention_time_per_gpu_never_grows_with_cp(h100, name, kernel, comm, se
         f, b = attention_core_s(w, a, h100, kernel)
         times.append(float(f + b))
     assert all(t > 0 for t in times)
-    assert all(later <= earlier * (1 + 1e-12) for earlier, later in zip(times, times[1:]))
+    assert all(later <= earlier * (1 + 1e-12)
+               for earlier, later in zip(times, times[1:], strict=False))
 
 
 def _closed_form_bytes(w, tp, cp, mb, comm, layers, microbatches):

@@ -127,7 +127,7 @@ def case_plan(case: dict[str, Any]) -> ParallelPlan:
         "distributed_optimizer": train.get("distributed_optimizer"),
         "zero_stage": train.get("zero_stage"),
         "moe_a2a_overlap": train.get("moe_a2a_overlap"),
-        "cp_comm_type": _CP_COMM_ALIASES.get(train.get("cp_comm_type"),
+        "cp_comm_type": _CP_COMM_ALIASES.get(str(train.get("cp_comm_type")),
                                              train.get("cp_comm_type")),
         "precision": precision,
     }
