@@ -120,3 +120,26 @@ def test_windowed_and_mla_workloads_keep_working(h100, name):
         a = PlanArrays.from_columns(cp=2, cp_comm=comm, global_batch_sequences=2)
         f, b = attention_core_s(w, a, h100)
         assert np.isfinite(float(f)) and float(f) > 0 and float(b) > float(f)
+
+
+def test_cp_comm_type_reaches_the_plan_from_cases_and_options():
+    """A case's training.cp_comm_type (Megatron's 'allgather' spelling too), the command
+    line's --cp-comm-type and the planner's fixed knob; Ulysses needs the heads to split."""
+    from supernode.commands._plan_options import plan_flags
+    from supernode.errors import InputError
+    from supernode.planner.space import space_from_plan_fields
+    from supernode.spec.plan import check_plan, plan_from_data
+    from supernode.spec.training_case import case_plan
+
+    case = {"parallelism": {"cp": 2, "dp": 4}, "training": {"global_batch": 8,
+                                                             "cp_comm_type": "allgather"}}
+    assert case_plan(case).cp_comm_type == "all_gather"
+    assert case_plan({"parallelism": {"cp": 2}, "training": {"global_batch": 8}}
+                     ).cp_comm_type is None
+    fields = plan_flags(cp=4, cp_comm_type="a2a")
+    assert space_from_plan_fields(fields).cp_comm == CP_COMM_CODES["a2a"]
+    w = load_workload("llama3-8b")  # 8 kv heads
+    check_plan(w, plan_from_data({"cp": 8, "global_batch_sequences": 1, **fields}))
+    with pytest.raises(InputError, match="kv heads"):
+        check_plan(w, plan_from_data({"tp": 2, "cp": 8, "global_batch_sequences": 1,
+                                      "cp_comm_type": "a2a"}))
