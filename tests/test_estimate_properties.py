@@ -103,10 +103,11 @@ def test_attention_work_per_gpu_scales_as_one_over_cp(systems, name, cp, tp, mb)
     two = PlanArrays.from_columns(tp=tp, cp=2 * cp, micro_batch=mb, global_batch_sequences=8)
     ratio = float(attention_core_flops(w, one)) / float(attention_core_flops(w, two))
     assert ratio == pytest.approx(2.0, rel=1e-12)
-    # and its time: the same kernel rate (the keys per query do not change with cp)
+    # and its time never grows (the ring's calls are shorter, their rate may differ:
+    # tests/test_estimate_attention.py)
     t1 = float(microbatch_compute(w, one, system, cal).attention_core_forward_s)
     t2 = float(microbatch_compute(w, two, system, cal).attention_core_forward_s)
-    assert t1 / t2 == pytest.approx(2.0, rel=1e-9)
+    assert t2 <= t1 * (1 + 1e-12)
 
 
 def test_cp8_at_128k_tokens_stays_below_peak(systems):

@@ -40,6 +40,38 @@ PLANS = {
 }
 
 
+#: long context (32K tokens): attention is most of the work and the CP exchange of each
+#: cp_comm_type is in both models (the ring hidden under the attention core, the
+#: all-gathers and all-to-alls exposed); a2a+p2p: all-to-all in groups of 8, ring of 2
+LONG = {"tp": 2, "cp": 4, "dp": 4, "global_batch_sequences": 8}
+LONG_PLANS = {
+    "CP ring (p2p)": {**LONG, "cp_comm_type": "p2p"},
+    "CP all-gather": {**LONG, "cp_comm_type": "all_gather"},
+    "CP all-to-all": {**LONG, "cp_comm_type": "a2a"},
+    "CP hierarchical": {"cp": 16, "dp": 2, "global_batch_sequences": 4,
+                        "cp_comm_type": "a2a+p2p"},
+}
+
+
+@pytest.mark.parametrize("name", list(LONG_PLANS))
+def test_long_context_estimate_and_simulation_agree(name):
+    workload = load_workload("llama3-8b").model_copy(update={"seq_len": 32768})
+    job = JobInput("j", workload, plan_from_data(LONG_PLANS[name]), np.arange(32))
+    result = simulate_jobs(CLUSTER, [job])
+    issued = result.jobs[0]["estimate_breakdown_s"]
+    assert any(c.dim == "cp" for c in prepare_calls(workload, LONG_PLANS[name]))
+    assert result.step_time_s == pytest.approx(result.estimate_step_time_s, rel=0.05), (
+        name, issued)
+
+
+def prepare_calls(workload, plan):
+    """The CP calls the plan makes (both models read them)."""
+    from supernode.workload.traffic import traffic_per_step
+
+    return [c for c in traffic_per_step(workload, plan_from_data(plan))
+            if c.dim == "cp" and float(c.calls_per_step) > 0]
+
+
 @pytest.mark.parametrize("name", list(PLANS))
 def test_estimate_and_simulation_agree_without_congestion(name):
     workload, plan = PLANS[name]

@@ -47,6 +47,28 @@ def test_every_framework_has_sourced_defaults():
         assert len(defaults.source) > 20, name
 
 
+def test_every_attention_kernel_of_a_stack_has_measured_curves():
+    """The stack's kernel names are the attention tables' (one vocabulary), and the
+    default stack runs the tables' default kernel."""
+    from typing import get_args
+
+    from supernode.estimate.attention_kernels import DEFAULT_KERNEL, kernel_tables
+    from supernode.spec.stack import AttentionKernel
+
+    assert set(get_args(AttentionKernel)) == set(kernel_tables())
+    assert resolve_stack(None).attention_kernel == DEFAULT_KERNEL
+
+
+def test_attention_kernel_of_the_stack_prices_the_core(h100):
+    w = load_workload("llama3-8b").model_copy(update={"seq_len": 32768})
+    plan = ParallelPlan(tp=1, cp=8, pp=1, dp=32, global_batch_sequences=32, micro_batch=1,
+                        recompute="none")
+    cudnn = estimate_plan(w, plan, h100).step_time_s
+    fa2 = estimate_plan(_on(w, attention_kernel="fa2"), plan, h100)
+    assert fa2.step_time_s > 1.1 * cudnn  # FA2 runs at ~2/3 of cuDNN's rate on H100
+    assert fa2.stack["attention_kernel"] == "fa2"
+
+
 def test_overrides_win_and_are_named():
     st_ = resolve_stack(StackSpec(framework="torchtitan", elementwise="eager",
                                   tp_comm_overlap=True))

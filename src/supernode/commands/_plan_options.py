@@ -45,6 +45,9 @@ Tp = Annotated[int | None, typer.Option("--tp", help="Tensor-parallel size.")]
 Pp = Annotated[int | None, typer.Option("--pp", help="Pipeline stages.")]
 Dp = Annotated[int | None, typer.Option("--dp", help="Data-parallel size (default: fill).")]
 Cp = Annotated[int | None, typer.Option("--cp", help="Context-parallel size.")]
+CpCommType = Annotated[str | None, typer.Option(
+    "--cp-comm-type", help="Context-parallel exchange: p2p (ring pass-KV, overlapped), "
+    "all_gather, a2a (Ulysses), a2a+p2p (Megatron-Core --cp-comm-type); default: p2p.")]
 Ep = Annotated[int | None, typer.Option("--ep", help="Expert-parallel size.")]
 Etp = Annotated[int | None, typer.Option("--etp", help="Expert tensor-parallel size "
                                          "(default: tp).")]
@@ -125,7 +128,8 @@ def with_help(option: Any, text: str) -> Any:
 
 #: Every plan option, in the order commands list them: keyword -> option.
 PLAN_OPTIONS: dict[str, Any] = {
-    "plan": PlanFile, "gpus": Gpus, "tp": Tp, "pp": Pp, "dp": Dp, "cp": Cp, "ep": Ep,
+    "plan": PlanFile, "gpus": Gpus, "tp": Tp, "pp": Pp, "dp": Dp, "cp": Cp,
+    "cp_comm_type": CpCommType, "ep": Ep,
     "etp": Etp, "vpp": Vpp, "micro_batch": MicroBatch, "global_batch": GlobalBatch,
     "recompute": Recompute, "recompute_modules": RecomputeModules,
     "recompute_num_layers": RecomputeNumLayers, "sequence_parallel": SequenceParallel,

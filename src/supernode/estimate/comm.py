@@ -48,6 +48,17 @@ def group_stride(dim: str, a: PlanArrays) -> np.ndarray:
     return strides[dim]
 
 
+def call_stride(call: CollectiveCall, a: PlanArrays) -> np.ndarray:
+    """Rank stride between consecutive members of ``call``'s group: the dimension's
+    (:func:`group_stride`), except the ring level of a hierarchical CP exchange, whose
+    ``group_size`` ranks are ``cp / group_size`` CP ranks apart (the all-to-all level
+    inside)."""
+    stride = group_stride(call.dim, a)
+    if call.dim == "cp" and call.kind == "p2p":
+        stride = stride * (np.asarray(a.cp) // np.maximum(np.asarray(call.group_size), 1))
+    return stride
+
+
 def group_fabric(fabric: Fabric, stride: int, size: int) -> Fabric:
     """The fabric seen by ``size`` ranks spaced ``stride`` apart (members per tier)."""
     return factored_group_fabric(fabric, ((int(stride), int(size)),))
@@ -79,7 +90,7 @@ def call_time_s(call: CollectiveCall, a: PlanArrays, fabric: Fabric
     beyond them); the tier index points into ``fabric.tiers``. The one-call time is
     given wherever the group has more than one rank, even where the call count is 0.
     """
-    stride, size = np.broadcast_arrays(np.asarray(group_stride(call.dim, a)),
+    stride, size = np.broadcast_arrays(np.asarray(call_stride(call, a)),
                                        np.asarray(call.group_size))
     pairs, inverse = _group_keys(stride, size)
     groups = [(group_fabric(fabric, int(s), int(max(n, 1))), int(n)) for s, n in pairs]

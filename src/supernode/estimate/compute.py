@@ -6,10 +6,11 @@ Per layer, every operation at its own ceiling (:mod:`supernode.estimate.kernels`
   grouped experts, shared experts, output layer) at the part's measured matmul ceiling
   for their precision and shape, each pass no faster than its own HBM traffic (the
   weight-gradient GEMM accumulates into the gradient buffer).
-* **Attention core** at the part's measured fused-attention rate for the head size and
-  the keys each query attends to: ``mb s / cp`` local queries, each over ``s / 2`` causal
-  keys on average (context parallelism splits the queries, not the keys: the work per
-  GPU scales as ``1 / cp``) or over its sliding window on windowed layers.
+* **Attention core** at the kernel's measured rate for the head size, mask and the
+  length of the calls it runs (:mod:`supernode.estimate.attention`): ``mb s / cp`` local
+  queries, each over ``s / 2`` causal keys on average (context parallelism splits the
+  work ``cp`` ways; its exchange type decides the calls' lengths) or over its sliding
+  window on windowed layers.
 * **Streaming work** at HBM speed: per token and layer the forward reads/writes ``11 h``
   elements outside the MLP (two norms, two fused bias-dropout-adds; ``/ tp`` with
   sequence parallelism), rotary embedding on queries and keys, MLA's latent norms,
@@ -38,10 +39,10 @@ from typing import Any
 
 import numpy as np
 
+from supernode.estimate.attention import attention_core_s
 from supernode.estimate.calibration import Calibration
 from supernode.estimate.elementwise import NORM_ELEMENTS_PER_HIDDEN, elementwise_cost
 from supernode.estimate.kernels import (
-    attention_s,
     gemm_forward_s,
     gemm_pass_s,
     gemm_precision,
@@ -147,11 +148,7 @@ def layer_time(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibra
                      for g in fp8)
     memory_s = stream_s(moved, system, cal)
     cast_f, cast_b = stream_s(cast_f, system, cal), stream_s(cast_b, system, cal)
-    core_f: Any = 0.0
-    core_b: Any = 0.0
-    for share, keys, flops in _attention_mix(w, a):
-        f, b = attention_s(flops, system, w.qk_head_dim, keys)
-        core_f, core_b = core_f + share * f, core_b + share * b
+    core_f, core_b = attention_core_s(w, a, system, w.software.attention_kernel)
     forward = gemm_f + core_f + memory_s + cast_f
     backward = gemm_b + core_b + 2.0 * memory_s + cast_b
     s = module_forward_s(w, a, system, cal, gemms, moe_layer, core_f)

@@ -14,13 +14,13 @@
   work the explicit streaming count below does not list). This is what makes narrow
   GEMMs (small ``m`` per expert, small sharded ``n`` or ``k``) slower than wide ones, at
   each part's own ratio of memory bandwidth to matmul throughput.
-* **Fused attention** (FlashAttention-style): executed FLOPs at the part's measured
-  forward / backward throughput for the head size (catalog, interpolated linearly in head
-  dim), scaled for the keys each query attends to by ``keys / (keys + K)``: a per-query-
-  block fixed cost, ``K = 256`` keys fitted to the FA3 causal head-dim-128 sequence sweep
-  on H100 (arXiv:2407.08608 Fig. 5: 292, 423, 521, 579, 602, 616 TFLOP/s from 512 to
-  16k tokens). Backward FLOPs are 2.5 x forward (FlashAttention's convention: five
-  matmuls including the recomputed scores, against two).
+* **Fused attention** (FlashAttention-style): executed FLOPs at the kernel's measured
+  rate for the head size, the sequence length the kernel runs at and the causal mask
+  (:mod:`supernode.estimate.attention_kernels`: FA3 paper Figs. 5-6 tables of cuDNN,
+  FlashAttention-3 and FlashAttention-2 on H100), scaled to the part by its own
+  ``fused_attention`` level (catalog; the cuDNN figure at its reference point). Backward
+  FLOPs are 2.5 x forward (FlashAttention's convention: five matmuls including the
+  recomputed scores, against two).
 * **Streaming** (norms, activations, residuals, permutations, casts): bytes at
   ``HBM bandwidth x memory_eta``.
 """
@@ -32,12 +32,11 @@ from typing import Any
 
 import numpy as np
 
+from supernode.estimate.attention_kernels import DEFAULT_KERNEL, kernel_tflops
 from supernode.estimate.calibration import Calibration
 from supernode.estimate.system import SystemModel
 from supernode.workload.shapes import Gemm
 
-#: Keys per query at which fused attention reaches half its long-sequence throughput.
-ATTENTION_HALF_KEYS = 256.0
 #: Backward / forward executed FLOPs of fused attention (FlashAttention convention).
 ATTENTION_BACKWARD_FLOPS_RATIO = 2.5
 #: Bytes per GEMM operand element: BF16 inputs and outputs; FP8 inputs, BF16 output.
@@ -80,25 +79,33 @@ def gemm_forward_s(gemms: Iterable[Gemm], system: SystemModel, cal: Calibration,
     return gemm_pass_s(gemms, system, cal, plan_precision)[0]
 
 
-def attention_rate(system: SystemModel, head_dim: float, keys: Any, backward: bool) -> Any:
-    """Fused-attention FLOP/s for ``head_dim`` and ``keys`` attended per query (BF16)."""
+def attention_rate(system: SystemModel, head_dim: float, length: Any, causal: bool,
+                   backward: bool, kernel: str = DEFAULT_KERNEL) -> Any:
+    """Fused-attention FLOP/s on ``system``'s part for ``head_dim`` at sequence ``length``
+    (queries = keys, arrays broadcast), with or without the causal mask, by pass (BF16).
+
+    The kernel's measured curve (:func:`~supernode.estimate.attention_kernels.
+    kernel_tflops`) times the part's level: its catalog ``fused_attention`` rate over the
+    cuDNN curve at the reference point that rate was quoted at (forward: causal at
+    ``2 forward_keys`` tokens; backward: non-causal at ``backward_keys`` tokens).
+    """
     table = system.attention_backward if backward else system.attention_forward
     dims = np.array([d for d, _ in table], dtype=float)
     rates = np.array([r for _, r in table], dtype=float)
-    base = float(np.interp(head_dim, dims, rates))
-    reference = system.attention_reference_keys[1 if backward else 0]
-    keys = np.maximum(np.asarray(keys, dtype=float), 1.0)
-    scale = (keys / (keys + ATTENTION_HALF_KEYS)) / (reference / (reference
-                                                                   + ATTENTION_HALF_KEYS))
-    return base * scale
+    level = float(np.interp(head_dim, dims, rates))
+    keys = system.attention_reference_keys[1 if backward else 0]
+    reference = float(kernel_tflops(DEFAULT_KERNEL, head_dim, keys if backward else 2.0 * keys,
+                                    causal=not backward, backward=backward))
+    return level / reference * kernel_tflops(kernel, head_dim, length, causal, backward)
 
 
-def attention_s(flops_forward: Any, system: SystemModel, head_dim: float,
-                keys: Any) -> tuple[Any, Any]:
-    """(forward, backward) seconds of fused attention with ``flops_forward`` executed."""
-    fwd = flops_forward / attention_rate(system, head_dim, keys, backward=False)
+def attention_s(flops_forward: Any, system: SystemModel, head_dim: float, length: Any,
+                causal: bool, kernel: str = DEFAULT_KERNEL) -> tuple[Any, Any]:
+    """(forward, backward) seconds of fused attention with ``flops_forward`` executed
+    forward FLOPs, run as calls of sequence ``length`` (see :func:`attention_rate`)."""
+    fwd = flops_forward / attention_rate(system, head_dim, length, causal, False, kernel)
     bwd = ATTENTION_BACKWARD_FLOPS_RATIO * flops_forward / attention_rate(
-        system, head_dim, keys, backward=True)
+        system, head_dim, length, causal, True, kernel)
     return fwd, bwd
 
 

@@ -36,6 +36,7 @@ from supernode.spec.plan import (
     check_plan,
     plan_legal_mask,
 )
+from supernode.spec.plan_arrays import CP_COMM_CODES, DEFAULT_CP_COMM_TYPE
 from supernode.spec.recompute import recompute_choices, recompute_label, recompute_mask
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.activations import full_recompute_share
@@ -182,7 +183,7 @@ def estimate_plan(w: WorkloadSpec, plan: ParallelPlan, system: SystemModel,
         recompute_layers=plan.recompute_num_layers or 0,
         distributed_optimizer=bool(plan.distributed_optimizer),
         flash_attention=plan.flash_attention, grad_fp32=bool(plan.grad_reduce_in_fp32),
-        **cols)
+        cp_comm=CP_COMM_CODES[plan.cp_comm_type or DEFAULT_CP_COMM_TYPE], **cols)
     overlap = Overlap(tp=_on(plan.overlap_tp_comm), dp=_on(plan.overlap_dp_comm),
                       pp=_on(plan.overlap_pp_comm))
     steps = step_arrays(w, a, system, cal, overlap, plan_call_time(plan, system.fabric))
@@ -224,6 +225,8 @@ def _result(w: WorkloadSpec, plan: ParallelPlan, system: SystemModel, a: PlanArr
               "pp_layout": _LAYOUT_NAMES[int(a.pp_layout[i])]}
     if w.moe is not None and plan.ep > 1:
         chosen["moe_a2a_overlap"] = bool(a.moe_a2a_overlap[i])
+    if plan.cp > 1 and plan.cp_comm_type is None:  # null: Megatron-Core's default
+        chosen["cp_comm_type"] = DEFAULT_CP_COMM_TYPE
     notes = list(system.notes) + ([] if fits else [
         f"does not fit: needs {memory['total'][i] / 1e9:.1f} GB per GPU, "
         f"{system.usable_memory_bytes / 1e9:.1f} GB available"])

@@ -6,7 +6,8 @@ Per busiest GPU and step (seconds), every part adds up to the step time exactly:
   busiest pipeline GPU (the slowest stage sets the pace);
 * ``tp_comm``, ``cp_comm``: exposed collectives of those dimensions (TP partly hidden
   under the GEMMs when TP overlap is on, never longer than they last:
-  :func:`tp_exposed_s`; the CP ring exchange hidden under the attention core it feeds);
+  :func:`tp_exposed_s`; the CP ring exchange hidden under the attention core it feeds,
+  the all-gather and all-to-all exchanges exposed: :func:`cp_exposed_s`);
 * ``ep_comm``: expert all-to-all dispatch and combine plus expert-TP gathers; with the
   all-to-all overlap on (Megatron 1F1B A2A overlap / DeepEP) the passes that have a
   partner micro-batch (:func:`paired_share` of those that set the pace) hide it under
@@ -54,6 +55,7 @@ from supernode.estimate.system import SystemModel
 from supernode.spec.plan import PlanArrays
 from supernode.spec.stack import tp_overlap_on
 from supernode.spec.workload import WorkloadSpec
+from supernode.workload.cp_exchange import ring_hidden_share
 from supernode.workload.memory import params_per_gpu
 from supernode.workload.traffic import CollectiveCall, traffic_per_step
 
@@ -126,6 +128,7 @@ def step_arrays(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibr
     dp_phase: dict[str, Any] = {"forward": 0.0, "backward": 0.0, "step": 0.0}
     tp_phase: dict[str, Any] = {"forward": 0.0, "backward": 0.0}
     pp_one: Any = 0.0
+    cp_part: dict[bool, Any] = {True: 0.0, False: 0.0}  # beside the attention core or not
     for call in traffic_per_step(w, a):
         if not np.any(call.calls_per_step) or not np.any(np.asarray(call.group_size) > 1):
             continue  # made by no plan of the grid (a size-1 group, a stage not used)
@@ -136,6 +139,8 @@ def step_arrays(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibr
             dp_phase[call.phase] = dp_phase[call.phase] + per_step
         if call.dim == "tp":
             tp_phase[call.phase] = tp_phase[call.phase] + per_step
+        if call.dim == "cp":
+            cp_part[call.hidden] = cp_part[call.hidden] + per_step
         if call.dim == "pp":
             pp_one = pp_one + np.where(np.asarray(call.calls_per_step) > 0, one, 0.0)
     core_per_step = m * (comp.attention_core_forward_s + comp.attention_core_backward_s)
@@ -147,7 +152,7 @@ def step_arrays(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibr
     # expert all-to-all under what is left of the paired passes
     ep_window = np.maximum(compute - core_per_step - dp_window, 0.0)
     tp_exposed = tp_exposed_s(tp_phase, comp, a, cal, tp_overlap_on(overlap.tp, w.software))
-    cp_exposed = np.maximum(per_dim.get("cp", 0.0) - core_per_step, 0.0)
+    cp_exposed = cp_exposed_s(cp_part[True], cp_part[False], core_per_step, a)
     a2a_on = np.asarray(a.moe_a2a_overlap if overlap.a2a is None else overlap.a2a)
     # a pass of the bubble lasts its compute and the communication exposed in it; with
     # the all-to-all overlap the passes without a partner are already in ep_comm
@@ -169,6 +174,14 @@ def step_arrays(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibr
                  breakdown.items()}
     names = tuple(t.name for t in system.fabric.tiers)
     return StepArrays(breakdown, per_dim, dim_tier, names, comp)
+
+
+def cp_exposed_s(ring_s: Any, serial_s: Any, core_s: Any, a: PlanArrays) -> Any:
+    """Context-parallel seconds left exposed per step: the exchange on the critical path
+    (all-gathers, all-to-alls) and the ring hops beyond the share of the attention core
+    they run beside (:func:`~supernode.workload.cp_exchange.ring_hidden_share`; the
+    simulator's pass does the same)."""
+    return serial_s + np.maximum(ring_s - ring_hidden_share(a) * core_s, 0.0)
 
 
 def tp_exposed_s(phase_s: dict[str, Any], comp: MicrobatchCompute, a: PlanArrays,

@@ -44,7 +44,9 @@ class SystemModel:
     ``peak_flops`` is the vendor's dense peak at the plan's precision (the MFU
     denominator); ``matmul_flops_by_precision`` the measured GEMM ceilings;
     ``attention_forward`` / ``attention_backward`` the measured fused-attention FLOP/s by
-    head dimension (BF16) at ``attention_reference_keys`` keys per query.
+    head dimension (BF16) at ``attention_reference_keys`` keys per query (the level the
+    measured kernel curves are scaled to; which kernel's curves apply is the workload's
+    software stack's, ``WorkloadSpec.software.attention_kernel``).
     """
 
     accelerator: str

@@ -28,13 +28,24 @@ def tp_groups(job: JobModel, s: int, ds: np.ndarray) -> np.ndarray:
     return job.acc(job.rank(t, c, d, s)).reshape(-1, p.tp)
 
 
-def cp_pairs(job: JobModel, s: int, ds: np.ndarray) -> np.ndarray:
-    """CP ring hops ``c -> c+1`` of stage ``s`` for replicas ``ds`` (rows of 2)."""
+def cp_pairs(job: JobModel, s: int, ds: np.ndarray, stride: int = 1) -> np.ndarray:
+    """CP ring hops ``c -> c + stride`` of stage ``s`` for replicas ``ds`` (rows of 2;
+    ``stride`` > 1: the ring level of a hierarchical exchange, one rank of each
+    all-to-all group)."""
     p = job.plan
     d, t, c = np.meshgrid(ds, np.arange(p.tp), np.arange(p.cp), indexing="ij")
     a = job.acc(job.rank(t, c, d, s)).ravel()
-    b = job.acc(job.rank(t, (c + 1) % p.cp, d, s)).ravel()
+    b = job.acc(job.rank(t, (c + stride) % p.cp, d, s)).ravel()
     return np.stack([a, b], axis=1)
+
+
+def cp_groups(job: JobModel, s: int, ds: np.ndarray, size: int) -> np.ndarray:
+    """CP groups of ``size`` consecutive CP ranks of stage ``s`` for replicas ``ds`` (rows
+    (d, t, block), ``size`` columns): the all-gather / all-to-all groups of the exchange."""
+    p = job.plan
+    d, t, g, j = np.meshgrid(ds, np.arange(p.tp), np.arange(p.cp // size), np.arange(size),
+                             indexing="ij")
+    return job.acc(job.rank(t, g * size + j, d, s)).reshape(-1, size)
 
 
 def _stage_ranks(job: JobModel, s: int, local: np.ndarray) -> np.ndarray:

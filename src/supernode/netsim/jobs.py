@@ -29,6 +29,7 @@ from supernode.spec.plan import ParallelPlan, PlanArrays, as_plan_arrays
 from supernode.spec.resolved import Cluster
 from supernode.spec.stack import tp_overlap_on
 from supernode.spec.workload import WorkloadSpec
+from supernode.workload.cp_exchange import ring_hidden_share
 from supernode.workload.traffic import CollectiveCall, traffic_per_step
 
 
@@ -43,6 +44,7 @@ class Call:
     group_size: int
     phase: str
     algorithm: str
+    hidden: bool = False  # runs beside the attention core (the CP ring)
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,7 @@ class JobModel:
     layers_per_gpu: float = 1.0
     fabric: Fabric | None = None
     tables: Tables | None = None
+    cp_ring_share: float = 0.0  # of the attention core the CP ring hops run beside
 
     def compute_scale(self, stage: int) -> float:
         """Compute of pipeline stage ``stage`` relative to the busiest (first, middle and
@@ -144,7 +147,7 @@ def prepare_job(name: str, workload: WorkloadSpec, plan: ParallelPlan, accelerat
             continue
         calls.append(Call(call.dim, call.kind, _message_bytes(call, a, system.fabric),
                           per_step, int(call.group_size), call.phase,
-                          _estimate_algorithm(call, a, system.fabric)))
+                          _estimate_algorithm(call, a, system.fabric), bool(call.hidden)))
     return JobModel(
         name=name, plan=resolved, accelerators=np.asarray(accelerators, dtype=np.int64),
         forward_s=float(comp.forward_s), backward_s=float(comp.backward_s + comp.recompute_s),
@@ -153,7 +156,8 @@ def prepare_job(name: str, workload: WorkloadSpec, plan: ParallelPlan, accelerat
         optimizer_s=float(est.breakdown_s["optimizer"]), other_s=float(est.breakdown_s["other"]),
         microbatches=int(a.microbatches), calls=tuple(calls), estimate=est, calibration=cal,
         stage_scale=scale, layers_per_gpu=float(comp.layers),
-        fabric=system.fabric, tables=tables or load_efficiency_tables())
+        fabric=system.fabric, tables=tables or load_efficiency_tables(),
+        cp_ring_share=float(ring_hidden_share(a)))
 
 
 def check_job_size(plan: ParallelPlan, accelerators: int, job: str) -> None:

@@ -1,17 +1,19 @@
 """One forward or backward pass of one pipeline device as a small DAG.
 
 ``start -> [compute outside attention || TP part A] -> [attention core || CP ring hops]
--> TP part B -> EP all-to-all + expert-TP gathers -> end``
+-> CP all-gathers / all-to-alls -> TP part B -> EP all-to-all + expert-TP gathers -> end``
 
 TP collectives of the pass (all of one kind fused, ``repeat`` = calls per pass) are split
 by the calibrated TP overlap share: part A runs under the GEMMs, part B is exposed, as in
 the analytic model (``tp_overlap`` of TP time hidden); under congestion part A can outlast
 the compute and part B grows. Context-parallel K/V hops hide under the attention core they
-feed. The expert all-to-all (and expert-TP gathers) is exposed, unless the plan overlaps
-it (``moe_a2a_overlap``) and the pass has a partner micro-batch (not a pipeline warm-up
-or cool-down pass): then it runs beside the pass's compute, as the analytic model hides
-it under the partner's. Compute is scaled to the device's own stage (first, middle and
-last stages differ).
+feed (the share :func:`~supernode.workload.cp_exchange.ring_hidden_share` of it, the last
+step after them); the all-gather and all-to-all exchanges run after the core, exposed, as
+in the analytic model. The expert all-to-all (and expert-TP gathers) is exposed, unless
+the plan overlaps it (``moe_a2a_overlap``) and the pass has a partner micro-batch (not a
+pipeline warm-up or cool-down pass): then it runs beside the pass's compute, as the
+analytic model hides it under the partner's. Compute is scaled to the device's own stage
+(first, middle and last stages differ).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from supernode.errors import InputError
 from supernode.netsim.collectives import Ctx
 from supernode.netsim.dag import add_collective, delay, join
 from supernode.netsim.engine import Environment, Task
-from supernode.netsim.groups import cp_pairs, ep_groups, etp_groups, tp_groups
+from supernode.netsim.groups import cp_groups, cp_pairs, ep_groups, etp_groups, tp_groups
 from supernode.netsim.jobs import Call, JobModel
 from supernode.netsim.limits import TooLarge
 from supernode.netsim.network import Network
@@ -107,6 +109,19 @@ def _parallel(env: Environment, before: Task, name: str, branches: list, lane: s
     return end
 
 
+def _cp_members(pc: PassContext, call: Call, device: int, ds: np.ndarray,
+                set_index: int) -> np.ndarray:
+    """The groups a CP call runs in: ring hops (pairs ``cp / group_size`` CP ranks apart)
+    or groups of ``group_size`` consecutive CP ranks (all-gather, all-to-all)."""
+    job, size = pc.job, int(call.group_size)
+    if call.op == "p2p":
+        stride = max(job.plan.cp // max(size, 1), 1)
+        return pc.groups(("cp", device, set_index, stride),
+                         lambda: cp_pairs(job, device, ds, stride))
+    return pc.groups(("cpg", device, set_index, size),
+                     lambda: cp_groups(job, device, ds, size))
+
+
 def build_pass(pc: PassContext, op: Op, device: int, ds: np.ndarray, lane: str,
                set_index: int = 0, paired: bool = False) -> tuple[Task, Task, Task]:
     """Tasks of one pass for replicas ``ds`` (replica set ``set_index``):
@@ -127,10 +142,17 @@ def build_pass(pc: PassContext, op: Op, device: int, ds: np.ndarray, lane: str,
     compute = delay(env, f"{name}/compute", total - core, lane=lane, job=job.name)
     j1 = _parallel(env, start, f"{name}/a", [compute, _chain(pc, f"{name}/tpA", part_a, lane)],
                    lane, job.name)
-    cpg = pc.groups(("cp", device, set_index), lambda: cp_pairs(job, device, ds))
-    cp = [(c, cpg, c.per_step / per_pass) for c in calls_for(job, "cp", phase)]
-    attention = delay(env, f"{name}/core", core, lane=lane, job=job.name)
-    j2 = _parallel(env, j1, f"{name}/b", [attention, _chain(pc, f"{name}/cp", cp, lane)],
+    ring = [(c, _cp_members(pc, c, device, ds, set_index), c.per_step / per_pass)
+            for c in calls_for(job, "cp", phase) if c.hidden]
+    serial = [(c, _cp_members(pc, c, device, ds, set_index), c.per_step / per_pass)
+              for c in calls_for(job, "cp", phase) if not c.hidden]
+    share = job.cp_ring_share
+    beside = delay(env, f"{name}/core", core * share, lane=lane, job=job.name)
+    j_ring = _parallel(env, j1, f"{name}/b", [beside, _chain(pc, f"{name}/cp", ring, lane)],
+                       lane, job.name)
+    last_step = delay(env, f"{name}/core-last", core * (1.0 - share), lane=lane, job=job.name)
+    env.after(j_ring, last_step)
+    j2 = _parallel(env, last_step, f"{name}/cpx", [_chain(pc, f"{name}/cps", serial, lane)],
                    lane, job.name)
     tail = _chain(pc, f"{name}/tpB", part_b, lane)
     epg = pc.groups(("ep", device, set_index), lambda: ep_groups(job, device, ds))

@@ -23,6 +23,7 @@ from supernode.planner.mapping import sub_fabric as _sub_fabric
 from supernode.planner.search import PlanTarget, tp_crosses_domain
 from supernode.planner.space import KnobAxes
 from supernode.spec.plan import ParallelPlan, plan_from_data
+from supernode.spec.plan_arrays import CP_COMM_CODES, DEFAULT_CP_COMM_TYPE
 from supernode.spec.recompute import recompute_fields
 from supernode.workload.flops import EXECUTED, hardware_flops_per_step, model_flops_per_step
 from supernode.workload.memory import memory_bytes_per_gpu
@@ -109,7 +110,8 @@ def _axes(knobs: dict[str, Any]) -> KnobAxes:
                     ((knobs["zero_stage"], knobs["distributed_optimizer"]),), (True,),
                     (knobs.get("pp_layout", "uniform"),),
                     (bool(knobs.get("moe_a2a_overlap", False)),),
-                    bool(knobs.get("grad_reduce_in_fp32", False)))
+                    bool(knobs.get("grad_reduce_in_fp32", False)),
+                    cp_comm=CP_COMM_CODES[knobs.get("cp_comm_type") or DEFAULT_CP_COMM_TYPE])
 
 
 def plan_detail(target: PlanTarget, layout: Layout, knobs: dict[str, Any],

@@ -30,9 +30,12 @@ from supernode.estimate.system import SystemModel
 from supernode.planner.mapping import Layout, group_factors
 from supernode.planner.space import KnobAxes
 from supernode.spec.plan import PP_LAYOUT_CODES, PlanArrays, plan_legal_mask
+from supernode.spec.plan_arrays import CP_COMM_CODES
 from supernode.spec.recompute import recompute_mask
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.memory import peak_memory_bytes_per_gpu
+
+CP_COMM_NAMES = {code: name for name, code in CP_COMM_CODES.items()}
 
 #: mb, recompute, sp, vpp, zero, pp layout | a2a, overlap tp, overlap dp, overlap pp | layout
 NDIM = 11
@@ -79,6 +82,7 @@ def grid_plans(layouts: list[Layout], axes: KnobAxes, global_batch: int,
         moe_a2a_overlap=axis_array(axes.a2a, 6, bool),
         pp_layout=axis_array([PP_LAYOUT_CODES[x] for x in axes.pp_layout], 5, np.int64),
         grad_fp32=np.asarray(axes.grad_fp32),
+        cp_comm=np.asarray(axes.cp_comm, dtype=np.int64),
         precision=precision,
     )
     overlap = Overlap(tp=axis_array(axes.overlap, 7, bool), dp=axis_array(axes.overlap, 8, bool),
@@ -204,7 +208,8 @@ def knob_index(axes: KnobAxes, flat: int) -> dict[str, Any]:
             "zero_stage": zero, "distributed_optimizer": distopt,
             "pp_layout": axes.pp_layout[i[5]], "moe_a2a_overlap": bool(axes.a2a[i[6]]),
             "overlap_tp_comm": axes.overlap[i[7]], "overlap_dp_comm": axes.overlap[i[8]],
-            "overlap_pp_comm": axes.overlap[i[9]], "grad_reduce_in_fp32": axes.grad_fp32}
+            "overlap_pp_comm": axes.overlap[i[9]], "grad_reduce_in_fp32": axes.grad_fp32,
+            "cp_comm_type": CP_COMM_NAMES[axes.cp_comm]}
 
 
 def memory_index(axes: KnobAxes, flat: int) -> int:

@@ -20,6 +20,7 @@ from typing import Any
 from supernode.estimate.model import MAX_VPP, MICRO_BATCH_CHOICES
 from supernode.planner.mapping import Layout, effective_orders, group_factors
 from supernode.spec.plan import PP_LAYOUT_CODES
+from supernode.spec.plan_arrays import CP_COMM_CODES
 from supernode.spec.recompute import modules_mask, recompute_choices, recompute_label
 from supernode.spec.workload import WorkloadSpec
 
@@ -64,6 +65,7 @@ class SearchSpace:
     orders: tuple[tuple[str, ...], ...] | None = None
     grad_fp32: bool = False
     recompute_layers: int = 0
+    cp_comm: int = 0  # fixed, not searched: Megatron-Core's default ring (p2p) unless given
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,7 @@ class KnobAxes:
     a2a: tuple[bool, ...] = (False,)
     grad_fp32: bool = False
     recompute_layers: int = 0
+    cp_comm: int = 0
 
     @property
     def memory_size(self) -> int:
@@ -188,7 +191,8 @@ def knob_axes(w: WorkloadSpec, layout: Layout, global_batch: int,
     a2a = space.a2a_overlap if (w.moe is not None and layout.ep > 1) else (False,)
     recompute = space.recompute or recompute_choices(w.moe is not None, w.mla is not None)
     return KnobAxes(mbs, recompute, tuple(sps), vpps, space.zero, space.overlap,
-                    tuple(layouts), tuple(a2a), space.grad_fp32, space.recompute_layers)
+                    tuple(layouts), tuple(a2a), space.grad_fp32, space.recompute_layers,
+                    space.cp_comm)
 
 
 def space_from_plan_fields(fields: dict[str, Any], base: SearchSpace | None = None
@@ -229,6 +233,8 @@ def space_from_plan_fields(fields: dict[str, Any], base: SearchSpace | None = No
         changes["overlap"] = (bool(overlaps.pop()),)
     if fields.get("grad_reduce_in_fp32") is not None:
         changes["grad_fp32"] = bool(fields["grad_reduce_in_fp32"])
+    if fields.get("cp_comm_type") is not None:
+        changes["cp_comm"] = CP_COMM_CODES[str(fields["cp_comm_type"])]
     return replace(space, **changes)
 
 

@@ -62,8 +62,10 @@ class AcceleratorSpec(StrictModel):
     achievable_matmul_source: str | None = Field(
         None, description="Where the achievable matmul figures come from.")
     fused_attention: FusedAttentionSpec | None = Field(
-        None, description="Measured fused-attention throughput; null: H100's FA3 table "
-        "scaled by this part's achievable BF16 matmul over H100's.")
+        None, description="Measured fused-attention throughput at one reference point: the "
+        "level the kernel curves of catalog/attention_kernels.yaml (length, mask, kernel) "
+        "are scaled to; null: H100's cuDNN figures scaled by this part's achievable BF16 "
+        "matmul over H100's.")
     memory_gbyte: float = Field(gt=0, description="Device memory (HBM) capacity in GB (1e9 B).")
     memory_bandwidth_tbyte_per_s: float = Field(
         gt=0, description="Device memory bandwidth in TB/s (1e12 B/s)."

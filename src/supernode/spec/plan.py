@@ -22,7 +22,7 @@ from pydantic import Field, field_validator, model_validator
 
 from supernode.errors import InputError
 from supernode.spec.base import StrictModel
-from supernode.spec.plan_arrays import PP_LAYOUT_CODES, PlanArrays
+from supernode.spec.plan_arrays import CP_COMM_CODES, PP_LAYOUT_CODES, PlanArrays
 from supernode.spec.recompute import (
     RECOMPUTE_MODES,
     RecomputeModule,
@@ -39,6 +39,7 @@ __all__ = ["MAX_GLOBAL_BATCH", "MEGATRON_ORDER", "PP_LAYOUT_CODES", "RECOMPUTE_M
 Recompute = Literal["none", "selective", "full", "modules"]
 PlanPrecision = Literal["bf16", "fp16", "fp8"]
 PipelineLayout = Literal["uniform", "embedding_and_loss_as_layers"]
+CpCommType = Literal["p2p", "all_gather", "a2a", "a2a+p2p"]
 #: Dimensions a rank order permutes (tp is always innermost; ep is placed by etp x ep x
 #: edp inside the tp * cp * dp ranks, so it may appear in a Megatron order string).
 ORDER_DIMS = ("tp", "cp", "dp", "pp")
@@ -58,6 +59,12 @@ class ParallelPlan(StrictModel):
     dp: int = Field(1, ge=1, le=MAX_PARALLEL, description="Data-parallel replicas.")
     cp: int = Field(1, ge=1, le=MAX_PARALLEL,
                     description="Context-parallel size (sequence split, ring attention).")
+    cp_comm_type: CpCommType | None = Field(
+        None, description="Context-parallel exchange (Megatron-Core --cp-comm-type): p2p "
+        "(ring pass-KV, overlapped with the attention), all_gather (of K and V), a2a "
+        "(Ulysses all-to-all of Q, K, V and the output; cp must divide the kv heads / tp), "
+        "a2a+p2p (all-to-all inside an 8-GPU host, ring across); null = p2p, Megatron-Core's "
+        "default.")
     ep: int = Field(1, ge=1, le=MAX_PARALLEL, description="Expert-parallel size: ep * etp must "
                                                           "divide tp * cp * dp.")
     etp: int | None = Field(None, ge=1, le=MAX_PARALLEL,
@@ -191,7 +198,7 @@ def as_plan_arrays(plan: ParallelPlan | PlanArrays) -> PlanArrays:
 
     null vpp -> 1, micro_batch -> 1, recompute -> none, sequence_parallel -> tp > 1,
     zero_stage -> the plan's first allowed stage, moe_a2a_overlap -> off, pp_layout ->
-    uniform. A planner should resolve choices itself; this is for a fixed plan.
+    uniform, cp_comm_type -> p2p. A planner should resolve choices itself; this is for a fixed plan.
     """
     if isinstance(plan, PlanArrays):
         return plan
@@ -209,7 +216,8 @@ def as_plan_arrays(plan: ParallelPlan | PlanArrays) -> PlanArrays:
         flash_attention=plan.flash_attention,
         moe_a2a_overlap=bool(plan.moe_a2a_overlap),
         pp_layout=PP_LAYOUT_CODES[plan.pp_layout or "uniform"],
-        grad_fp32=bool(plan.grad_reduce_in_fp32))
+        grad_fp32=bool(plan.grad_reduce_in_fp32),
+        cp_comm=CP_COMM_CODES[plan.cp_comm_type or "p2p"])
 
 
 Rule = tuple[str, np.ndarray, Callable[[], str]]
@@ -247,6 +255,10 @@ def _rules(w: WorkloadSpec, a: PlanArrays, gpus: Any) -> list[Rule]:
         ("cp", (a.cp == 1) | (w.seq_len % (2 * a.cp) == 0),
          lambda: f"seq_len ({w.seq_len}) must be divisible by 2 * cp ({2 * a.cp}) for "
                  f"load-balanced causal context parallelism"),
+        ("cp_comm_type", (a.cp_comm != CP_COMM_CODES["a2a"])
+         | ((w.n_kv_heads // np.maximum(a.tp, 1)) % a.cp == 0),
+         lambda: f"cp_comm_type a2a splits the heads over cp: cp ({a.cp}) must divide the "
+                 f"kv heads per TP rank ({w.n_kv_heads} / {a.tp})"),
         ("global_batch_sequences", a.global_batch_sequences % m == 0,
          lambda: f"global_batch_sequences ({a.global_batch_sequences}) must be a multiple of "
                  f"micro_batch * dp ({a.micro_batch} * {a.dp})"),

@@ -8,7 +8,7 @@ leaves open neutrally.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,11 @@ from supernode.spec.recompute import recompute_mask
 #: the first and last virtual stages count the embedding and the loss as one layer each
 #: (Megatron ``--account-for-embedding-in-pipeline-split --account-for-loss-in-...``).
 PP_LAYOUT_CODES: dict[str, int] = {"uniform": 0, "embedding_and_loss_as_layers": 1}
+#: Context-parallel exchanges (Megatron-Core ``--cp-comm-type``) and their codes:
+#: :mod:`supernode.workload.cp_exchange` says what each moves.
+CP_COMM_CODES: dict[str, int] = {"p2p": 0, "all_gather": 1, "a2a": 2, "a2a+p2p": 3}
+#: What Megatron-Core runs when ``--cp-comm-type`` is not given (ring pass-KV).
+DEFAULT_CP_COMM_TYPE = "p2p"
 
 
 @dataclass(frozen=True)
@@ -30,7 +35,9 @@ class PlanArrays:
 
     ``recompute`` holds a recompute mask (:mod:`supernode.spec.recompute`: the OR of the
     recomputed modules' bits, or ``FULL``), ``recompute_layers`` the layers of each
-    virtual stage full recomputation covers (0: all), ``pp_layout`` :data:`PP_LAYOUT_CODES`;
+    virtual stage full recomputation covers (0: all), ``pp_layout`` :data:`PP_LAYOUT_CODES`,
+    ``cp_comm`` the context-parallel exchange (:data:`~supernode.workload.cp_exchange.
+    CP_COMM_CODES`: 0 ring pass-KV, 1 all-gather, 2 all-to-all, 3 hierarchical);
     ``precision`` is one string shared by all plans. The effective ZeRO stage is
     :attr:`zero` (the distributed optimizer is stage 1). Unresolved choices must be filled
     in before building one (see :func:`supernode.spec.plan.as_plan_arrays`).
@@ -54,6 +61,7 @@ class PlanArrays:
     moe_a2a_overlap: np.ndarray
     pp_layout: np.ndarray
     grad_fp32: np.ndarray
+    cp_comm: np.ndarray = field(default_factory=lambda: np.zeros((), dtype=np.int64))
     precision: str = "bf16"
 
     @classmethod
@@ -64,9 +72,9 @@ class PlanArrays:
         sequence_parallel on where tp > 1 (as for a fixed plan,
         :func:`supernode.spec.plan.as_plan_arrays`), zero_stage 0, no
         distributed optimizer, flash attention on, no all-to-all overlap, uniform pipeline
-        layout, 16-bit gradients. ``global_batch_sequences`` is
-        required. ``recompute`` may be labels (:func:`~supernode.spec.recompute.
-        recompute_mask`) or masks, ``pp_layout`` strings or codes.
+        layout, 16-bit gradients, ring pass-KV context parallelism. ``global_batch_sequences``
+        is required. ``recompute`` may be labels (:func:`~supernode.spec.recompute.
+        recompute_mask`) or masks, ``pp_layout`` and ``cp_comm`` strings or codes.
         """
         names = [f.name for f in fields(cls) if f.name != "precision"]
         unknown = set(columns) - set(names)
@@ -77,7 +85,8 @@ class PlanArrays:
         defaults = {"recompute": 0, "recompute_layers": 0, "sequence_parallel": False,
                     "zero_stage": 0,
                     "distributed_optimizer": False, "flash_attention": True,
-                    "moe_a2a_overlap": False, "pp_layout": 0, "grad_fp32": False}
+                    "moe_a2a_overlap": False, "pp_layout": 0, "grad_fp32": False,
+                    "cp_comm": 0}
         values = {n: columns.get(n, defaults.get(n, 1)) for n in names}
         if "sequence_parallel" not in columns:
             values["sequence_parallel"] = np.asarray(values["tp"]) > 1
@@ -85,6 +94,7 @@ class PlanArrays:
             values["etp"] = values["tp"]
         values["recompute"] = _masks(values["recompute"])
         values["pp_layout"] = _codes(values["pp_layout"], PP_LAYOUT_CODES, "pp_layout")
+        values["cp_comm"] = _codes(values["cp_comm"], CP_COMM_CODES, "cp_comm_type")
         arrays = np.broadcast_arrays(*[np.asarray(values[n]) for n in names])
         kinds = {"sequence_parallel": bool, "distributed_optimizer": bool,
                  "flash_attention": bool, "moe_a2a_overlap": bool, "grad_fp32": bool}

@@ -104,6 +104,10 @@ def _moe_block(block: Any) -> dict[str, Any] | None:
     return out
 
 
+#: Megatron-LM's spellings of ``--cp-comm-type`` that the plan writes differently.
+_CP_COMM_ALIASES = {"allgather": "all_gather"}
+
+
 def case_plan(case: dict[str, Any]) -> ParallelPlan:
     """The case's ``parallelism`` and ``training`` blocks as a plan (nulls left to choose).
 
@@ -111,7 +115,9 @@ def case_plan(case: dict[str, Any]) -> ParallelPlan:
     stage 1; with ``zero_stage`` 2 or 3 it means that stage, revision 3),
     ``training.moe_a2a_overlap``, ``parallelism.etp``, ``parallelism.pp_layout``.
     Revision 3: ``training.recompute_modules`` (with ``recompute: selective``),
-    ``training.recompute_num_layers`` (with ``recompute: full``).
+    ``training.recompute_num_layers`` (with ``recompute: full``), ``training.cp_comm_type``
+    (``p2p``, ``all_gather`` (Megatron's spelling ``allgather`` too), ``a2a``, ``a2a+p2p``;
+    null: Megatron-Core's default ``p2p``).
     """
     par = case.get("parallelism") or {}
     train = case.get("training") or {}
@@ -129,6 +135,8 @@ def case_plan(case: dict[str, Any]) -> ParallelPlan:
         "distributed_optimizer": train.get("distributed_optimizer"),
         "zero_stage": train.get("zero_stage"),
         "moe_a2a_overlap": train.get("moe_a2a_overlap"),
+        "cp_comm_type": _CP_COMM_ALIASES.get(str(train.get("cp_comm_type")),
+                                             train.get("cp_comm_type")),
         "precision": precision,
     }
     return plan_from_data(data, source="training")

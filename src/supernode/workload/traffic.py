@@ -18,9 +18,10 @@ where a dimension is 1.
 * **ETP** (Megatron-Core expert tensor parallelism): per MoE layer an all-gather of the
   routed token copies over the ``etp`` group before the experts and a reduce-scatter
   after, each way.
-* **CP** (ring attention, Megatron context parallelism): per layer and micro-batch the
-  local K and V chunk goes ``cp - 1`` hops forward; backward moves K, V and their
-  gradients (2x).
+* **CP** (Megatron context parallelism): per layer and micro-batch the exchange of the
+  plan's ``cp_comm_type`` (:mod:`supernode.workload.cp_exchange`: ring pass-KV by default,
+  all-gather of K and V, all-to-all of Q, K, V and the output, or both hierarchically);
+  recomputing the attention core (or the whole layer) repeats the forward exchange.
 * **PP** (Narayanan et al. SC'21): one activation send forward and one gradient send
   backward per micro-batch and virtual stage, ``s b h / (cp t_sp)`` each.
 * **DP**: gradients all-reduced once per step (ZeRO-0); reduce-scatter + parameter
@@ -47,6 +48,7 @@ from supernode.spec.plan import ParallelPlan, PlanArrays, as_plan_arrays
 from supernode.spec.recompute import is_full, recomputes
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.activations import activation_element_bytes, full_recompute_share
+from supernode.workload.cp_exchange import cp_exchange
 from supernode.workload.memory import params_per_gpu, plan_state_bytes
 from supernode.workload.stages import layers_per_gpu_max, stage_layer_mix
 
@@ -67,6 +69,8 @@ class CollectiveCall:
     #: (experts, top_k, dispatcher) of an expert dispatch (dispatcher None: per group,
     #: :mod:`supernode.workload.dispatch`); None for every other call
     routing: tuple[int, int, str | None] | None = None
+    #: runs beside the attention core it feeds (the CP ring), not on the critical path
+    hidden: bool = False
 
     @property
     def bytes_per_step(self) -> Any:
@@ -120,15 +124,19 @@ def _cp_pp_calls(w: WorkloadSpec, a: PlanArrays, e: int) -> list[CollectiveCall]
     tokens = a.micro_batch * (w.seq_len / a.cp)
     layers = layers_per_gpu_max(w, a.pp, a.vpp, a.pp_layout)
     kv = e * tokens * w.n_kv_heads * (w.qk_head_dim + w.v_head_dim) / a.tp
-    hops = (a.cp - 1) * layers * a.microbatches
-    # the ring exchange runs inside the attention core: recomputing it exchanges again
-    cp_fwd = hops * (_forward_repeats(w, a) + recomputes(a.recompute, "core_attn"))
+    q = e * tokens * w.n_heads * w.qk_head_dim / a.tp
+    out = e * tokens * w.n_heads * w.v_head_dim / a.tp
+    per_layer = layers * a.microbatches
+    # the exchange runs inside the attention core: recomputing it exchanges again
+    again = _forward_repeats(w, a) + recomputes(a.recompute, "core_attn")
+    calls = [CollectiveCall("cp", kind, msg, count * per_layer
+                            * (again if phase == "forward" else 1), group, phase,
+                            hidden=hidden)
+             for phase, kind, msg, count, group, hidden in cp_exchange(kv, q, out, a)]
     sp_div = np.where(a.sp, a.tp, 1)
     pp_msg = tokens * e * w.hidden / sp_div
     sends = (a.pp > 1) * a.microbatches * a.vpp
-    return [
-        CollectiveCall("cp", "p2p", kv, cp_fwd, a.cp, "forward"),
-        CollectiveCall("cp", "p2p", 2 * kv, hops, a.cp, "backward"),
+    return calls + [
         CollectiveCall("pp", "p2p", pp_msg, sends, 2, "forward"),
         CollectiveCall("pp", "p2p", pp_msg, sends, 2, "backward"),
     ]
@@ -177,8 +185,9 @@ def _ep_calls(w: WorkloadSpec, a: PlanArrays, e: int) -> list[CollectiveCall]:
     etp_on = (a.etp > 1) * n_moe * a.microbatches
     etp_fwd = etp_on * repeats
     routing = (w.moe.experts, w.moe.top_k, w.software.moe_dispatcher)
-    return [CollectiveCall("ep", "all_to_all", msg, fwd, a.ep, "forward", routing),
-            CollectiveCall("ep", "all_to_all", msg, per_step, a.ep, "backward", routing),
+    return [CollectiveCall("ep", "all_to_all", msg, fwd, a.ep, "forward", routing=routing),
+            CollectiveCall("ep", "all_to_all", msg, per_step, a.ep, "backward",
+                           routing=routing),
             CollectiveCall("etp", "all_gather", etp_msg, etp_fwd, a.etp, "forward"),
             CollectiveCall("etp", "reduce_scatter", etp_msg, etp_fwd, a.etp, "forward"),
             CollectiveCall("etp", "all_gather", etp_msg, etp_on, a.etp, "backward"),

@@ -113,6 +113,8 @@ class PlanRow(ResultModel):
     overlap_dp_comm: bool = field("Gradient reduce overlapped with backward.")
     overlap_pp_comm: bool = field("Pipeline p2p overlapped with compute.")
     grad_reduce_in_fp32: bool = field("Gradients kept and reduced in fp32.")
+    cp_comm_type: str = field("Context-parallel exchange (Megatron-Core --cp-comm-type: p2p, "
+                              "all_gather, a2a, a2a+p2p).")
     rank_order: str = field("Rank order, innermost first.")
     gpus: int = field("GPUs of the job.")
     step_time_s: float = field("Step time (s).")
@@ -179,6 +181,8 @@ class ChosenKnobs(ResultModel):
     zero_stage: int = field("ZeRO stage.")
     pp_layout: str = field("How layers fall on pipeline stages.")
     moe_a2a_overlap: bool | None = optional("Expert all-to-all overlapped (MoE with EP > 1).")
+    cp_comm_type: str | None = optional("Context-parallel exchange (cp > 1 and none given: "
+                                        "Megatron-Core's default p2p).")
 
 
 class ReferencePlan(ResultModel):
