@@ -5,19 +5,20 @@ Every step time, tokens/s and MFU the estimate prints carries an interval at lev
 the public training runs (:func:`supernode.estimate.calibrate.leave_one_source_out`: each
 publication predicted by a refit on the others), grouped by source. Runs of one source
 share its conditions (the same software, cluster and way of measuring), so their errors
-are not independent: a new run comes from a source the model has not seen. The errors are
-read as a one-way random-effects sample, ``e = m + b_source + w`` with a source effect of
-variance ``tau^2`` and a within-source spread ``sigma^2`` (variance components by the
-ANOVA method of moments, unbalanced groups: Searle, Casella & McCulloch, *Variance
-Components*, 1992, §3.6, ``tau^2`` kept ``>= 0``). A run of a new source then lies, with
-probability ``L``, in
+are not independent: a new run comes from a source the model has not seen, so the source
+is the unit. Two stages (the summary-statistics analysis of clustered data; the prediction
+interval of a new study in a random-effects meta-analysis, Higgins, Thompson &
+Spiegelhalter, *J. R. Stat. Soc. A* 172, 2009, §3.2): each source's mean error ``m_j``
+over its ``n_j`` runs; their mean ``m`` (each publication counts once) and sample variance
+``s_b^2`` on ``S - 1`` degrees of freedom; the pooled within-source variance ``sigma^2``;
+the between-source variance ``tau^2 = max(s_b^2 - sigma^2 · mean(1 / n_j), 0)``. A run of
+a new source then lies, with probability ``L``, in
 
-    m ± t_{(1 + L) / 2, S - 1} · sqrt(tau^2 + sigma^2 + Var(m))
+    m ± t_{(1 + L) / 2, S - 1} · sqrt(tau^2 + sigma^2 + s_b^2 / S)
 
-with ``m`` the run-weighted mean, ``Var(m) = (tau^2 + sigma^2 / n_mean) / S`` and the
-t quantile on ``S - 1`` degrees of freedom, ``S`` the number of sources (the independent
-units; e.g. Hahn & Meeker, *Statistical Intervals*, 1991, §4.7, for the one-sample
-prediction interval it generalises). The measured step then lies in
+(with one run per source this is the ordinary Student-t prediction interval of one new
+draw, Hahn & Meeker, *Statistical Intervals*, 1991, §4.7; with equal groups the balanced
+one-way ANOVA's variance components). The measured step then lies in
 ``[predicted · exp(-e_hi), predicted · exp(-e_lo)]`` and tokens/s and MFU, which scale as
 ``1 / step``, in ``[x · exp(e_lo), x · exp(e_hi)]``. The bias ``m`` is kept in the interval
 rather than folded into the point figure: the point is the model's, the interval says how
@@ -94,15 +95,13 @@ def prediction_bounds(groups: Any, level: float, t_quantile: float) -> tuple[flo
     sizes = [len(g) for g in samples]
     runs = sum(sizes)
     means = [sum(g) / len(g) for g in samples]
-    grand = sum(n * m for n, m in zip(sizes, means, strict=True)) / runs
+    centre = sum(means) / sources
     within_ss = sum((x - m) ** 2 for g, m in zip(samples, means, strict=True) for x in g)
     within = within_ss / (runs - sources) if runs > sources else 0.0
-    between = sum(n * (m - grand) ** 2 for n, m in zip(sizes, means, strict=True)) / (sources - 1)
-    n0 = (runs - sum(n * n for n in sizes) / runs) / (sources - 1)
-    tau2 = max((between - within) / n0, 0.0) if n0 > 0 else 0.0
-    var_mean = (tau2 + within / (runs / sources)) / sources
-    half = t_quantile * math.sqrt(tau2 + within + var_mean)
-    return grand - half, grand + half
+    spread = sum((m - centre) ** 2 for m in means) / (sources - 1)
+    tau2 = max(spread - within * sum(1.0 / n for n in sizes) / sources, 0.0)
+    half = t_quantile * math.sqrt(tau2 + within + spread / sources)
+    return centre - half, centre + half
 
 
 def read_interval_document() -> dict[str, Any]:
