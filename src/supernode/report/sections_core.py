@@ -125,6 +125,14 @@ def plans_section(r: dict[str, Any]) -> Section:
     s.blocks.append(Table("Communication vs computation per card and step (seed 000 §5.2)",
                           ("#", "compute", "comm issued", "comm exposed", "comm/compute",
                            "share", "line", "over"), cc))
+    s.blocks.append(Table("Software stack the plans assume (docs/workload.md)",
+                          ("framework", "element-wise kernels", "TP overlap",
+                           "attention kernel", "defaults from"),
+                          ((T("plans", "stack", "framework"),
+                            T("plans", "stack", "elementwise"),
+                            N("plans", "stack", "tp_comm_overlap", kind="bool"),
+                            T("plans", "stack", "attention_kernel"),
+                            T("plans", "stack", "source")),)))
     view = r["reviewed_plan"]
     if view is not None and view["source"] == "given":
         s.blocks.append(Table("The plan under review (given)", ("TP", "PP", "DP", "CP", "EP",
