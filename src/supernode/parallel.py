@@ -93,6 +93,12 @@ def stop_pool(pool: ProcessPoolExecutor, grace_s: float = 2.0) -> None:
         if process.is_alive():
             process.kill()
             process.join(grace_s)
+    # The pool's manager thread closes its wake-up pipe as it ends; left running, it races
+    # concurrent.futures' exit hook, which writes to that pipe unlocked before Python 3.12
+    # (an "OSError: Bad file descriptor" traceback at exit after Ctrl-C). Let it end first.
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if manager is not None and manager.is_alive():
+        manager.join(grace_s)
 
 
 def _on_ray(function: Callable[..., T], tasks: Sequence[Sequence[Any]], workers: int,
