@@ -173,3 +173,42 @@ def test_framework_option(tmp_path):
     assert bad.output.strip().splitlines() == [
         "error: --framework: unknown framework '[red]x'; known: " + ", ".join(FRAMEWORK_NAMES)]
     assert with_framework(load_workload("llama3-8b"), None).stack is None
+
+
+def test_every_cross_entropy_of_a_stack_has_a_byte_count():
+    """The stack's loss vocabulary is the byte table's (one vocabulary), each count
+    positive, and the default stack runs Megatron-Core's unfused loss."""
+    from typing import get_args
+
+    from supernode.estimate.elementwise import CROSS_ENTROPY_BYTES_PER_VOCAB
+    from supernode.spec.stack import CrossEntropy
+
+    assert set(get_args(CrossEntropy)) == set(CROSS_ENTROPY_BYTES_PER_VOCAB)
+    assert all(f > 0 and b > 0 for f, b in CROSS_ENTROPY_BYTES_PER_VOCAB.values())
+    assert resolve_stack(None).cross_entropy == "unfused"
+    assert resolve_stack(StackSpec(framework="nemo")).cross_entropy == "native"
+
+
+@pytest.mark.parametrize("loss", ["native", "fused", "eager-fp32", "eager-bf16"])
+def test_the_loss_costs_its_bytes_over_the_vocabulary(h100, loss):
+    """Differential: the loss's implementation changes only the last stage's loss kernels,
+    by (its bytes - unfused bytes) per vocabulary entry of the stage's tokens over one TP
+    rank's slice, at the streaming bandwidth; the compute time moves by exactly that."""
+    from supernode.estimate.calibration import default_calibration
+    from supernode.estimate.compute import head_time
+    from supernode.estimate.elementwise import CROSS_ENTROPY_BYTES_PER_VOCAB
+    from supernode.spec.plan import as_plan_arrays
+    from supernode.workload.shapes import local_tokens
+
+    w = load_workload("llama3-8b")
+    cal = default_calibration()
+    a = as_plan_arrays(ParallelPlan(tp=2, pp=1, dp=4, micro_batch=1, global_batch_sequences=64,
+                                    recompute="none"))
+    base_f, base_b = head_time(_on(w, cross_entropy="unfused"), a, h100, cal)
+    f, b = head_time(_on(w, cross_entropy=loss), a, h100, cal)
+    entries = w.vocab * np.asarray(local_tokens(w, a), dtype=float) / 2.0
+    stream = h100.memory_bandwidth_bytes_per_s * cal.memory_eta
+    (uf, ub), (lf, lb) = (CROSS_ENTROPY_BYTES_PER_VOCAB[k] for k in ("unfused", loss))
+    assert np.allclose(base_f - f, (uf - lf) * entries / stream, rtol=1e-12)
+    assert np.allclose(base_b - b, (ub - lb) * entries / stream, rtol=1e-12)
+    assert float(np.sum(f + b)) < float(np.sum(base_f + base_b))  # unfused moves the most

@@ -18,8 +18,9 @@ Per layer, every operation at its own ceiling (:mod:`supernode.estimate.kernels`
   permutation and un-permutation (``(3 top_k + 1) h``) and the expert activations; FP8
   adds casts (2 B read, 1 B written): forward only of the attention output (Transformer
   Engine fuses the other inputs' casts into the norm and activation kernels), backward of
-  every FP8 GEMM's output gradient. The cross-entropy
-  streams ``12`` bytes per vocabulary entry and token. Counts from Megatron-LM's fused
+  every FP8 GEMM's output gradient. The cross-entropy streams the bytes per vocabulary
+  entry and token of the stack's implementation (:func:`cross_entropy_bytes`: 52 for
+  Megatron-Core's unfused default, 10 for a fused kernel). Counts from Megatron-LM's fused
   kernels (Korthikanti et al., MLSys'23, §4 lists the same tensors); backward = 2 x.
   These are the hand-fused (Transformer Engine) and compiled (torch.compile, XLA) stacks'
   counts; an eager stack runs each operator as its own kernel and moves more
@@ -41,7 +42,11 @@ import numpy as np
 
 from supernode.estimate.attention import attention_core_s
 from supernode.estimate.calibration import Calibration
-from supernode.estimate.elementwise import NORM_ELEMENTS_PER_HIDDEN, elementwise_cost
+from supernode.estimate.elementwise import (
+    NORM_ELEMENTS_PER_HIDDEN,
+    cross_entropy_bytes,
+    elementwise_cost,
+)
 from supernode.estimate.kernels import (
     gemm_forward_s,
     gemm_pass_s,
@@ -58,8 +63,6 @@ from supernode.workload.stages import stage_layer_mix
 
 #: Element reads+writes per token and layer outside the MLP, forward (see module doc).
 NON_MLP_ELEMENTS_PER_HIDDEN = 11.0
-#: Bytes per vocabulary entry and token for logits + softmax + gradient (see module doc).
-CROSS_ENTROPY_BYTES_PER_VOCAB = 12.0
 #: Bytes an FP8 cast moves per element (read BF16, write FP8).
 FP8_CAST_BYTES = 3.0
 
@@ -242,9 +245,9 @@ def head_time(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibrat
     """(forward, backward) seconds of the output layer and loss per micro-batch."""
     gemm_f, gemm_b = gemm_pass_s(head_gemms(w, a), system, cal, a.precision,
                                  grad_buffer_bytes(a))
-    loss = stream_s(CROSS_ENTROPY_BYTES_PER_VOCAB * w.vocab * local_tokens(w, a) / a.tp,
-                    system, cal)
-    return gemm_f + loss, gemm_b + loss
+    entries = w.vocab * local_tokens(w, a) / a.tp
+    loss_f, loss_b = (stream_s(b * entries, system, cal) for b in cross_entropy_bytes(w))
+    return gemm_f + loss_f, gemm_b + loss_b
 
 
 def grad_buffer_bytes(a: PlanArrays) -> Any:

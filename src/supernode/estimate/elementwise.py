@@ -47,5 +47,40 @@ def elementwise_cost(w: WorkloadSpec) -> ElementwiseCost:
                            rotary=EAGER_ROTARY_RATIO)
 
 
+#: HBM bytes per vocabulary entry and token of the loss, (forward, backward), by
+#: implementation (the stack's ``cross_entropy``), each counted from its code path over
+#: one TP rank's slice of BF16 logits:
+#:
+#: * ``unfused``: Megatron-Core ``tensor_parallel/cross_entropy.py``, one kernel per step:
+#:   ``.float()`` (read 2, write 4), max (read 4), subtract in place (8), exp in place (8),
+#:   sum (4), divide in place (8) = 38 forward; backward multiplies the stored softmax by
+#:   the output gradient in place (8) and casts it back to BF16 (read 4, write 2) = 14.
+#: * ``native``: Megatron-Core ``fusions/fused_cross_entropy.py``, the same steps in
+#:   jit-fused kernels: upcast + max (6), subtract + exp + sum (8), divide (8) = 22
+#:   forward; gradient and BF16 cast in one kernel (read 4, write 2) = 6 backward.
+#: * ``fused``: one online-softmax pass that writes the gradient in place (Transformer
+#:   Engine's ``parallel_cross_entropy``: read 2, then read 2 and write 2 = 6 forward;
+#:   backward scales it in place, 4); torch.compile and XLA fuse the chain alike.
+#: * ``eager-fp32``: ``F.cross_entropy`` on fp32-upcast logits: upcast (6), log-softmax
+#:   (read 4, write 4) = 14 forward; backward writes the NLL gradient (4), runs the
+#:   log-softmax backward (read 8, write 4) and casts to BF16 (6) = 22.
+#: * ``eager-bf16``: the same on BF16 logits: log-softmax (read 2, write 2), 2 more for its
+#:   reduction pass = 6 forward; NLL gradient (2) and log-softmax backward (read 4, write
+#:   2) = 8 backward.
+CROSS_ENTROPY_BYTES_PER_VOCAB: dict[str, tuple[float, float]] = {
+    "unfused": (38.0, 14.0),
+    "native": (22.0, 6.0),
+    "fused": (6.0, 4.0),
+    "eager-fp32": (14.0, 22.0),
+    "eager-bf16": (6.0, 8.0),
+}
+
+
+def cross_entropy_bytes(w: WorkloadSpec) -> tuple[float, float]:
+    """(forward, backward) HBM bytes per vocabulary entry and token of ``w``'s loss, by
+    its stack's cross-entropy implementation (:data:`CROSS_ENTROPY_BYTES_PER_VOCAB`)."""
+    return CROSS_ENTROPY_BYTES_PER_VOCAB[w.software.cross_entropy]
+
+
 #: Of the NON_MLP_ELEMENTS_PER_HIDDEN, the two norms' reads and writes.
 NORM_ELEMENTS_PER_HIDDEN = 4.0

@@ -269,7 +269,8 @@ def describe_stack(stack: dict[str, Any]) -> str:
     which of them the workload set (the rest are the framework's defaults)."""
     parts = [f"elementwise={stack['elementwise']}",
              f"tp_comm_overlap={'on' if stack['tp_comm_overlap'] else 'off'}",
-             f"attention={stack['attention_kernel']}"]
+             f"attention={stack['attention_kernel']}",
+             f"cross_entropy={stack['cross_entropy']}"]
     if stack.get("moe_dispatcher"):
         parts.append(f"moe_dispatcher={stack['moe_dispatcher']}")
     set_here = f"; set: {', '.join(stack['overridden'])}" if stack["overridden"] else ""

@@ -127,11 +127,12 @@ def plans_section(r: dict[str, Any]) -> Section:
                            "share", "line", "over"), cc))
     s.blocks.append(Table("Software stack the plans assume (docs/workload.md)",
                           ("framework", "element-wise kernels", "TP overlap",
-                           "attention kernel", "defaults from"),
+                           "attention kernel", "cross-entropy", "defaults from"),
                           ((T("plans", "stack", "framework"),
                             T("plans", "stack", "elementwise"),
                             N("plans", "stack", "tp_comm_overlap", kind="bool"),
                             T("plans", "stack", "attention_kernel"),
+                            T("plans", "stack", "cross_entropy"),
                             T("plans", "stack", "source")),)))
     view = r["reviewed_plan"]
     if view is not None and view["source"] == "given":

@@ -4,9 +4,10 @@ A workload's ``stack:`` block names a framework (``megatron-core``, ``nemo``,
 ``nemo-automodel``, ``torchtitan``, ``maxtext``, ``llm-foundry``, ``deepspeed``,
 ``other``) and may override each of its choices: how the element-wise work runs
 (``fused`` / ``compiled`` / ``eager``), whether TP communication overlaps the GEMMs, the
-MoE token dispatcher and the fused-attention kernel. What each framework runs by default,
-with its source, is data (``data/stacks/frameworks.yaml``); :func:`resolve_stack` gives
-the choices in force and says which came from the framework and which from the user.
+MoE token dispatcher, the fused-attention kernel and the cross-entropy implementation.
+What each framework runs by default, with its source, is data
+(``data/stacks/frameworks.yaml``); :func:`resolve_stack` gives the choices in force and
+says which came from the framework and which from the user.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ Framework = Literal["megatron-core", "nemo", "nemo-automodel", "torchtitan", "ma
 Elementwise = Literal["fused", "compiled", "eager"]
 Dispatcher = Literal["alltoall", "deepep"]
 AttentionKernel = Literal["te-cudnn", "fa3", "fa2"]
+CrossEntropy = Literal["unfused", "native", "fused", "eager-fp32", "eager-bf16"]
 
 FRAMEWORK_NAMES: tuple[str, ...] = Framework.__args__  # type: ignore[attr-defined]
 
@@ -46,6 +48,12 @@ class StackSpec(StrictModel):
                           "(or the faster for the plan where it has none).")
     attention_kernel: AttentionKernel | None = Field(
         None, description="Fused-attention kernel family; null: the framework's.")
+    cross_entropy: CrossEntropy | None = Field(
+        None, description="Loss implementation over the vocabulary: unfused (Megatron-Core's "
+                          "vocab-parallel cross-entropy), native (its jit-fused variant), "
+                          "fused (Transformer Engine's kernel, or compiled), eager-fp32 / "
+                          "eager-bf16 (PyTorch's cross_entropy on upcast / BF16 logits); "
+                          "null: the framework's.")
 
 
 class FrameworkDefaults(StrictModel):
@@ -56,6 +64,7 @@ class FrameworkDefaults(StrictModel):
     tp_comm_overlap: bool = Field(description="TP communication overlap available and on.")
     moe_dispatcher: Dispatcher | None = Field(description="MoE dispatcher; null: per plan.")
     attention_kernel: AttentionKernel = Field(description="Fused-attention kernel family.")
+    cross_entropy: CrossEntropy = Field(description="Cross-entropy implementation.")
     source: str = Field(min_length=1, description="Where these defaults come from.")
 
 
@@ -89,6 +98,7 @@ class Stack:
     tp_comm_overlap: bool
     moe_dispatcher: str | None
     attention_kernel: str
+    cross_entropy: str
     source: str
     overridden: tuple[str, ...] = ()
 
@@ -97,7 +107,8 @@ class Stack:
         workload set, and the defaults' source."""
         return {"framework": self.framework, "elementwise": self.elementwise,
                 "tp_comm_overlap": self.tp_comm_overlap, "moe_dispatcher": self.moe_dispatcher,
-                "attention_kernel": self.attention_kernel, "overridden": list(self.overridden),
+                "attention_kernel": self.attention_kernel, "cross_entropy": self.cross_entropy,
+                "overridden": list(self.overridden),
                 "source": self.source}
 
     def describe(self) -> str:
@@ -107,11 +118,12 @@ class Stack:
             return f"{name}={text}{'*' if name in self.overridden else ''}"
 
         parts = [mark(n, getattr(self, n)) for n in
-                 ("elementwise", "tp_comm_overlap", "moe_dispatcher", "attention_kernel")]
+                 _CHOICES]
         return f"{self.framework} ({', '.join(parts)})"
 
 
-_CHOICES = ("elementwise", "tp_comm_overlap", "moe_dispatcher", "attention_kernel")
+_CHOICES = ("elementwise", "tp_comm_overlap", "moe_dispatcher", "attention_kernel",
+            "cross_entropy")
 
 
 def resolve_stack(spec: StackSpec | None) -> Stack:

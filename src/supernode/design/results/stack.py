@@ -14,5 +14,7 @@ class SoftwareStack(ResultModel):
     tp_comm_overlap: bool = field("True when the stack overlaps TP collectives with GEMMs.")
     moe_dispatcher: str | None = field("alltoall or deepep; null: chosen per plan.")
     attention_kernel: str = field("Fused-attention kernel family.")
+    cross_entropy: str = field("Loss implementation: unfused, native, fused, eager-fp32 or "
+                               "eager-bf16 (its HBM traffic: docs/estimate.md).")
     overridden: list[str] = field("Choices the workload set itself (the rest: defaults).")
     source: str = field("Where the framework's defaults come from.")
