@@ -122,6 +122,41 @@ def test_drain_thresholds():
     assert pcie6.drain_pre_fec_ber == 1e-6 and pcie6.drain_post_fec_ber < 1e-6
 
 
+def test_nvlink5_has_its_fec():
+    """Issue 25: NVLink 5 exposes FEC counters (DCGM's FEC history of 0-15 corrected symbols,
+    raw and effective BER), so a healthy 200G PAM4 lane's raw BER of 1e-6 costs nothing
+    after the FEC (it cost 29 % modelled without one) and the drain level is the code's
+    pre-FEC limit, not a level such a lane exceeds."""
+    gen = get_generation("nvlink5")
+    assert gen.fec is not None and gen.fec.t == 15
+    perf = link_performance(gen, pre_fec_ber=1e-6)
+    assert 1 - perf.bandwidth_fraction < 1e-9
+    drain = ber_thresholds("nvlink5")
+    assert (drain.criterion, drain.drain_pre_fec_ber) == ("spec", 2.4e-4)
+    assert drain.drain_pre_fec_ber > 1e-6
+    assert {"fec.n", "max_pre_fec_ber"} <= set(gen.assumed)
+
+
+def test_lost_tail_packet_waits_the_rc_timeout():
+    """Issue 25: on the RC transport a lost last packet is found by the local ACK timeout
+    (4.096 us x 2^20 at NCCL's default NCCL_IB_TIMEOUT), not by a NAK round trip: the mean
+    gains P x 4.29 s and the p99.9 holds the timeout once P > 0.001; link replay has none."""
+    from scipy.stats import nbinom
+
+    gen = get_generation("infiniband-ndr")
+    timeout = 4.096e-6 * 2 ** 20
+    assert gen.tail_timeout_s == pytest.approx(timeout)
+    perf = link_performance(gen, post_fec_ber=1e-7)
+    p, frames, t = perf.frame_error_probability, perf.message_frames, gen.retry_latency_s
+    assert p > 1e-3
+    assert perf.added_latency_mean_s == pytest.approx(t * frames * p / (1 - p) + p * timeout)
+    tail = nbinom.ppf((0.999 - (1 - p)) / p, frames, 1 - p) * t
+    assert perf.added_latency_p999_s == pytest.approx(timeout + tail)
+    assert perf.added_latency_p99_s < 1e-3          # 1 - P > 0.99: no timeout in the p99
+    nv = link_performance(get_generation("nvlink4"), post_fec_ber=1e-7)
+    assert nv.tail_timeout_s is None and nv.added_latency_p999_s < 1e-3
+
+
 def test_effective_drain_levels():
     """What monitoring compares with is a post-FEC BER: the sourced post-FEC limit where
     one is published (ibdiagnet's 1e-12 for InfiniBand, IEEE 802.3's 1e-13 for 400/800GbE),

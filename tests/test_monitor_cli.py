@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -59,9 +60,10 @@ def test_monitor_rules_writes_every_artefact(generated):
 
 
 def test_the_default_prometheus_major_is_fixed_not_the_machines(tmp_path, monkeypatch):
-    """Without --prometheus-major the test values follow Prometheus 3 whatever promtool is
-    installed (output never depends on the machine); --check with another promtool is one
-    error line saying which major to pass."""
+    """Without --prometheus-major and --check the test values follow Prometheus 3 whatever
+    promtool is installed (output never depends on the machine); with --check they follow
+    the promtool that checks them (issue 25: Debian's 2.42 passed with no flag); an
+    explicit major that promtool is not is one error line saying which to pass."""
     from supernode.monitor import promtool
 
     monkeypatch.setattr(promtool, "find_promtool", lambda: "/opt/fake/promtool")
@@ -70,8 +72,30 @@ def test_the_default_prometheus_major_is_fixed_not_the_machines(tmp_path, monkey
                  "--json")
     assert result.exit_code == 0 and json.loads(result.stdout)["prometheus_major"] == 3
     message = bad("monitor", "rules", "--cluster", "gb200-nvl72", "--out",
-                  str(tmp_path / "b"), "--check")
+                  str(tmp_path / "b"), "--check", "--prometheus-major", "3")
     assert "--prometheus-major" in message and "pass --prometheus-major 2" in message
+    monkeypatch.setattr(promtool, "promtool_version", lambda binary: (4, 0, 0))
+    message = bad("monitor", "rules", "--cluster", "gb200-nvl72", "--out",
+                  str(tmp_path / "c"), "--check")
+    assert message.startswith("error: --check:") and "4.x" in message
+
+
+def test_check_follows_the_installed_promtool(tmp_path):
+    """``monitor rules --check`` with no flag: the test values follow the promtool on PATH
+    (2.x or 3.x) and both promtool runs pass."""
+    from supernode.monitor import promtool
+
+    binary = promtool.find_promtool()
+    if binary is None:
+        if os.environ.get("SUPERNODE_REQUIRE_TOOLS"):
+            pytest.fail("promtool is required (SUPERNODE_REQUIRE_TOOLS is set) but not on PATH")
+        pytest.skip("promtool not on PATH (apt-get install prometheus); CI requires it")
+    result = run("monitor", "rules", "--cluster", "gb200-nvl72", "--out", str(tmp_path / "r"),
+                 "--check", "--json")
+    assert result.exit_code == 0, result.output
+    manifest = json.loads(result.stdout)
+    assert manifest["prometheus_major"] == promtool.promtool_version(binary)[0]
+    assert [r["ok"] for r in manifest["promtool"]] == [True, True]
 
 
 def test_counters_csv_enables_every_dcgm_field_the_rules_read(generated):

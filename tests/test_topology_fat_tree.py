@@ -83,12 +83,29 @@ def test_radix_error_for_100k_on_64_ports():
 
 
 def test_oversubscribed_leaf():
+    """64 NICs at 3:1 on 64-port leaves: two leaves (48 down ports at most), the NICs spread
+    32 and 32, each with the uplinks its 32 NICs need at 3:1 (11: 2.91:1), not 48 + 16 NICs
+    on 16 uplinks each (3:1 and 1:1)."""
     layout = fat_tree_layout(64, 1, 64, 2, (3.0,), rail_optimized=False)
     metrics = fabric_metrics(layout, 50e9, 50e9)
-    assert layout.sizing.down_ports[0] == 48 and layout.sizing.up_ports[0] == 16
-    # the full leaf carries 48 NICs on 16 uplinks: 3:1, whatever the tier average (64 / 32)
-    assert metrics.oversubscription["leaf"] == pytest.approx(48 / 16)
-    assert metrics.oversubscription_average["leaf"] == pytest.approx(64 / 32)
+    assert layout.sizing.down_ports[0] == 32 and layout.sizing.up_ports[0] == 11
+    assert [layout.leaf_endpoints(leaf) for leaf in range(layout.leaves)] == [32, 32]
+    assert metrics.oversubscription["leaf"] == pytest.approx(32 / 11)
+    assert metrics.oversubscription_average["leaf"] == pytest.approx(64 / 22)
+
+
+def test_two_to_one_leaves_balance():
+    """Issue 25: 64 hosts with ``oversubscription: [2]`` are leaves of 32 and 32 at 2.00:1;
+    65 hosts split 33 and 32 (said by :func:`leaf_fills`), the fullest at 33:17."""
+    from supernode.topology.sizing import leaf_fills, per_switch_oversubscription
+
+    even = fat_tree_layout(64, 1, 64, 2, (2.0,), rail_optimized=True)
+    assert leaf_fills(even.sizing, 64) == [32, 32]
+    assert per_switch_oversubscription(even.sizing, 50e9, 50e9) == (pytest.approx(2.0),)
+    odd = fat_tree_layout(65, 1, 64, 2, (2.0,), rail_optimized=True)
+    assert leaf_fills(odd.sizing, 65) == [33, 32]
+    assert [odd.leaf_endpoints(leaf) for leaf in range(odd.leaves)] == [33, 32]
+    assert per_switch_oversubscription(odd.sizing, 50e9, 50e9) == (pytest.approx(33 / 17),)
 
 
 fabrics = st.tuples(

@@ -43,6 +43,15 @@ def _list(json_output: bool) -> None:
     stdout.print(table)
 
 
+def _time(seconds: float) -> str:
+    """Seconds in the unit that reads best: us below 1 ms, ms below 1 s, else s."""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.3g} us"
+    if seconds < 1.0:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds:.3g} s"
+
+
 @app.command("link")
 @handles_input_errors
 def link_command(
@@ -75,10 +84,13 @@ def link_command(
                  f"{perf.effective_bytes_per_s * 8 / 1e9:.2f} Gb/s "
                  f"({perf.bandwidth_fraction:.4%} of goodput)", highlight=False)
     stdout.print(f"added latency for {perf.message_bytes:,} B ({perf.message_frames:,} frames): "
-                 f"mean {perf.added_latency_mean_s * 1e6:.3g} us, p99 "
-                 f"{perf.added_latency_p99_s * 1e6:.3g} us, p99.9 "
-                 f"{perf.added_latency_p999_s * 1e6:.3g} us; FEC adds "
+                 f"mean {_time(perf.added_latency_mean_s)}, p99 "
+                 f"{_time(perf.added_latency_p99_s)}, p99.9 "
+                 f"{_time(perf.added_latency_p999_s)}; FEC adds "
                  f"{perf.fec_latency_s * 1e9:.0f} ns per frame", highlight=False)
+    if perf.tail_timeout_s is not None:
+        stdout.print(f"a lost last packet waits the RC timeout, {_time(perf.tail_timeout_s)} "
+                     "(NCCL_IB_TIMEOUT 20)", highlight=False)
     stdout.print(f"drain at raw BER {thresholds.drain_pre_fec_ber:.2g} ({thresholds.criterion}),"
                  f" watch from {thresholds.watch_pre_fec_ber:.2g}", highlight=False)
     stdout.print(f"drain at effective (post-FEC) BER {thresholds.drain_effective_ber:.2g} "

@@ -64,13 +64,12 @@ def rules_table(pack: RulePack) -> Table:
     return table
 
 
-def _promtool(major: int) -> str:
-    """promtool on PATH, of the Prometheus major the test values follow."""
+def _promtool() -> str:
+    """promtool on PATH (InputError at ``--check`` without one)."""
     binary = promtool.find_promtool()
     if binary is None:
         raise InputError("--check", "promtool is not on PATH (Debian: apt-get install "
                                     "prometheus)")
-    promtool.check_major(binary, major)
     return binary
 
 
@@ -88,7 +87,8 @@ def rules_command(
     config: Path | None = ConfigOption,
     prometheus_major: int | None = typer.Option(
         None, "--prometheus-major", help="Window rules the test values follow: 2 or 3 "
-        "(default: 3, current Prometheus; 2 for Prometheus 2.x, e.g. Debian's promtool)."),
+        "(default: with --check, the major of the promtool that checks them; otherwise 3, "
+        "current Prometheus)."),
     check: bool = typer.Option(False, "--check", help="Run promtool check rules and "
                                "promtool test rules on the written files."),
     as_json: bool = typer.Option(False, "--json", help="Print the manifest as JSON only."),
@@ -99,8 +99,12 @@ def rules_command(
 
     inputs = [p for p in (cluster, config) if p is not None]
     check_output_folder(out, "--out", inputs)
+    binary = _promtool() if check else None
+    if binary is not None and prometheus_major is None:
+        prometheus_major = promtool.installed_major(binary)
     semantics, major = semantics_for(prometheus_major)
-    binary = _promtool(major) if check else None
+    if binary is not None:
+        promtool.check_major(binary, major)
     with _status(quiet or as_json, "generating rules and verifying their tests"):
         pack = _pack(cluster, config)
         artefacts = render(pack, semantics)

@@ -102,8 +102,23 @@ def checks_table(report: TopologyReport) -> Table:
         average = report.oversubscription_average.get(tier)
         note = "down:up, fullest switch" + (f" (tier average {average:.2f})"
                                             if average is not None else "")
+        if tier == "leaf" and report.leaf_fill:
+            note += f"; {fill_text(report.leaf_fill)}"
         table.add_row(f"oversubscription {tier}", _num(value), "", "", note)
     return table
+
+
+def fill_text(fill: list[int]) -> str:
+    """How the NIC ports spread over one rail's leaves: ``2 leaves x 32`` or, when
+    they cannot balance, ``1 leaf x 33 + 1 leaf x 32``."""
+    groups: list[tuple[int, int]] = []
+    for value in fill:
+        if groups and groups[-1][1] == value:
+            groups[-1] = (groups[-1][0] + 1, value)
+        else:
+            groups.append((1, value))
+    parts = [f"{n} {'leaf' if n == 1 else 'leaves'} x {v:,}" for n, v in groups]
+    return "NIC ports per leaf of a rail: " + " + ".join(parts)
 
 
 def summary_line(report: TopologyReport) -> str:

@@ -52,6 +52,11 @@ class RetrySpec(StrictModel):
     kind: RetryKind = Field(description="link_replay (PCIe, NVLink) or transport_go_back_n "
                                         "(InfiniBand RC, RoCE).")
     latency_ns: float = Field(gt=0, description="Time from the bad frame to its resend, ns.")
+    timeout_exponent: int | None = Field(
+        None, ge=0, le=31, description="Transport retries only: the RC local ACK timeout "
+        "exponent t, timeout 4.096 us x 2^t (IBTA Vol. 1, QP attribute Local ACK Timeout; "
+        "NCCL_IB_TIMEOUT), which recovers a lost last packet that no later packet "
+        "reveals; null for link replay.")
 
 
 class GenerationSpec(StrictModel):
@@ -130,6 +135,7 @@ class LinkGeneration:
     frame_bytes: int
     retry_kind: str
     retry_latency_s: float
+    tail_timeout_s: float | None
     max_pre_fec_ber: float | None
     max_post_fec_ber: float | None
     assumed: tuple[str, ...]
@@ -139,6 +145,16 @@ class LinkGeneration:
     def goodput_bytes_per_s(self) -> float:
         """Payload rate with no errors: data rate × payload / frame (bytes/s)."""
         return self.data_rate_bytes_per_s * self.frame_payload_bytes / self.frame_bytes
+
+
+#: Unit of the InfiniBand RC local ACK timeout: 4.096 us x 2^t (IBTA Vol. 1, QP attribute
+#: Local ACK Timeout).
+RC_TIMEOUT_UNIT_S = 4.096e-6
+
+
+def rc_timeout_s(exponent: int | None) -> float | None:
+    """The RC transport's local ACK timeout for exponent ``exponent`` (s); None for None."""
+    return None if exponent is None else RC_TIMEOUT_UNIT_S * 2.0 ** exponent
 
 
 def _convert(name: str, spec: GenerationSpec) -> LinkGeneration:
@@ -153,6 +169,7 @@ def _convert(name: str, spec: GenerationSpec) -> LinkGeneration:
         data_rate_bytes_per_s=spec.data_rate_gbit_per_s * GBIT_PER_S,
         fec=fec, frame_payload_bytes=spec.frame_payload_bytes, frame_bytes=spec.frame_bytes,
         retry_kind=spec.retry.kind, retry_latency_s=spec.retry.latency_ns * NS,
+        tail_timeout_s=rc_timeout_s(spec.retry.timeout_exponent),
         max_pre_fec_ber=spec.max_pre_fec_ber, max_post_fec_ber=spec.max_post_fec_ber,
         assumed=tuple(spec.assumed),
         sources=tuple(spec.sources))

@@ -18,6 +18,12 @@ For one link of a :class:`~supernode.links.generations.LinkGeneration`:
   ``R ~ NB(F, 1 - P)``, so the added latency is ``T · R``: mean ``T F P / (1 - P)``,
   tails from the NB quantiles. The FEC decode latency is added to every frame, errors or
   not, and reported apart.
+* The InfiniBand/RoCE RC transport learns of a lost packet from the next one (an
+  out-of-sequence NAK); the message's last packet has no next one, so its loss waits for
+  the QP's local ACK timeout ``T_to = 4.096 us x 2^t`` (``t`` = NCCL_IB_TIMEOUT, 20 by
+  default: 4.29 s). With probability ``P`` the added latency is ``T_to`` more: mean
+  ``+ P T_to``, and a quantile ``q`` past ``1 - P`` lands beyond ``T_to``
+  (:func:`retry_latency_quantile_s`). Link-level replay has no such timeout.
 """
 
 from __future__ import annotations
@@ -60,6 +66,7 @@ class LinkPerformance:
     added_latency_p99_s: float
     added_latency_p999_s: float
     assumed: tuple[str, ...]
+    tail_timeout_s: float | None = None
 
     @property
     def bandwidth_fraction(self) -> float:
@@ -83,6 +90,7 @@ class LinkPerformance:
             "added_latency_mean_s": self.added_latency_mean_s,
             "added_latency_p99_s": self.added_latency_p99_s,
             "added_latency_p999_s": self.added_latency_p999_s,
+            "tail_timeout_s": self.tail_timeout_s,
             "assumed": list(self.assumed),
         }
 
@@ -109,15 +117,30 @@ def go_back_n_efficiency(p: float, window: int) -> float:
     return (1.0 - p) / (1.0 + (window - 1) * p)
 
 
-def retry_latency_quantile_s(q: float, frames: int, p: float, retry_s: float) -> float:
-    """``q``-quantile of the latency retries add to a message of ``frames`` frames (s)."""
+def retry_latency_quantile_s(q: float, frames: int, p: float, retry_s: float,
+                             tail_timeout_s: float | None = None) -> float:
+    """``q``-quantile of the latency retries add to a message of ``frames`` frames (s).
+
+    ``tail_timeout_s``: the transport's timeout for a lost last frame (None: link replay).
+    The added latency is then ``T R + T_to B`` with ``B`` the last frame's loss (probability
+    ``p``); as ``T R`` stays far below ``T_to``, the quantile ``q`` is the NB quantile at
+    ``q / (1 - p)`` when ``q < 1 - p``, else ``T_to`` plus the NB quantile at
+    ``(q - (1 - p)) / p``.
+    """
     if p <= 0.0:
         return 0.0
     if p >= 1.0:
         return math.inf
     from scipy.stats import nbinom  # scipy.stats costs 0.5 s to import: only when asked
 
-    return float(nbinom.ppf(q, frames, 1.0 - p)) * retry_s
+    def nb(level: float) -> float:
+        return float(nbinom.ppf(min(level, 1.0), frames, 1.0 - p)) * retry_s
+
+    if tail_timeout_s is None:
+        return nb(q)
+    if q < 1.0 - p:
+        return nb(q / (1.0 - p))
+    return tail_timeout_s + nb((q - (1.0 - p)) / p)
 
 
 def link_performance(gen: LinkGeneration, *, pre_fec_ber: float | None = None,
@@ -140,7 +163,8 @@ def link_performance(gen: LinkGeneration, *, pre_fec_ber: float | None = None,
     efficiency = go_back_n_efficiency(p, window)
     frames = max(1, math.ceil(message_bytes / gen.frame_payload_bytes))
     t = gen.retry_latency_s
-    mean = t * frames * p / (1.0 - p) if p < 1.0 else math.inf
+    tail = gen.tail_timeout_s if gen.retry_kind == "transport_go_back_n" else None
+    mean = t * frames * p / (1.0 - p) + p * (tail or 0.0) if p < 1.0 else math.inf
     return LinkPerformance(
         generation=gen.name, pre_fec_ber=pre, post_fec_ber=post,
         frame_error_probability=p, line_rate_bytes_per_s=gen.line_rate_bytes_per_s,
@@ -150,6 +174,7 @@ def link_performance(gen: LinkGeneration, *, pre_fec_ber: float | None = None,
         window_frames=window, message_bytes=int(message_bytes), message_frames=frames,
         fec_latency_s=gen.fec.latency_s if gen.fec is not None else 0.0,
         retry_latency_s=t, added_latency_mean_s=mean,
-        added_latency_p99_s=retry_latency_quantile_s(0.99, frames, p, t),
-        added_latency_p999_s=retry_latency_quantile_s(0.999, frames, p, t),
+        added_latency_p99_s=retry_latency_quantile_s(0.99, frames, p, t, tail),
+        added_latency_p999_s=retry_latency_quantile_s(0.999, frames, p, t, tail),
+        tail_timeout_s=tail,
         assumed=gen.assumed)

@@ -51,6 +51,16 @@ def promtool_version(binary: str) -> tuple[int, int, int]:
     return major, minor, patch
 
 
+def installed_major(binary: str) -> int:
+    """The Prometheus major of ``binary``, for test values that match it (``monitor rules
+    --check`` without ``--prometheus-major``); InputError for a major other than 2 or 3."""
+    major = promtool_version(binary)[0]
+    if major not in (2, 3):
+        raise InputError("--check", f"{binary} is Prometheus {major}.x; the test values "
+                                    "follow 2.x or 3.x")
+    return major
+
+
 def semantics_for(major: int | None) -> tuple[Semantics, int]:
     """Window rules of Prometheus ``major`` and that major (None:
     :data:`DEFAULT_PROMETHEUS_MAJOR`, whatever is installed); InputError at

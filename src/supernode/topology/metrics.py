@@ -20,6 +20,7 @@ from supernode.topology.domain_metrics import DomainMetrics
 from supernode.topology.fabric_metrics import FabricMetrics, fabric_metrics
 from supernode.topology.graph import LINK_TIERS, SWITCH_TIERS, cable_medium
 from supernode.topology.kinds import SCALE_UP_KINDS
+from supernode.topology.sizing import leaf_fills
 from supernode.topology.thresholds import (
     OVERSUBSCRIPTION_MAX,
     SCALE_OUT_PER_SUPERNODE_MIN_BYTES_PER_S,
@@ -61,6 +62,7 @@ class TopologyReport:
     fabric_endpoints: int
     fabric_max_endpoints: int | None
     zero_load_latency_s: dict[str, float | None]
+    leaf_fill: list[int] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -163,6 +165,7 @@ def topology_report(cluster: Cluster) -> TopologyReport:
         fabric_endpoints=fab.endpoints if fab else 0,
         fabric_max_endpoints=fab.max_endpoints if fab else None,
         zero_load_latency_s=_latency(cluster, dom, fab),
+        leaf_fill=leaf_fills(layout.sizing, layout.hosts) if layout is not None else [],
     )
     return dataclasses.replace(report, checks=threshold_checks(report))
 

@@ -5,7 +5,13 @@ Rules (one place, used by the loader's radix check, the graph builder and the me
 * A switch of radix ``k`` below the top tier splits its ports ``d`` down and ``u`` up with
   ``d/u`` the tier's oversubscription: ``u = ceil(k / (1 + o))``, ``d = k - u``.
 * Leaves: rail-optimised fabrics give every rail (NIC index inside a host) its own leaves,
-  ``ceil(hosts / d1)`` of them; otherwise ``ceil(endpoints / d1)``.
+  ``ceil(hosts / d1)`` of them; otherwise ``ceil(endpoints / d1)``. On an oversubscribed
+  leaf tier the hosts are then spread evenly over a rail's leaves (``ceil(hosts / leaves)``
+  on each, the last one fewer when they do not divide) and each leaf gets the uplinks its
+  hosts need at the tier's ratio, ``ceil(fill / o)``: 64 hosts at 2:1 on 64-port leaves
+  are two leaves of 32 hosts and 16 uplinks (2.00:1), not 42 + 22 hosts on 22 uplinks
+  each (1.91:1 and 1:1). A non-blocking leaf keeps every uplink cabled (the reference
+  architectures' rule: the spine count divides the uplinks of a full leaf).
 * Two tiers: every leaf reaches every spine; the spine count is the smallest ``S >=
   ceil(L*u1/k)`` that divides ``u1`` (equal links per leaf-spine pair). NVIDIA's DGX H100
   SuperPOD reference architecture (RA-11333-001, Table 4) sizes 1/2/3/4 SUs as 8/16/24/32
@@ -117,7 +123,7 @@ def size_fat_tree(
         )
     if tiers == 1:
         return FatTreeSizing(1, radix, endpoints, rails, (radix,), (0,), (rails,), (), 1, limit)
-    d1, u1 = split_ports(radix, ratios[0])
+    d1, u1 = balanced_leaf_ports(hosts, endpoints, rails, radix, ratios[0], rail_optimized)
     leaves = rails * math.ceil(hosts / d1) if rail_optimized else math.ceil(endpoints / d1)
     if tiers == 2:
         spines = _smallest_even_divisor(math.ceil(leaves * u1 / radix), u1)
@@ -140,6 +146,31 @@ def size_fat_tree(
         3, radix, endpoints, rails, (d1, d2, radix), (u1, u2, 0), (leaves, aggs, cores),
         (leaves * u1, aggs * u2), pods, limit,
     )
+
+
+def balanced_leaf_ports(hosts: int, endpoints: int, rails: int, radix: int, ratio: float,
+                        rail_optimized: bool) -> tuple[int, int]:
+    """(down ports in use on the fullest leaf, its uplinks): as many leaves as the port split
+    needs, the hosts (rail-optimised) or endpoints spread evenly over them, and the uplinks
+    that carry the fill at ``ratio`` (down:up)."""
+    d_max, u_max = split_ports(radix, ratio)
+    if ratio <= 1.0:
+        return d_max, u_max
+    units = hosts if rail_optimized else endpoints
+    leaves = math.ceil(units / d_max)
+    fill = math.ceil(units / leaves)
+    return fill, min(radix - fill, max(1, math.ceil(fill / ratio)), u_max)
+
+
+def leaf_fills(sizing: FatTreeSizing, hosts: int) -> list[int]:
+    """Hosts (rail-optimised) or endpoints on each leaf of one rail, fullest first: every
+    leaf holds ``down_ports[0]`` but the last, which holds what is left."""
+    if sizing.tiers < 2:
+        return [hosts if sizing.rails > 1 else sizing.endpoints]
+    units = hosts if sizing.rails > 1 else sizing.endpoints
+    d1 = sizing.down_ports[0]
+    full, rest = divmod(units, d1)
+    return [d1] * full + ([rest] if rest else [])
 
 
 def _radix_needed(endpoints: int, tiers: int, ratios: tuple[float, ...]) -> int:

@@ -152,4 +152,7 @@ class TopologyResults(ResultModel):
     fabric_max_endpoints: int | None = field(
         "Endpoints the fabric could take at its radix and tiers (null without one).")
     zero_load_latency_s: ScaleUpScaleOut = field("Latency of the longest path at no load (s).")
+    leaf_fill: list[int] = field("NIC ports on each leaf of one rail, fullest first (hosts "
+                                 "spread evenly on an oversubscribed tier; empty without "
+                                 "a fabric).")
     checks: list[TopologyCheck] = field("The seed thresholds that apply.")
