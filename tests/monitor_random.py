@@ -53,7 +53,11 @@ def _gpus(kit: Kit, rng: random.Random, steps: int, interval: int) -> None:
     kit.gpu_info(*gpus)
     tdp, cap = ctx.tdp_w or 1000.0, ctx.scale_up_bytes_per_s or 1e11
     for gpu in gpus:
-        kit.gpu_series("gpu_utilisation", gpu, _gauge(rng, steps, 60, 100))
+        util = _gauge(rng, steps, 60, 100)
+        kit.gpu_series("gpu_utilisation", gpu, util)
+        # SM activity follows utilisation (no draw of its own: the other series keep theirs)
+        kit.gpu_series("gpu_sm_active", gpu, [u / 100.0 if isinstance(u, float) else u
+                                              for u in util])
         kit.gpu_series("gpu_temperature", gpu, _gauge(rng, steps, 55, 75))
         kit.gpu_series("gpu_power", gpu, _gauge(rng, steps, 0.55 * tdp, 0.9 * tdp))
         kit.gpu_series("gpu_xid", gpu, _code(rng, steps, 0.05))

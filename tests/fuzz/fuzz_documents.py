@@ -48,7 +48,7 @@ MONITOR_SEEDS: list[Any] = [
     {}, {"hostnames": ["a"]}, {"hostnames": [f"h{i}" for i in range(18)]},
     {"names": {"host": "{cluster}-{host:04d}", "rack": "r{rack1}"}},
     {"layout": {"hosts_per_rack": 1, "hosts_per_power_shelf": 1, "racks_per_cdu": 1}},
-    {"thresholds": {"gpu_utilisation_low_percent": 50, "baseline_window_s": 86_400,
+    {"thresholds": {"gpu_sm_active_low_ratio": 0.5, "baseline_window_s": 86_400,
                     "correlation_min_units": 2}},
     {"link_ber": {"window_s": 600, "trend_factor": 2}},
     {"disabled_rules": ["GpuCommunicationBottleneck"], "labels": {"host": "Hostname"}}]

@@ -82,7 +82,7 @@ class Layout(StrictModel):
 class Thresholds(StrictModel):
     """Alert thresholds (units in the names; sources in defaults.yaml and docs)."""
 
-    gpu_utilisation_low_percent: float = Field(gt=0, le=100)
+    gpu_sm_active_low_ratio: float = Field(gt=0, le=1)
     collective_latency_rise_ratio: float = Field(gt=1)
     link_saturation_ratio: float = Field(gt=0, le=1)
     link_saturation_for_s: PositiveInt

@@ -16,6 +16,7 @@ from supernode.monitor.rules import AlertRule, RecordingRule
 from supernode.monitor.templates import label, value
 
 UTIL = "supernode:gpu_utilisation_percent:avg5m"
+SM_ACTIVE = "supernode:gpu_sm_active_ratio:avg5m"
 LATENCY_RISE = "supernode:collective_latency:rise_ratio"
 XID_1H = "supernode:gpu_xid_changes:1h"
 XID_1H_BEFORE = "supernode:gpu_xid_changes:1h_before"
@@ -44,6 +45,7 @@ def signals(ctx: PackContext) -> list[RecordingRule]:
     unit = ctx.config.thresholds.thermal_violation_unit_s
     out = [
         RecordingRule(UTIL, ctx.on_gpu(ctx.over("avg_over_time", "gpu_utilisation", 300))),
+        RecordingRule(SM_ACTIVE, ctx.on_gpu(ctx.over("avg_over_time", "gpu_sm_active", 300))),
         RecordingRule(LATENCY_RISE, ctx.on_host(lat)),
         RecordingRule(XID_1H, ctx.on_gpu(ctx.over("changes", "gpu_xid", HOUR_S))),
         RecordingRule(XID_1H_BEFORE, ctx.on_gpu(ctx.over("changes", "gpu_xid", HOUR_S,
@@ -89,16 +91,18 @@ def deviation(ctx: PackContext, kind: str, minimum: float, sigma: float) -> Expr
 def _bottleneck(ctx: PackContext) -> AlertRule:
     t = ctx.config.thresholds
     by = (ctx.host, *[x for x in GPU_TOPOLOGY if x not in ("leaf", "rail")])
-    expr = Aggregate("avg", ctx.rec(UTIL), by=by).lt(t.gpu_utilisation_low_percent) \
+    expr = Aggregate("avg", ctx.rec(SM_ACTIVE), by=by).lt(t.gpu_sm_active_low_ratio) \
         .and_(ctx.rec(LATENCY_RISE).gt(t.collective_latency_rise_ratio), on=(ctx.host,))
     return AlertRule(
         "GpuCommunicationBottleneck", expr, "warning", "seed 001 §4.4",
-        f"{_where(ctx, False)}: GPUs at {value('%.1f')}% while collective latency rose",
-        f"GPU utilisation below {t.gpu_utilisation_low_percent:g}% with collective latency "
+        f"{_where(ctx, False)}: SMs active {value('%.2f')} of the time while collective "
+        "latency rose",
+        f"SM activity below {t.gpu_sm_active_low_ratio:g} (DCGM_FI_PROF_SM_ACTIVE; "
+        "DCGM_FI_DEV_GPU_UTIL counts NCCL's kernels as busy) with collective latency "
         f"{t.collective_latency_rise_ratio:g}x its last hour: a communication bottleneck.",
         "Check the scale-out links and leaf of this host for saturation, drops and BER; "
         "compare NCCL busbw with the fabric's line rate; look for a straggler rank.",
-        "host", 600, "gpu", ("gpu_utilisation", "collective_latency"))
+        "host", 600, "gpu", ("gpu_sm_active", "collective_latency"))
 
 
 def _xid(ctx: PackContext) -> list[AlertRule]:

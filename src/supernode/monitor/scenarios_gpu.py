@@ -17,16 +17,19 @@ HOUR = 3600
 
 
 def bottleneck(ctx: PackContext) -> Scenario:
-    """Host A: util 70 %, latency 1.0 -> 1.5 s at minute 70 (fires from ~72, for 10m).
-    Host B: util 95 % (busy: silent). Host C: util 70 %, latency flat (silent)."""
+    """Host A: SMs active 0.70, latency 1.0 -> 1.5 s at minute 70 (fires from ~72, for 10m).
+    Host B: SMs active 0.95 (busy: silent). Host C: 0.70, latency flat (silent). Every GPU
+    reads 100 % GPU_UTIL (NCCL's kernels count as busy there): the rule must not use it."""
     kit = Kit(ctx, 91)
     hosts = [kit.host(0), kit.host(1), kit.host(2)]
-    for host, util, rises in zip(hosts, (70, 95, 70), (True, True, False), strict=True):
+    for host, active, rises in zip(hosts, (0.70, 0.95, 0.70), (True, True, False),
+                                   strict=True):
         gpus = kit.gpus_of(host)[:2]
         kit.gpu_info(*gpus)
         kit.host_info(host)
         for gpu in gpus:
-            kit.gpu_series("gpu_utilisation", gpu, [util])
+            kit.gpu_series("gpu_utilisation", gpu, [100.0])
+            kit.gpu_series("gpu_sm_active", gpu, [active])
         kit.host_series("collective_latency", host,
                         [1.0] * 70 + [1.5 if rises else 1.0])
     label = {k: v for k, v in host_labels(hosts[0], ctx.config, ctx.topology.cluster).items()
