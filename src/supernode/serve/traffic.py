@@ -32,3 +32,47 @@ class Traffic:
     def peak_context(self) -> float:
         """Cached tokens a sequence reaches (what a no-eviction scheduler reserves)."""
         return self.isl + (self.osl or 0.0)
+
+
+#: Most rows a length trace may hold.
+MAX_TRACE_ROWS = 10_000_000
+
+
+def trace_means(path: str) -> tuple[float, float, int]:
+    """Mean (input, output) tokens of a CSV trace with columns ``input_tokens`` and
+    ``output_tokens`` (one request a row), and its row count; InputError on bad rows."""
+    import csv
+    import math
+
+    from supernode.errors import InputError
+
+    try:
+        handle = open(path, newline="", encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        raise InputError("trace_file", f"cannot read {path!r}: {exc.strerror}") from None
+    total_in = total_out = 0.0
+    rows = 0
+    with handle:
+        reader = csv.DictReader(handle)
+        names = reader.fieldnames or []
+        for column in ("input_tokens", "output_tokens"):
+            if column not in names:
+                raise InputError("trace_file", f"needs a column {column!r}; found "
+                                               f"{', '.join(names) or 'none'}")
+        for index, line in enumerate(reader, start=2):
+            values = []
+            for column in ("input_tokens", "output_tokens"):
+                try:
+                    value = float(line[column] or "")
+                except ValueError:
+                    value = math.nan
+                if not math.isfinite(value) or value <= 0:
+                    raise InputError(f"trace_file[row {index}].{column}",
+                                     f"a positive number of tokens, got {line[column]!r}")
+                values.append(value)
+            total_in, total_out, rows = total_in + values[0], total_out + values[1], rows + 1
+            if rows > MAX_TRACE_ROWS:
+                raise InputError("trace_file", f"more than {MAX_TRACE_ROWS:,} rows")
+    if rows == 0:
+        raise InputError("trace_file", "no requests (header only)")
+    return total_in / rows, total_out / rows, rows
