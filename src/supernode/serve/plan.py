@@ -77,9 +77,9 @@ def plan_serving(req: ServeRequest, constants: ServeConstants | None = None) -> 
                    "aggregated" if aggregated else "none")
     if disagg and aggregated:
         ratio = dis_rate / agg_rate
-        out["mode_reason"] = (f"disaggregated pools serve {ratio:.2f}x the tokens/s per GPU "
+        out["mode_reason"] = (f"disaggregated pools serve {ratio:.3f}x the tokens/s per GPU "
                               if ratio > 1 else
-                              f"aggregated serves {1 / ratio:.2f}x the disaggregated pools' "
+                              f"aggregated serves {1 / ratio:.3f}x the disaggregated pools' "
                               "tokens/s per GPU ") + "under the targets"
     elif aggregated:
         out["mode_reason"] = ("disaggregation not searched" if not req.disaggregation or
