@@ -10,6 +10,11 @@
   per expert (DeepEP; :func:`supernode.workload.dispatch.deepep_byte_ratio`, the step
   model's rule for cross-domain EP).
 
+* **Expert TP across attention-DP ranks** (``etp > tp``: the experts split wider than the
+  attention's TP group): per MoE layer the ``etp / tp`` DP ranks' tokens are all-gathered
+  onto every expert slice and the partial outputs reduce-scattered back (FP8 gather when
+  the experts run in FP8 or FP4, BF16 scatter), over the ranks at stride ``tp``.
+
 Each group's tiers come from :func:`supernode.estimate.comm.group_fabric` (the step model's
 view of strided groups) and its time from :func:`supernode.collectives.collective_time_s`.
 """
@@ -55,7 +60,8 @@ def tp_allreduce_s(w: WorkloadSpec, d: Deployments, fabric: Fabric, tokens: Any)
 
 def ep_alltoall_s(w: WorkloadSpec, d: Deployments, fabric: Fabric, p: ServePrecision,
                   tokens: Any) -> Any:
-    """Seconds of one MoE layer's dispatch + combine for ``tokens`` tokens per DP rank."""
+    """Seconds of one MoE layer's token exchange for ``tokens`` tokens per DP rank: the EP
+    dispatch + combine, and the expert-TP gather + scatter across DP ranks."""
     if w.moe is None:
         return np.zeros(d.tp.shape)
     copies = np.asarray(tokens, dtype=float) / d.tp * w.moe.top_k * w.hidden
@@ -64,4 +70,8 @@ def ep_alltoall_s(w: WorkloadSpec, d: Deployments, fabric: Fabric, p: ServePreci
     routing = (w.moe.experts, w.moe.top_k)
     dispatch = _grouped("all_to_all", fabric, d.etp, ep, copies * dispatch_bytes, routing)
     combine = _grouped("all_to_all", fabric, d.etp, ep, copies * 2.0, routing)
-    return dispatch + combine
+    wide = np.maximum(d.etp // d.tp, 1)  # DP ranks one expert slice serves
+    gathered = np.asarray(tokens, dtype=float) * w.hidden * wide
+    gather = _grouped("all_gather", fabric, d.tp, wide, gathered * dispatch_bytes)
+    scatter = _grouped("reduce_scatter", fabric, d.tp, wide, gathered * 2.0)
+    return dispatch + combine + gather + scatter

@@ -119,17 +119,23 @@ def row(e: Evaluated, i: int) -> dict[str, Any]:
 
 
 def why_lost(e: Evaluated, i: int, best: int) -> str:
-    """Why deployment ``i`` serves fewer tokens/s per GPU than ``best`` (one clause)."""
+    """Why deployment ``i`` serves fewer tokens/s per GPU than ``best`` (one clause):
+    fewer sequences in flight per GPU (held by its KV cache or by the targets), or a slower
+    step at as many."""
     d, r = e.deployments, e.served
     gap = 1.0 - e.per_gpu[i] / e.per_gpu[best]
-    if d.batch[i] < d.batch[best] and d.batch[i] >= r.max_batch[i]:
+    per_gpu = d.batch / (d.tp * d.pp)  # sequences in flight per GPU
+    if per_gpu[i] < per_gpu[best] and d.batch[i] >= r.max_batch[i]:
         why = (f"its KV cache holds {int(r.max_batch[i]):,} sequences per rank "
-               f"({r.weights_bytes[i] / 1e9:.1f} GB of weights per GPU)")
-    elif d.batch[i] < d.batch[best]:
-        why = f"the latency targets cap its batch at {int(d.batch[i]):,} per rank"
+               f"({per_gpu[i]:,.1f} per GPU against {per_gpu[best]:,.1f}; "
+               f"{r.weights_bytes[i] / 1e9:.1f} GB of weights per GPU)")
+    elif per_gpu[i] < per_gpu[best] and r.tpot_s[i] <= r.tpot_s[best] * 1.05:
+        why = (f"the latency targets cap it at {int(d.batch[i]):,} sequences per rank "
+               f"({per_gpu[i]:,.1f} per GPU against {per_gpu[best]:,.1f})")
     else:
-        why = (f"a slower step: TPOT {r.tpot_s[i] * 1e3:.1f} ms at batch {int(d.batch[i]):,} "
-               f"on {int(d.gpus[i])} GPUs per instance")
+        why = (f"a slower step: TPOT {r.tpot_s[i] * 1e3:.1f} ms against "
+               f"{r.tpot_s[best] * 1e3:.1f} ms with {per_gpu[i]:,.1f} sequences per GPU "
+               f"against {per_gpu[best]:,.1f}")
     return f"{gap:.0%} fewer tokens/s per GPU: {why}"
 
 

@@ -20,8 +20,9 @@ at ``other`` (:mod:`supernode.serve.precision`). The kernel model has no 4-bit o
 so an FP4 GEMM is priced as the FP8 GEMM of the same FLOPs at the part's FP4 ceiling over
 ``k / 2`` (its weight bytes halved: ``(2m x k/2) @ (k/2 x n)``). Communication
 (:mod:`supernode.serve.comm`) is added per layer at ``comm_exposed``; each pass pays
-``iteration_overhead_s``, each MoE layer ``moe_layer_overhead_s`` (routing, token
-permutation and the dispatch/combine kernels' fixed latency); the busiest expert-parallel
+``iteration_overhead_s``, each MoE layer that exchanges tokens between ranks (expert
+parallelism, or expert TP across attention-DP ranks) ``moe_layer_overhead_s`` (token permutation and the dispatch/combine kernels' fixed
+latency and synchronisation across the EP ranks); the busiest expert-parallel
 rank carries ``moe_token_imbalance`` times the mean routed tokens. A pipeline of ``pp``
 stages runs its layers in sequence for one micro-batch of ``b / pp`` sequences while the
 others fill the other stages.
@@ -100,8 +101,9 @@ def layer_linear_s(w: WorkloadSpec, d: Deployments, system: SystemModel, c: Serv
         main = _main_gemms(layer_gemms(w, a, moe), moe_layer)
         linear = (linear - gemm_forward_s(main, system, c.kernel, base)
                   + price_gemms(main, system, c, p.main))
-    if moe:
-        linear = linear + c.moe_layer_overhead_s
+    if moe:  # the fixed cost of exchanging tokens between ranks (none inside one TP group)
+        exchanged = (d.ep > 1) | (d.etp > d.tp)
+        linear = linear + np.where(exchanged, c.moe_layer_overhead_s, 0.0)
     return linear, t.core_forward_s
 
 
