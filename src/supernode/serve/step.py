@@ -21,9 +21,9 @@ so an FP4 GEMM is priced as the FP8 GEMM of the same FLOPs at the part's FP4 cei
 ``k / 2`` (its weight bytes halved: ``(2m x k/2) @ (k/2 x n)``). Communication
 (:mod:`supernode.serve.comm`) is added per layer at ``comm_exposed``; each pass pays
 ``iteration_overhead_s``, each MoE layer that exchanges tokens between ranks (expert
-parallelism, or expert TP across attention-DP ranks) ``moe_layer_overhead_s`` (token permutation and the dispatch/combine kernels' fixed
-latency and synchronisation across the EP ranks); the busiest expert-parallel
-rank carries ``moe_token_imbalance`` times the mean routed tokens. A pipeline of ``pp``
+parallelism, or expert TP across attention-DP ranks) ``moe_layer_overhead_s`` (token
+permutation, the dispatch/combine kernels' fixed latency and synchronisation across the
+ranks); the busiest expert-parallel rank carries ``moe_token_imbalance`` times the mean routed tokens. A pipeline of ``pp``
 stages runs its layers in sequence for one micro-batch of ``b / pp`` sequences while the
 others fill the other stages.
 """

@@ -34,22 +34,23 @@ class Traffic:
         return self.isl + (self.osl or 0.0)
 
 
-#: Most rows a length trace may hold.
+#: Most rows a length trace may hold, and its largest file (bytes).
 MAX_TRACE_ROWS = 10_000_000
+MAX_TRACE_BYTES = 256 * 2**20
 
 
 def trace_means(path: str) -> tuple[float, float, int]:
     """Mean (input, output) tokens of a CSV trace with columns ``input_tokens`` and
-    ``output_tokens`` (one request a row), and its row count; InputError on bad rows."""
+    ``output_tokens`` (one request a row), and its row count; InputError on bad rows or a
+    file that is not a regular UTF-8 file of at most :data:`MAX_TRACE_BYTES`."""
     import csv
+    import io
     import math
 
     from supernode.errors import InputError
+    from supernode.inputs import read_text_file
 
-    try:
-        handle = open(path, newline="", encoding="utf-8")  # noqa: SIM115
-    except OSError as exc:
-        raise InputError("trace_file", f"cannot read {path!r}: {exc.strerror}") from None
+    handle = io.StringIO(read_text_file(path, "trace_file", MAX_TRACE_BYTES), newline="")
     total_in = total_out = 0.0
     rows = 0
     with handle:
