@@ -23,9 +23,9 @@ so an FP4 GEMM is priced as the FP8 GEMM of the same FLOPs at the part's FP4 cei
 ``iteration_overhead_s``, each MoE layer that exchanges tokens between ranks (expert
 parallelism, or expert TP across attention-DP ranks) ``moe_layer_overhead_s`` (token
 permutation, the dispatch/combine kernels' fixed latency and synchronisation across the
-ranks); the busiest expert-parallel rank carries ``moe_token_imbalance`` times the mean routed tokens. A pipeline of ``pp``
-stages runs its layers in sequence for one micro-batch of ``b / pp`` sequences while the
-others fill the other stages.
+ranks); the busiest expert-parallel rank carries ``moe_token_imbalance`` times the mean
+routed tokens. A pipeline of ``pp`` stages runs its layers in sequence for one
+micro-batch of ``b / pp`` sequences while the others fill the other stages.
 """
 
 from __future__ import annotations
