@@ -34,6 +34,10 @@ CASES = ROOT / "src" / "supernode" / "data" / "validation" / "public_inference.j
 #: The catalog's accelerators and AIConfigurator's system names (its ``systems/`` YAMLs).
 SYSTEMS = {"h100-sxm-80gb": "h100_sxm", "h200-sxm-141gb": "h200_sxm",
            "b200-sxm-180gb": "b200_sxm", "gb200": "gb200"}
+#: supernode's precisions as AIConfigurator's quantisation modes (GEMMs, MoE experts, KV).
+GEMM_QUANT = {"bf16": "bfloat16", "fp8": "fp8", "fp4": "nvfp4"}
+MOE_QUANT = {"bf16": "bfloat16", "fp8": "fp8", "fp4": "nvfp4"}
+KV_QUANT = {"bf16": "bfloat16", "fp8": "fp8"}
 CONFIG = re.compile(r"model_configs/([A-Za-z0-9_.\-]+?)--([A-Za-z0-9_.\-]+?)_config\.json")
 
 AIC_PROBE = r"""
@@ -43,7 +47,9 @@ from aiconfigurator.cli.api import cli_estimate
 a = json.loads(sys.argv[1])
 r = cli_estimate(a["model"], a["system"], mode="agg", isl=a["isl"], osl=a["osl"],
                  batch_size=a["batch"], tp_size=a["tp"], pp_size=a["pp"],
-                 attention_dp_size=a["dp"], moe_ep_size=a["ep"], moe_tp_size=a["etp"])
+                 attention_dp_size=a["dp"], moe_ep_size=a["ep"], moe_tp_size=a["etp"],
+                 gemm_quant_mode=a["gemm"], moe_quant_mode=a["moe"],
+                 kvcache_quant_mode=a["kv"], fmha_quant_mode=a["fmha"])
 raw = {k: v for k, v in (r.raw or {}).items() if isinstance(v, (int, float, str))}
 print(json.dumps({"ttft_ms": r.ttft, "tpot_ms": r.tpot, "raw": raw,
                   "seconds": time.perf_counter() - start}))
@@ -65,6 +71,19 @@ def aic_version(python: Path) -> str:
     out = subprocess.run([str(python), "-c", "from importlib.metadata import version; "
                           "print(version('aiconfigurator'))"], capture_output=True, text=True)
     return out.stdout.strip() or "unknown"
+
+
+def supernode_version() -> str:
+    """The package version and the checkout's commit."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        number = version("supernode")
+    except PackageNotFoundError:
+        number = "(not installed)"
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    return f"{number} at {commit or 'unknown commit'}"
 
 
 def model_path(case: dict) -> str | None:
@@ -90,8 +109,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=None, help="also write the rows here")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT / "src"))
-    from importlib.metadata import version
-
     from supernode.serve.case import UnsupportedServingCase, predict_serving_case, primary_metric
 
     python = scratch_venv(Path(args.venv))
@@ -112,11 +129,17 @@ def main(argv: list[str] | None = None) -> int:
             continue
         ours_s = time.perf_counter() - start
         chosen = dict(re.findall(r"(tp|pp|dp|ep|batch)=(\d+)", detail))
+        kv = re.search(r"kv (bf16|fp8)", detail)
+        kv_mode = KV_QUANT[kv.group(1) if kv else "bf16"]
+        main = str(case["serving"].get("precision") or "bf16")
+        other = "fp8" if case["model"].get("moe") and main == "fp4" else main
         tp, pp, dp, ep = (int(chosen[k]) for k in ("tp", "pp", "dp", "ep"))
         batch = int(chosen["batch"])
         probe = {"model": model, "system": system, "isl": int(case["serving"]["input_tokens"]),
                  "osl": int(case["serving"]["output_tokens"] or 1), "batch": batch, "tp": tp,
-                 "pp": pp, "dp": dp, "ep": ep, "etp": max(tp * dp // ep, 1)}
+                 "pp": pp, "dp": dp, "ep": ep, "etp": max(tp * dp // ep, 1),
+                 "gemm": GEMM_QUANT[other], "moe": MOE_QUANT[main], "kv": kv_mode,
+                 "fmha": "fp8" if kv_mode == "fp8" else "bfloat16"}
         start = time.perf_counter()
         run = subprocess.run([str(python), "-c", AIC_PROBE, json.dumps(probe)],
                              capture_output=True, text=True, timeout=600)
@@ -135,8 +158,7 @@ def main(argv: list[str] | None = None) -> int:
                      "aiconfigurator_error": aic / measured - 1,
                      "supernode_s": ours_s, "aiconfigurator_s": aic_s,
                      "layout": f"tp{tp} pp{pp} dp{dp} ep{ep} batch {batch}"})
-    print(f"supernode {version('supernode')}; aiconfigurator "
-          f"{aic_version(python)}\n")
+    print(f"supernode {supernode_version()}; aiconfigurator {aic_version(python)}\n")
     print("| case | layout | measured tok/s/GPU | supernode | error | s | AIConfigurator "
           "| error | s |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
