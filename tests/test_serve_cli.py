@@ -97,3 +97,13 @@ def test_a_model_that_fits_nowhere_is_a_result_not_an_error(runner):
                        "1000", "--osl", "100", "--gpus", "1"])
     assert r["mode"] == "none" and r["aggregated"]["best"] is None
     assert "no layout fits" in r["mode_reason"]
+
+
+def test_a_request_rate_is_served_at_the_fastest_per_user_deployment(runner):
+    r = _json(runner, BASE + ["--rate", "5", "--top", "3"])
+    best = r["aggregated"]["best"]
+    assert best["output_tokens_per_s_per_gpu"] == pytest.approx(5 * 200 / 8)
+    for other in r["aggregated"]["runners_up"]:
+        assert other["output_tokens_per_s_per_gpu"] <= best["output_tokens_per_s_per_gpu"]
+        if other["output_tokens_per_s_per_gpu"] == best["output_tokens_per_s_per_gpu"]:
+            assert other["tokens_per_s_per_user"] <= best["tokens_per_s_per_user"]

@@ -74,16 +74,17 @@ def evaluate(w: WorkloadSpec, system: SystemModel, c: ServeConstants, p: ServePr
 
 def best_per_layout(e: Evaluated) -> np.ndarray:
     """Index of each layout's best row that meets the targets (the highest tokens/s per
-    GPU; with a request rate the smallest batch that keeps up), best layouts first."""
+    GPU; among equals, as with a request rate served, the fastest per user), best first."""
     d = e.deployments
     key = d.tp * 10**9 + d.pp * 10**6 + d.dp * 10**3 + d.ep
     score = np.where(e.meets, e.per_gpu, -np.inf)
-    order = np.lexsort((-d.batch, -score, key))
+    user = np.where(np.isfinite(e.per_user), e.per_user, 0.0)
+    order = np.lexsort((-user, -score, key))  # ties (a rate served): the fastest per user
     first = np.ones(order.size, dtype=bool)
     first[1:] = key[order][1:] != key[order][:-1]
     chosen = order[first]
     chosen = chosen[np.isfinite(score[chosen])]
-    return chosen[np.argsort(-score[chosen], kind="stable")]
+    return chosen[np.lexsort((-user[chosen], -score[chosen]))]
 
 
 def pareto(e: Evaluated) -> np.ndarray:
@@ -125,6 +126,9 @@ def why_lost(e: Evaluated, i: int, best: int) -> str:
     d, r = e.deployments, e.served
     gap = 1.0 - e.per_gpu[i] / e.per_gpu[best]
     per_gpu = d.batch / (d.tp * d.pp)  # sequences in flight per GPU
+    if gap < 0.005:
+        return (f"as many tokens/s per GPU, slower per user: TPOT {r.tpot_s[i] * 1e3:.1f} ms "
+                f"against {r.tpot_s[best] * 1e3:.1f} ms")
     if per_gpu[i] < per_gpu[best] and d.batch[i] >= r.max_batch[i]:
         why = (f"its KV cache holds {int(r.max_batch[i]):,} sequences per rank "
                f"({per_gpu[i]:,.1f} per GPU against {per_gpu[best]:,.1f}; "
