@@ -108,3 +108,16 @@ def test_a_request_rate_is_served_at_the_fastest_per_user_deployment(runner):
         assert other["output_tokens_per_s_per_gpu"] <= best["output_tokens_per_s_per_gpu"]
         if other["output_tokens_per_s_per_gpu"] == best["output_tokens_per_s_per_gpu"]:
             assert other["tokens_per_s_per_user"] <= best["tokens_per_s_per_user"]
+
+
+def test_price_per_million_tokens_follows_the_price_per_gpu_hour(runner):
+    listed = _json(runner, BASE + ["--top", "1"])
+    given = _json(runner, BASE + ["--top", "1", "--price-per-gpu-hour", "1.5"])
+    best, cheap = listed["aggregated"]["best"], given["aggregated"]["best"]
+    assert given["price"] == {"usd_per_gpu_hour": 1.5, "listed": False,
+                              "source": "--price-per-gpu-hour"}
+    per_hour = cheap["output_tokens_per_s_per_gpu"] * 3600 / 1e6
+    assert cheap["usd_per_million_output_tokens"] == pytest.approx(1.5 / per_hour)
+    ratio = listed["price"]["usd_per_gpu_hour"] / 1.5
+    assert best["usd_per_million_output_tokens"] == pytest.approx(
+        ratio * cheap["usd_per_million_output_tokens"])

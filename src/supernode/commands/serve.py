@@ -35,7 +35,8 @@ def _serve_spec(path: str | None, flags: dict[str, Any]) -> Any:
     return validate_as(ServeSpec, data, "serve", str(path) if path else None)
 
 
-def build_request(spec: Any, cluster: str, top: int, disaggregation: bool) -> Any:
+def build_request(spec: Any, cluster: str, top: int, disaggregation: bool,
+                  usd_per_gpu_hour: float | None = None) -> Any:
     """The serving request of a validated serve spec on ``cluster`` (its GPUs)."""
     from supernode.estimate.system import job_system
     from supernode.serve.plan import ServeRequest
@@ -61,7 +62,11 @@ def build_request(spec: Any, cluster: str, top: int, disaggregation: bool) -> An
                       request_rate=spec.request_rate_per_s,
                       ttft_s=spec.ttft_ms / 1e3 if spec.ttft_ms else None,
                       tpot_s=spec.tpot_ms / 1e3 if spec.tpot_ms else None)
-    return ServeRequest(w, system, precision, traffic, top, disaggregation)
+    return ServeRequest(w, system, precision, traffic, top, disaggregation, usd_per_gpu_hour)
+
+
+def _usd(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.3f}"
 
 
 def _layout(r: dict[str, Any]) -> str:
@@ -82,14 +87,15 @@ def print_plan(r: dict[str, Any]) -> None:
     agg = r["aggregated"]
     table = Table(title="aggregated deployments, by output tokens/s per GPU")
     for col in ("rank", "layout", "batch", "inst.", "tok/s/GPU", "tok/s/user", "TTFT ms",
-                "TPOT ms", "why it lost"):
+                "TPOT ms", "$/M tok", "why it lost"):
         table.add_column(col, justify="left" if col in ("layout", "why it lost") else "right")
     rows = ([agg["best"]] if agg["best"] else []) + agg["runners_up"]
     for i, d in enumerate(rows, start=1):
         table.add_row(str(i), _layout(d), f"{d['batch_per_dp_rank']:,}", str(d["instances"]),
                       f"{d['output_tokens_per_s_per_gpu']:,.1f}",
                       f"{d['tokens_per_s_per_user']:,.1f}", f"{d['ttft_ms']:,.1f}",
-                      f"{d['tpot_ms']:,.2f}", rich_safe(d.get("why", "best"), None))
+                      f"{d['tpot_ms']:,.2f}", _usd(d.get("usd_per_million_output_tokens")),
+                      rich_safe(d.get("why", "best"), None))
     stdout.print(table)
     dis = r["disaggregated"]
     if dis:
@@ -100,6 +106,10 @@ def print_plan(r: dict[str, Any]) -> None:
                      f"{dis['ttft_ms']:,.1f} ms (KV transfer {dis['kv_transfer_ms']:,.2f} ms), "
                      f"TPOT {dis['tpot_ms']:,.2f} ms", highlight=False)
     stdout.print(f"mode: {r['mode']} ({rich_safe(r['mode_reason'], None)})", highlight=False)
+    price = r["price"]
+    stdout.print(f"prices at ${price['usd_per_gpu_hour']:,.2f} per GPU-hour ("
+                 f"{'listed' if price['listed'] else 'given or the fallback'}: "
+                 f"{rich_safe(price['source'], None)})", highlight=False)
     points = r["pareto"]
     if len(points) > FRONTIER_ROWS:  # evenly spaced along the frontier, both ends kept
         step = (len(points) - 1) / (FRONTIER_ROWS - 1)
@@ -157,6 +167,8 @@ def serve_command(
     gpus: int | None = typer.Option(None, "--gpus", min=1, help="GPUs that serve "
                                                                 "(default: the cluster's)."),
     top: int = typer.Option(5, "--top", min=1, max=100, help="Deployments listed."),
+    price: float | None = typer.Option(None, "--price-per-gpu-hour",
+                                       help="USD per GPU-hour (default: documented table)."),
     no_disagg: bool = typer.Option(False, "--no-disagg", help="Skip disaggregated pools."),
     plot: Path | None = typer.Option(None, "--plot", help="Write the frontier to this PNG."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
@@ -172,7 +184,7 @@ def serve_command(
     spec = _serve_spec(serve_file, flags)
     inputs = [p for p in (serve_file, trace, cluster, model) if p]
     target = check_output_file(plot, "--plot", inputs) if plot is not None else None
-    result = plan_serving(build_request(spec, cluster, top, not no_disagg))
+    result = plan_serving(build_request(spec, cluster, top, not no_disagg, price))
     if target is not None:
         result["plot"] = str(plot_frontier(result, target))
     if json_output:

@@ -3,6 +3,8 @@
 :func:`plan_serving` runs the aggregated search (:mod:`supernode.serve.search`) and the
 disaggregated one (:mod:`supernode.serve.disagg`), chooses the mode that serves more output
 tokens/s per GPU under the targets (aggregated on a tie), and says why each runner-up lost.
+Every deployment also carries its price per million output tokens at the catalog's price
+per GPU-hour (``data/catalog/prices.yaml``): on one cluster it ranks as tokens/s per GPU.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from supernode.catalog.power import listed_price
 from supernode.estimate.system import SystemModel
 from supernode.serve.calibration import ServeConstants, default_serve_constants
 from supernode.serve.disagg import best_disaggregated
@@ -38,6 +41,7 @@ class ServeRequest:
     traffic: Traffic
     top: int = 5
     disaggregation: bool = True
+    usd_per_gpu_hour: float | None = None
 
 
 def plan_serving(req: ServeRequest, constants: ServeConstants | None = None) -> dict[str, Any]:
@@ -71,6 +75,15 @@ def plan_serving(req: ServeRequest, constants: ServeConstants | None = None) -> 
     disagg = best_disaggregated(w, system, c, p, t, gpus) \
         if req.disaggregation and t.osl and not t.request_rate and not t.concurrency else None
     out["disaggregated"] = disagg
+    price = listed_price(system.accelerator)
+    usd = req.usd_per_gpu_hour or price.usd_per_gpu_hour
+    out["price"] = {"usd_per_gpu_hour": usd, "listed": price.listed and not
+                    req.usd_per_gpu_hour, "source": "--price-per-gpu-hour" if
+                    req.usd_per_gpu_hour else price.source}
+    for d in [aggregated, disagg, *out["aggregated"]["runners_up"], *out["pareto"]]:
+        if d:
+            d["usd_per_million_output_tokens"] = usd_per_million(
+                usd, d["output_tokens_per_s_per_gpu"])
     agg_rate = aggregated["output_tokens_per_s_per_gpu"] if aggregated else -np.inf
     dis_rate = disagg["output_tokens_per_s_per_gpu"] if disagg else -np.inf
     out["mode"] = ("disaggregated" if dis_rate > agg_rate else
@@ -88,3 +101,10 @@ def plan_serving(req: ServeRequest, constants: ServeConstants | None = None) -> 
     else:
         out["mode_reason"] = out["aggregated"]["reason"]
     return out
+
+
+def usd_per_million(usd_per_gpu_hour: float, tokens_per_s_per_gpu: float) -> float | None:
+    """USD per million output tokens at ``usd_per_gpu_hour`` (None when nothing is served)."""
+    if tokens_per_s_per_gpu <= 0:
+        return None
+    return usd_per_gpu_hour / (tokens_per_s_per_gpu * 3600.0) * 1e6
