@@ -44,7 +44,7 @@ def _precision(w, system, main="fp8", kv=None):
                              system.peak_flops_by_precision)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(model=st.sampled_from(MODELS), tp=st.sampled_from([1, 2, 4, 8]),
        pp=st.sampled_from([1, 2, 4]), batch=st.integers(1, 512),
        isl=st.integers(16, 8192), osl=st.integers(1, 4096), kv=st.sampled_from(["bf16", "fp8"]))
@@ -67,7 +67,7 @@ def test_kv_tokens_are_free_memory_over_bytes_per_token(h100, model, tp, pp, bat
     assert bool(r.fits) == bool(expected >= batch * (isl + osl) and expected > 0)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(model=st.sampled_from(MODELS), tp=st.sampled_from([1, 2, 4, 8]),
        dp=st.sampled_from([1, 2, 8]), context=st.integers(1, 32768),
        batches=st.lists(st.integers(1, 4096), min_size=2, max_size=6, unique=True),
