@@ -22,7 +22,7 @@ README = HERE / "README.md"
 #: Scripts on the shared harness, in the order the README shows them.
 SCRIPTS = ("cli_bench", "topology_bench", "estimate_bench", "plan_search", "netsim_bench",
            "plot_bench", "reliability_bench", "compare_bench", "design_bench", "monitor_bench",
-           "schedule_bench", "limits_bench")
+           "schedule_bench", "limits_bench", "serve_bench")
 
 
 def scripts() -> list[str]:

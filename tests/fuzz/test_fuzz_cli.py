@@ -42,7 +42,7 @@ EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", 300 if PROFILE == "explore" else 
 #: (0.7-0.9 s a case against 0.1-0.3 s elsewhere: 45 % of the suite's fuzz time at 64):
 #: fewer derandomised cases, so that .ci/run stays in its 10 minutes; the long profile and
 #: an explicit FUZZ_EXAMPLES give them the full count.
-HEAVY_CI_EXAMPLES = {"fit": 40, "check": 40, "design": 40}
+HEAVY_CI_EXAMPLES = {"fit": 40, "check": 40, "design": 40, "serve": 8}
 
 
 def examples_for(command_id: str) -> int:

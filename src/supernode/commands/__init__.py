@@ -55,6 +55,7 @@ COMMAND_MODULES = (
     "supernode.commands.health",
     "supernode.commands.schedule",
     "supernode.commands.export",
+    "supernode.commands.serve",
 )
 
 _registered = False

@@ -18,7 +18,7 @@ from typing import Any
 
 from supernode.errors import InputError
 from supernode.spec.casefile import read_cases
-from supernode.validation.registry import _MEASURED, _PREDICTORS, UnsupportedCase
+from supernode.validation.registry import _MEASURED, _METRIC_OF, _PREDICTORS, UnsupportedCase
 from supernode.validation.registry import Prediction as Prediction
 from supernode.validation.registry import register_predictor as register_predictor
 
@@ -35,10 +35,15 @@ class CaseResult:
     error_frac: float | None
     status: str
     detail: str
+    #: Further published metrics compared (kinds with per-case metrics; None: not such a
+    #: kind): each ``{metric, measured, predicted, error_frac}``.
+    secondary: tuple[dict[str, Any], ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The case as a JSON-ready dict with the fixed keys."""
-        return {
+        """The case as a JSON-ready dict with the fixed keys (and ``secondary`` for kinds
+        with per-case metrics)."""
+        extra = {} if self.secondary is None else {"secondary": list(self.secondary)}
+        return extra | {
             "id": self.id,
             "kind": self.kind,
             "metric": self.metric,
@@ -60,6 +65,10 @@ def run_case(case: dict[str, Any]) -> CaseResult:
         return CaseResult(case_id, kind, "", None, None, None, "unsupported",
                           f"unsupported: no model for kind {kind!r}")
     metric, predictor = _PREDICTORS[kind]
+    per_case = kind in _METRIC_OF
+    secondary: tuple[dict[str, Any], ...] | None = () if per_case else None
+    if per_case:
+        metric = _METRIC_OF[kind](case)
     measured = _measured(case, metric)
     if measured is None and kind in _MEASURED:
         derived = _MEASURED[kind](case)
@@ -70,16 +79,28 @@ def run_case(case: dict[str, Any]) -> CaseResult:
             OverflowError, ZeroDivisionError) as exc:
         reason = exc.render() if isinstance(exc, InputError) else str(exc)
         return CaseResult(case_id, kind, metric, measured, None, None, "unsupported",
-                          f"unsupported: {reason or exc.__class__.__name__}")
+                          f"unsupported: {reason or exc.__class__.__name__}", secondary)
     if not math.isfinite(prediction.value):
         return CaseResult(case_id, kind, metric, measured, None, None, "unsupported",
                           f"unsupported: the model gives a non-finite value for these inputs "
-                          f"({prediction.value})")
+                          f"({prediction.value})", secondary)
     error = None
     if measured not in (None, 0):
         error = (prediction.value - measured) / measured
+    if per_case:
+        secondary = tuple(_compare(case, name, value)
+                          for name, value in prediction.extra.items()
+                          if name != metric and _measured(case, name) is not None)
     return CaseResult(case_id, kind, metric, measured, prediction.value, error, "ok",
-                      prediction.detail)
+                      prediction.detail, secondary)
+
+
+def _compare(case: dict[str, Any], metric: str, predicted: float) -> dict[str, Any]:
+    measured = _measured(case, metric)
+    ok = measured not in (None, 0) and math.isfinite(predicted)
+    return {"metric": metric, "measured": measured,
+            "predicted": predicted if math.isfinite(predicted) else None,
+            "error_frac": (predicted - measured) / measured if ok and measured else None}
 
 
 def _measured(case: dict[str, Any], metric: str) -> float | None:
@@ -97,6 +118,22 @@ def summarize(results: list[CaseResult]) -> dict[str, dict[str, float | int]]:
         errors = [abs(r.error_frac) for r in results if r.kind == kind and r.error_frac is not None]
         out[kind] = {"n": len(errors), "mape": sum(errors) / len(errors) if errors else math.nan}
     return out
+
+
+def summarize_metrics(results: list[CaseResult]) -> dict[str, dict[str, dict[str, float | int]]]:
+    """For kinds with per-case metrics: MAPE per metric, primary and secondary
+    comparisons alike (``{kind: {metric: {n, mape}}}``)."""
+    errors: dict[str, dict[str, list[float]]] = {}
+    for r in results:
+        if r.secondary is None:
+            continue
+        by = errors.setdefault(r.kind, {})
+        rows = [(r.metric, r.error_frac)] + [(s["metric"], s["error_frac"]) for s in r.secondary]
+        for metric, error in rows:
+            if error is not None:
+                by.setdefault(metric, []).append(abs(error))
+    return {kind: {m: {"n": len(e), "mape": sum(e) / len(e)} for m, e in sorted(by.items())}
+            for kind, by in sorted(errors.items())}
 
 
 def validate_file(path: str | Path) -> tuple[list[CaseResult], dict[str, dict[str, float | int]]]:

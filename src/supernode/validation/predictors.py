@@ -4,7 +4,9 @@
 * ``collective``: the collective cost model (bus bandwidth, nccl-tests definition);
 * ``model_state_memory`` / ``activation_memory``: the workload memory model;
 * ``interruptions``: the default component failure rates on the case's inventory
-  (reliability.interruptions).
+  (reliability.interruptions);
+* ``inference``: the serving model (:mod:`supernode.serve.case`): the primary metric the
+  case publishes first, TTFT/TPOT beside it.
 """
 
 from __future__ import annotations
@@ -74,8 +76,40 @@ def _interruptions(case: dict[str, Any]) -> Prediction:
     return Prediction(value, detail)
 
 
+def _inference(case: dict[str, Any]) -> Prediction:
+    from supernode.serve.case import UnsupportedServingCase, predict_serving_case, primary_metric
+
+    try:
+        figures, detail = predict_serving_case(case)
+    except UnsupportedServingCase as exc:
+        raise UnsupportedCase(str(exc)) from None
+    metric = primary_metric(case)
+    same = {metric, *(pair for pair in _SAME_MEASUREMENT.get(metric, ()))}
+    return Prediction(figures[metric], detail,
+                      {k: v for k, v in figures.items() if k not in same})
+
+
+#: A per-GPU figure and its whole-system figure are one measurement (format revision 3).
+_SAME_MEASUREMENT = {
+    "output_tokens_per_s_per_gpu": ("output_tokens_per_s",),
+    "output_tokens_per_s": ("output_tokens_per_s_per_gpu",),
+    "input_tokens_per_s_per_gpu": ("input_tokens_per_s",),
+    "input_tokens_per_s": ("input_tokens_per_s_per_gpu",),
+    "tpot_ms": ("itl_ms",),
+    "itl_ms": ("tpot_ms",),
+}
+
+
+def _inference_metric(case: dict[str, Any]) -> str:
+    from supernode.serve.case import primary_metric
+
+    return primary_metric(case)
+
+
 register_predictor("training_step", "step_time_s", _training_step, _training_measured)
 register_predictor("collective", "busbw_gigabytes_per_s", _collective)
 register_predictor("model_state_memory", "bytes_per_gpu", _model_state)
 register_predictor("activation_memory", "bytes_per_layer", _activation)
 register_predictor("interruptions", "unexpected_interruptions", _interruptions)
+register_predictor("inference", "output_tokens_per_s_per_gpu", _inference,
+                   metric_of=_inference_metric)
