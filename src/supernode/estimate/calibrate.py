@@ -214,7 +214,13 @@ def drift(refitted: dict[str, float]) -> list[str]:
 
 def write(refitted: dict[str, float]) -> Path:
     """Rewrite the committed calibration file's fitted values in place (keeps comments)."""
-    path = Path(str(importlib.resources.files("supernode") / "data" / CALIBRATION_FILE))
+    return write_constant_values(
+        Path(str(importlib.resources.files("supernode") / "data" / CALIBRATION_FILE)), refitted)
+
+
+def write_constant_values(path: Path, refitted: dict[str, float]) -> Path:
+    """Rewrite the ``value:`` of each constant of ``refitted`` in the calibration file at
+    ``path`` (a ``constants:`` mapping of name -> {value, ...}), keeping everything else."""
     lines = path.read_text("utf-8").splitlines()
     current = None
     for i, line in enumerate(lines):
@@ -225,6 +231,17 @@ def write(refitted: dict[str, float]) -> Path:
             lines[i] = line[: line.index("value:")] + f"value: {refitted[current]}"
     path.write_text("\n".join(lines) + "\n", "utf-8")
     return path
+
+
+def print_fit(result: Fit, cases: int) -> None:
+    """Print a refit: its MAPE, each constant with its 95 % interval (flagged on a bound)
+    and the Jacobian's singular values."""
+    print(f"refit over {cases} cases: MAPE {100 * result.mape:.2f}%")
+    for name, value in result.values.items():
+        lo, hi = result.intervals[name]
+        flag = "  ON BOUND" if name in result.on_bound else ""
+        print(f"  {name} = {value}  (95% CI {lo} .. {hi}){flag}")
+    print(f"  Jacobian singular values {result.singular_values}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -238,12 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cases = training_cases()
     result = fit(cases)
-    print(f"refit over {len(cases)} cases: MAPE {100 * result.mape:.2f}%")
-    for name, value in result.values.items():
-        lo, hi = result.intervals[name]
-        flag = "  ON BOUND" if name in result.on_bound else ""
-        print(f"  {name} = {value}  (95% CI {lo} .. {hi}){flag}")
-    print(f"  Jacobian singular values {result.singular_values}")
+    print_fit(result, len(cases))
     per_source = None
     if not args.no_loso:
         errors = []

@@ -25,7 +25,7 @@ import numpy as np
 from scipy import stats
 from scipy.optimize import least_squares
 
-from supernode.estimate.calibrate import Fit
+from supernode.estimate.calibrate import Fit, print_fit, write_constant_values
 from supernode.serve.calibration import (
     SERVE_CALIBRATION_FILE,
     ServeConstants,
@@ -128,17 +128,8 @@ def leave_one_source_out(cases: Sequence[dict[str, Any]] | None = None
 
 def write(values: dict[str, float]) -> Path:
     """Rewrite the committed serving calibration's fitted values in place (keeps comments)."""
-    path = Path(str(resources.files("supernode") / "data" / SERVE_CALIBRATION_FILE))
-    lines = path.read_text("utf-8").splitlines()
-    current = None
-    for i, line in enumerate(lines):
-        stripped = line.strip()
-        if line.startswith("  ") and not line.startswith("    ") and stripped.endswith(":"):
-            current = stripped[:-1]
-        elif current in values and stripped.startswith("value:"):
-            lines[i] = line[: line.index("value:")] + f"value: {values[current]}"
-    path.write_text("\n".join(lines) + "\n", "utf-8")
-    return path
+    return write_constant_values(
+        Path(str(resources.files("supernode") / "data" / SERVE_CALIBRATION_FILE)), values)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -149,12 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cases = supported_cases()
     result = fit(cases)
-    print(f"refit over {len(cases)} cases: MAPE {100 * result.mape:.2f}%")
-    for name, value in result.values.items():
-        lo, hi = result.intervals[name]
-        flag = "  ON BOUND" if name in result.on_bound else ""
-        print(f"  {name} = {value}  (95% CI {lo} .. {hi}){flag}")
-    print(f"  Jacobian singular values {result.singular_values}")
+    print_fit(result, len(cases))
     if not args.no_loso:
         errors: list[float] = []
         for source, rows in leave_one_source_out(cases).items():
