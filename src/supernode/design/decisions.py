@@ -191,10 +191,11 @@ POLICY_NAMES = {"restart": "restart from the checkpoint on a spare host",
 
 
 def _policy_options(rel: dict[str, Any], alt: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Recovery paths: the design's policy and the other one, by Monte Carlo goodput."""
+    """Recovery paths: the review's one policy (``recovery_decision``, chosen by the
+    reliability stage) and the other one, with their figures."""
     rows = [policy_summary(rel)] + ([alt] if alt else [])
-    best = max(rows, key=lambda r: r["monte_carlo_goodput"])
-    return [{"name": POLICY_NAMES[r["policy"]], "chosen": r is best, "figures": [
+    policy = rel["recovery_decision"]["policy"]
+    return [{"name": POLICY_NAMES[r["policy"]], "chosen": r["policy"] == policy, "figures": [
         _fig("recovery", r["recovery_s"], "s"), _fig("RTO", r["rto_s"], "s"),
         _fig("Monte Carlo goodput", r["monte_carlo_goodput"], "fraction"),
         _fig("analytic goodput", r["analytic_goodput"], "fraction")]} for r in rows]
@@ -229,7 +230,10 @@ def _checkpoint_record(data: dict[str, Any], alt: dict[str, Any] | None
             f"MTBF {inter['job_mtbf_s'] / 3600:.3g} h")
     consequences = _consequences(_failed(data, "reliability"),
                                  "every reliability rule holds")
+    rec = rel["recovery"]
     consequences += [
+        f"recovery policy {rec['policy']} ({rel['recovery_decision']['why']}): one recovery "
+        f"{policy_summary(rel)['recovery_s'] / 60:.3g} min, RTO {rec['rto_s'] / 60:.3g} min",
         f"Monte Carlo goodput {g['mean']:.4f} ± {g['standard_error']:.4f} (p5 {g['p5']:.4f}) "
         f"over {mc['runs']:,} runs of {mc['horizon_s'] / 86_400:g} days; analytic "
         f"{rel['goodput']['analytic']:.4f}",

@@ -30,7 +30,7 @@ from supernode.cluster.load import load_cluster_spec
 from supernode.cluster.resolve import resolve_cluster
 from supernode.design.artefacts import design_artefacts
 from supernode.design.decisions import decision_records
-from supernode.design.monitoring import monitoring_summary
+from supernode.design.monitoring import cooled_config, monitoring_summary
 from supernode.design.plans import best_view, given_view, simulation_plan
 from supernode.design.power_cap import power_cap_trade
 from supernode.design.reliability import DESIGN_DAYS, DESIGN_RUNS, run_reliability
@@ -39,7 +39,7 @@ from supernode.design.scheduling import run_scheduling, scheduling_remembered
 from supernode.design.simulation import run_simulation, simulation_results
 from supernode.design.summary import cluster_summary, workload_summary
 from supernode.errors import InputError
-from supernode.facility import WorkloadUse, facility_report
+from supernode.facility import WorkloadUse, cluster_cooling, facility_report
 from supernode.forked import in_background
 from supernode.monitor.pack import build_pack
 from supernode.monitor.promtool import semantics_for
@@ -208,9 +208,10 @@ def _operations(inputs: DesignInput, cluster, topo, reviewed: _Reviewed,
                                          reviewed.plan, reviewed.sim)
     clock("reliability")
     rel = alt = None
+    cooling = cluster_cooling(cluster, topo)
     if plan is not None:
         rel, alt = run_reliability(cluster, workload, plan, inputs.seed,
-                                   inputs.reliability_days, inputs.reliability_runs)
+                                   inputs.reliability_days, inputs.reliability_runs, cooling)
     clock("facility")
     use = None
     if view is not None:
@@ -220,8 +221,8 @@ def _operations(inputs: DesignInput, cluster, topo, reviewed: _Reviewed,
     fac["power_cap"] = (power_cap_trade(cluster, topo, workload, plan, target.system)
                         if plan is not None else None)
     clock("monitoring")
-    pack = build_pack(cluster)
-    monitoring = monitoring_summary(cluster, pack)
+    pack = build_pack(cluster, cooled_config(cooling))
+    monitoring = monitoring_summary(cluster, pack, cooling)
     clock("scheduling")
     scheduling, sched_note = run_scheduling(cluster, inputs.seed, scheduling)
     clock("artefacts")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from supernode import bounds
+from supernode.cluster.cooling import CoolingTopology
 from supernode.errors import InputError
 from supernode.estimate.model import estimate_plan
 from supernode.estimate.system import system_from_cluster
@@ -76,6 +77,9 @@ class ReliabilityOptions:
     ray_address: str | None = None
     what_if: bool = True
     netsim: bool = False
+    #: The cluster's cooling topology (:func:`supernode.facility.cluster_cooling`); None:
+    #: the inventory's default CDU layout.
+    cooling: CoolingTopology | None = None
 
 
 def _check(o: ReliabilityOptions) -> None:
@@ -177,7 +181,7 @@ def assess_reliability(cluster: Cluster, workload: WorkloadSpec, plan: ParallelP
     nominal = estimate_plan(workload, plan, system)
     job = Job(workload, plan, system, nominal)
     spec = cluster.spec.reliability or ReliabilitySpec()
-    inventory = cluster_inventory(cluster, gpus, spec.racks_per_cdu)
+    inventory = cluster_inventory(cluster, gpus, spec.racks_per_cdu, options.cooling)
     rates = _rates(cluster, inventory, spec, options.failures_per_unit_year)
     standby = _standby(cluster, options)
     design = _design(cluster, spec, options, inventory.hosts, standby.share)

@@ -38,7 +38,7 @@ def _pairs(ax: Any, kinds: list[str], first: list[float], second: list[float],
 
 def policies_svg(sch: dict[str, Any]) -> str | None:
     """Per policy: TP across supernodes and slowdown spread; mean and p95 slowdown;
-    utilisation and goodput (orange: topology-blind, blue: topology-aware)."""
+    GPUs held and useful GPU share (orange: topology-blind, blue: topology-aware)."""
     policies = sch["schedule"]["policies"]
     if not policies:
         return None
@@ -62,9 +62,9 @@ def policies_svg(sch: dict[str, Any]) -> str | None:
     bx.set_title("Slowdown of multi-GPU jobs", fontsize=10)
     _pairs(cx, kinds, [100 * p["utilisation"] for p in policies],
            [100 * p["goodput_utilisation"] for p in policies],
-           ("GPUs held", "goodput (held / slowdown)"), share)
+           ("GPUs held", "useful GPU share (held / slowdown)"), share)
     cx.set_xlabel("% of the cluster's GPU time")
-    cx.set_title("Utilisation and goodput", fontsize=10)
+    cx.set_title("GPUs held and useful GPU share", fontsize=10)
     fig.legend(handles=[Patch(facecolor=c[0], label=k) for k, c in KIND_COLOURS.items()],
                loc="upper center", bbox_to_anchor=(0.5, 1.08), ncol=2, fontsize=8,
                frameon=False)
