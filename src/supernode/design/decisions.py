@@ -15,6 +15,7 @@ from supernode.design.reliability import policy_summary
 from supernode.design.scheduling import placement_record
 from supernode.facility.cooling import cooling_plan
 from supernode.facility.data import facility_data
+from supernode.planner.fit import MIN_USEFUL_SPEEDUP
 from supernode.reliability.assess import WHAT_IF_RUNS
 from supernode.spec.cluster import FacilitySpec, RackSpec
 from supernode.spec.resolved import Cluster
@@ -90,8 +91,41 @@ def _fit_record(data: dict[str, Any]) -> dict[str, Any] | None:
                         "chosen": row["scale_up_size"] == size, "figures": figs})
     return {"id": "D2", "title": "Supernode size", "status": "proposed",
             "context": f"is {data['workload']['name']} communication-bound enough to need a "
-                       f"supernode (seed 001 §1.3)?", "options": options,
-            "decision": f"{size}-GPU supernodes", "consequences": [fit["questions"]["verdict"]]}
+                       f"supernode (seed 001 §1.3)? Prices: {_price_context(data)}",
+            "options": options, "decision": _size_decision(fit, size),
+            "consequences": [fit["questions"]["verdict"]]}
+
+
+def _price_context(data: dict[str, Any]) -> str:
+    econ = data["economics"]
+    gpu, premium = econ["gpu_hour"], econ["supernode_premium"]
+    return (f"${gpu['value']:.2f} per GPU-hour ({gpu['source']}) for this design's domains; "
+            f"8-GPU servers of the same chips at that price / (1 + the {premium['value']:.0%} "
+            f"supernode premium, {premium['source']}); both options at the estimated step")
+
+
+def _size_decision(fit: dict[str, Any], size: int) -> str:
+    """The size the numbers support: the cheapest per token, unless a faster one is
+    faster by at least the planner's useful speedup (5 %, then time to train decides) —
+    said with the figures either way."""
+    rows = {r["scale_up_size"]: r for r in fit["sizes"] if r["feasible"]}
+    mine = rows.get(size)
+    if mine is None or len(rows) < 2:
+        return f"{size}-GPU supernodes (the only size planned)"
+    cheapest = min(rows.values(), key=lambda r: r["cost_per_million_tokens_usd"])
+    if cheapest is mine:
+        return (f"{size}-GPU supernodes: the cheapest per token "
+                f"(${mine['cost_per_million_tokens_usd']:.2f} per million)")
+    faster = cheapest["step_time_s"] / mine["step_time_s"]
+    more = mine["cost_per_million_tokens_usd"] / cheapest["cost_per_million_tokens_usd"] - 1
+    if faster >= MIN_USEFUL_SPEEDUP:
+        return (f"{size}-GPU supernodes: {faster - 1:.1%} faster a step than "
+                f"{cheapest['scale_up_size']}-GPU domains (time to train decides), at "
+                f"{more:.0%} more per token (${mine['cost_per_million_tokens_usd']:.2f} vs "
+                f"${cheapest['cost_per_million_tokens_usd']:.2f} per million)")
+    return (f"{cheapest['scale_up_size']}-GPU domains: {more:.0%} cheaper per token than "
+            f"{size}-GPU supernodes, which are only {faster - 1:.1%} faster a step "
+            f"(< {MIN_USEFUL_SPEEDUP - 1:.0%}); this design's domain size does not pay")
 
 
 def _fabric_record(data: dict[str, Any]) -> dict[str, Any] | None:

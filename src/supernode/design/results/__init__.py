@@ -31,6 +31,7 @@ from supernode.design.results.planning import FitResults, PlanResults, ReviewedP
 from supernode.design.results.reliability import ReliabilityResults
 from supernode.design.results.review import DecisionRecord, Finding, Inputs, Timings, Verdict
 from supernode.design.results.simulation import SimulationResults
+from supernode.design.results.summary import Economics, Summary
 
 #: ``results.json`` -> ``schema``.
 SCHEMA = "supernode-design/1"
@@ -62,6 +63,8 @@ class DesignResults(ResultModel):
         "The files written beside the report (left out of a report rendered without them).")
     fit: FitResults | None = field("Does the workload need a supernode; null when not "
                                    "computed.")
+    economics: Economics = field("The one price model: every price with its source.")
+    summary: Summary | None = field("The executive summary; null when no plan fits.")
     findings: list[Finding] = field("Every enabled rule's finding, in report order.")
     notes: list[str] = field("What was left out, and why.")
     decisions: list[DecisionRecord] = field("The decision records.")
