@@ -23,8 +23,8 @@ from supernode.commands import app, register_all
 from supernode.report import REPORT_FILES
 from supernode.report.blocks import lookup
 
-SECTION_IDS = ("verdict", "cluster", "plans", "simulation", "facility", "reliability",
-               "scheduling", "monitoring", "artefacts", "findings", "decisions")
+SECTION_IDS = ("summary", "verdict", "cluster", "plans", "simulation", "facility",
+               "reliability", "scheduling", "monitoring", "artefacts", "findings", "decisions")
 NUMBER = re.compile(r"-?\d[\d,]*\.?\d*(?:e[+-]?\d+)?")
 
 

@@ -7,7 +7,7 @@ here fails at once; the dict itself is returned unchanged (the report and the de
 read plain dicts). ``supernode schema results`` prints the model's JSON Schema
 (:func:`supernode.spec.schema.json_schema`). Sections a
 run can leave out are null: ``simulation`` with ``--no-simulate``, ``reviewed_plan`` and
-``reliability`` when no plan fits, ``fit`` and ``scheduling`` when they cannot be computed
+``reliability`` and ``summary`` when no plan fits, ``fit`` and ``scheduling`` when they cannot be computed
 (each with a note), ``artefacts`` in a report rendered without the files.
 """
 
@@ -64,10 +64,10 @@ class DesignResults(ResultModel):
     fit: FitResults | None = field("Does the workload need a supernode; null when not "
                                    "computed.")
     economics: Economics = field("The one price model: every price with its source.")
-    summary: Summary | None = field("The executive summary; null when no plan fits.")
     findings: list[Finding] = field("Every enabled rule's finding, in report order.")
     notes: list[str] = field("What was left out, and why.")
     decisions: list[DecisionRecord] = field("The decision records.")
+    summary: Summary | None = field("The executive summary; null when no plan fits.")
     timings_s: Timings = field("Wall time per stage (s).")
 
 
