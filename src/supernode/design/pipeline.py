@@ -30,6 +30,7 @@ from supernode.cluster.load import load_cluster_spec
 from supernode.cluster.resolve import resolve_cluster
 from supernode.design.artefacts import design_artefacts
 from supernode.design.decisions import decision_records
+from supernode.design.fixes import review_fixes
 from supernode.design.headline import executive_summary
 from supernode.design.monitoring import cooled_config, monitoring_summary
 from supernode.design.plans import best_view, given_view, simulation_plan
@@ -283,6 +284,7 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
     if inputs.simulate and plan is not None:
         sim = simulation_results(run_simulation(cluster, workload, plan, order, inputs.seed))
         what_if = routing_what_if(cluster, workload, plan, order, inputs.seed, sim)
+        sim["routing_what_if"] = what_if
     ops = _operations(inputs, cluster, topo, _Reviewed(workload, target, view, plan, sim),
                       (semantics, major), clock, scheduling)
     clock("rules")
@@ -294,6 +296,7 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
     notes = [n for n in (fit_note, None if ops["rel"] else "reliability not assessed: no plan "
                                                           "fits", ops["sched_note"]) if n]
     data = _results(inputs, cluster, topo, facts, ops["monitoring"], findings, notes)
+    review_fixes(facts, findings, data["findings"], data["verdict"]["failed_by_severity"])
     data["inputs"]["prometheus_major"] = major
     data["decisions"] = decision_records(data, cluster, ops["alt"])
     data["summary"] = executive_summary(data, what_if)

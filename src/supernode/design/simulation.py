@@ -19,6 +19,7 @@ import numpy as np
 from supernode.netsim.jobs import check_job_size
 from supernode.netsim.plans import reorder
 from supernode.netsim.scenario import JobInput, SimOptions, SimResult, simulate_jobs
+from supernode.rules.pack import HOT_UTILIZATION
 from supernode.spec.plan import ParallelPlan
 from supernode.spec.resolved import Cluster
 from supernode.spec.workload import WorkloadSpec
@@ -103,12 +104,16 @@ def routing_what_if(cluster: Cluster, workload: WorkloadSpec, plan: ParallelPlan
                     order: tuple[str, ...], seed: int, sim: dict[str, Any]
                     ) -> dict[str, Any] | None:
     """The same iteration with adaptive routing on the fabric, when the simulated step is
-    more than :data:`RECONCILE_GAP` off the estimate and the run routed otherwise
-    (``{"routing", "step_time_s"}``); None when no what-if is needed."""
+    more than :data:`RECONCILE_GAP` off the estimate or a link is busier than the
+    ``link_utilisation`` line, and the run routed otherwise (``{"routing", "step_time_s",
+    "busiest_link_utilization"}``); None when no what-if is needed."""
     est, step = sim["estimate_step_time_s"], sim["step_time_s"]
-    if not est or abs(step - est) / est <= RECONCILE_GAP:
-        return None
-    if sim["options"].get("routing") == "adaptive":
+    busiest = max((row["max"] for row in sim["link_utilization"].values()), default=0.0)
+    apart = bool(est) and abs(step - est) / est > RECONCILE_GAP
+    if not (apart or busiest > HOT_UTILIZATION) or sim["options"].get("routing") == "adaptive":
         return None
     run = run_simulation(cluster, workload, plan, order, seed, routing="adaptive")
-    return {"routing": "adaptive", "step_time_s": float(run.step_time_s)}
+    util = run.to_dict()["link_utilization"]
+    return {"routing": "adaptive", "step_time_s": float(run.step_time_s),
+            "busiest_link_utilization": max((row["max"] for row in util.values()),
+                                            default=0.0)}

@@ -6,9 +6,9 @@ section, every object with fixed keys closed (``extra="forbid"``) and every numb
 here fails at once; the dict itself is returned unchanged (the report and the decision log
 read plain dicts). ``supernode schema results`` prints the model's JSON Schema
 (:func:`supernode.spec.schema.json_schema`). Sections a
-run can leave out are null: ``simulation`` with ``--no-simulate``, ``reviewed_plan`` and
-``reliability`` and ``summary`` when no plan fits, ``fit`` and ``scheduling`` when they cannot be computed
-(each with a note), ``artefacts`` in a report rendered without the files.
+run can leave out are null: ``simulation`` with ``--no-simulate``, ``reviewed_plan``,
+``reliability`` and ``summary`` when no plan fits, ``fit`` and ``scheduling`` when they
+cannot be computed (each with a note), ``artefacts`` in a report rendered without the files.
 """
 
 from __future__ import annotations
