@@ -244,7 +244,7 @@ def test_every_fact_has_one_value_wherever_it_appears(documents):
     """Recovery policy, CDUs, goodput, prices and the stated step time: one value each in
     every example's results.json (issue 24)."""
     assert len(documents) == len(examples())
-    for name, doc in documents.items():
+    for doc in documents.values():
         _cdu_facts(doc)
         _goodput_names(doc)
         if doc["reviewed_plan"] is None:
@@ -253,3 +253,26 @@ def test_every_fact_has_one_value_wherever_it_appears(documents):
         _price_and_step_facts(doc)
     liquid = [d for d in documents.values() if d["facility"]["cooling"]["cdu"]["installed"]]
     assert liquid, "no example has CDUs: the CDU facts were not checked"
+
+
+def test_every_cluster_file_fix_is_re_reviewed_and_passes_or_is_not_suggested(documents):
+    """A fix stated as a cluster-file change was applied to a copy of the design and its rule
+    run again: it passes there, or the review suggests no fix (issue 24)."""
+    reviewed = 0
+    for doc in documents.values():
+        for f in doc["findings"]:
+            review = f.get("fix_review")
+            if not f["failed"]:
+                assert review is None and f["fix"] is None
+                continue
+            if review is None:
+                continue
+            reviewed += 1
+            after = review["failed_by_severity_after"]
+            if review["status"] == "pass":
+                assert f["fix"] is not None
+                assert after[f["severity"]] == doc["verdict"]["failed_by_severity"][
+                    f["severity"]] - 1
+            else:
+                assert f["fix"] is None and "none is suggested" in f["detail"]
+    assert reviewed >= 2
