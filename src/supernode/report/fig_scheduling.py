@@ -22,16 +22,19 @@ LINES = {"random": ":", "first-fit": "--", "best-fit": "-", "slurm-block": "-."}
 
 def _pairs(ax: Any, kinds: list[str], first: list[float], second: list[float],
            labels: tuple[str, str], text: Any) -> None:
-    """Two bars per policy (darker: the first metric), each value written at its end."""
+    """Two bars per policy (the first metric solid and darker, the second lighter and
+    hatched: the legend shows the pattern, the colour is the policy's kind), each value
+    written at its end."""
     y = np.arange(len(kinds))
-    for offset, values, shade in ((-0.2, first, 0), (0.2, second, 1)):
+    for offset, values, shade, hatch in ((-0.2, first, 0, ""), (0.2, second, 1, "///")):
         ax.barh(y + offset, values, height=0.38, color=[KIND_COLOURS[k][shade] for k in kinds],
-                edgecolor="#333333", linewidth=0.3)
+                edgecolor="#333333", linewidth=0.3, hatch=hatch)
         for yi, v in zip(y + offset, values, strict=True):
             ax.text(v, yi, f" {text(v)}", va="center", fontsize=6.5)
     ax.set_xlim(right=ax.get_xlim()[1] * 1.25)
-    ax.legend(handles=[Patch(facecolor=g, edgecolor="#333333", linewidth=0.3, label=label)
-                       for g, label in zip(("#777777", "#cccccc"), labels, strict=True)],
+    ax.legend(handles=[Patch(facecolor="white", edgecolor="#333333", linewidth=0.3,
+                             hatch=hatch, label=label)
+                       for hatch, label in zip(("", "///"), labels, strict=True)],
               loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=1, fontsize=7,
               frameon=False)
 

@@ -41,7 +41,9 @@ def tp_inside(facts: Facts, threshold: Threshold) -> Outcome:
         return Outcome("not_evaluated", None, "no plan: nothing fits")
     size, best = facts.cluster.scale_up.size, _best(facts)
     return check(not r["tp_crosses_domain"], float(r["tp"]),
-                 f"TP={r['tp']} on {size}-GPU supernodes: TP group on {r['placement'].get('tp')}",
+                 f"TP={r['tp']} on {size}-GPU supernodes: " + (
+                     f"TP group on {r['placement'].get('tp')}" if r["tp"] > 1 and
+                     r["placement"].get("tp") else "no TP group (TP 1)"),
                  f"keep TP <= {size} (one supernode); run {_faster(facts) or 'a smaller TP'}",
                  _faster(facts), best["step_time_s"] if best else None, float(size))
 
