@@ -12,6 +12,7 @@ parallel dimension (one lane per dimension, intervals merged in one sort, capped
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -47,8 +48,9 @@ def run_simulation(cluster: Cluster, workload: WorkloadSpec, plan: ParallelPlan,
     gpus = plan.tp * plan.pp * plan.dp * plan.cp
     check_job_size(plan, cluster.accelerators, "job0")
     accelerators = reorder(np.arange(gpus, dtype=np.int64), plan, order)
-    extra = {} if routing is None else {"routing": routing}
-    options = SimOptions(seed=seed, top=20, bins=HEATMAP_BINS, **extra)
+    options = SimOptions(seed=seed, top=20, bins=HEATMAP_BINS)
+    if routing is not None:
+        options = replace(options, routing=routing)
     return simulate_jobs(cluster, [JobInput("job0", workload, plan, accelerators)],
                          options=options, progress=progress)
 
