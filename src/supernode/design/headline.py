@@ -90,8 +90,10 @@ def reconciliation(sim: dict[str, Any] | None, view: dict[str, Any] | None,
         return None
     causes = [c for c in (_routing(sim, what_if), _exposed(sim, view), _hot_links(sim),
                           _pipeline(sim, view)) if c is not None]
+    # routing is an intervention (the re-run): when it closes the gap it is the cause, and
+    # the waiting compute lane its symptom; otherwise the largest measured share
     ranked = sorted((c for c in causes if c["share_of_gap"] is not None),
-                    key=lambda c: -c["share_of_gap"])
+                    key=lambda c: (c["cause"] != "routing", -c["share_of_gap"]))
     named = next((c for c in ranked if c["share_of_gap"] >= EXPLAINS), None)
     closes = None
     if what_if is not None and abs(what_if["step_time_s"] - est) / est <= RECONCILE_GAP:
