@@ -70,23 +70,24 @@ def run_reliability(cluster: Cluster, workload: WorkloadSpec, plan: ParallelPlan
     (:func:`supernode.facility.cluster_cooling`)."""
     options = ReliabilityOptions(days=days, runs=runs, seed=seed, cooling=cooling)
     stated = stated_policy(cluster)
-    first = finite(assess_reliability(cluster, workload, plan, options).to_dict())
-    policy = first["recovery"]["policy"]
+    bare = replace(options, what_if=False)
+    policy = stated or (cluster.spec.reliability.recovery if cluster.spec.reliability
+                        else "restart")
     other = "shrink" if policy == "restart" else "restart"
+    mine = finite(policy_summary(assess_reliability(
+        cluster, workload, plan, replace(bare, recovery=policy)).to_dict()))
     alt = finite(policy_summary(assess_reliability(
-        cluster, workload, plan, replace(options, recovery=other, what_if=False)).to_dict()))
-    mine = policy_summary(first)
-    main = first
+        cluster, workload, plan, replace(bare, recovery=other)).to_dict()))
     if stated is None and alt["monte_carlo_goodput"] > mine["monte_carlo_goodput"]:
-        main = finite(assess_reliability(cluster, workload, plan,
-                                         replace(options, recovery=other)).to_dict())
-        alt = mine
+        policy, mine, alt = other, alt, mine
+    # the chosen policy once more with its what-ifs (same seed: the same Monte Carlo)
+    main = finite(assess_reliability(cluster, workload, plan,
+                                     replace(options, recovery=policy)).to_dict())
     chosen = main["recovery"]["policy"]
     why = (f"stated by the cluster file (reliability.recovery: {stated})" if stated else
            f"higher Monte Carlo goodput than {alt['policy']} on the same draws "
-           f"({policy_summary(main)['monte_carlo_goodput']:.4f} vs "
-           f"{alt['monte_carlo_goodput']:.4f})" if chosen != policy or
-           alt["monte_carlo_goodput"] < policy_summary(main)["monte_carlo_goodput"] else
+           f"({mine['monte_carlo_goodput']:.4f} vs {alt['monte_carlo_goodput']:.4f})"
+           if mine["monte_carlo_goodput"] > alt["monte_carlo_goodput"] else
            f"the default (restart); {alt['policy']} is no better on the same draws")
     main["recovery_decision"] = {"policy": chosen, "why": why, "stated": stated is not None,
                                  "alternative": alt}
