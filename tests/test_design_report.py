@@ -23,8 +23,8 @@ from supernode.commands import app, register_all
 from supernode.report import REPORT_FILES
 from supernode.report.blocks import lookup
 
-SECTION_IDS = ("verdict", "cluster", "plans", "simulation", "facility", "reliability",
-               "scheduling", "monitoring", "artefacts", "findings", "decisions")
+SECTION_IDS = ("summary", "verdict", "cluster", "plans", "simulation", "facility",
+               "reliability", "scheduling", "monitoring", "artefacts", "findings", "decisions")
 NUMBER = re.compile(r"-?\d[\d,]*\.?\d*(?:e[+-]?\d+)?")
 
 
@@ -116,6 +116,31 @@ def test_every_figure_in_the_html_is_the_one_in_results_json(report: Path):
         digits = shown.group().split(".")[1] if "." in shown.group() else ""
         tolerance = 0.5 * 10 ** -len(digits) + 1e-9 + abs(figure) * 5e-3
         assert abs(figure - value * scale) <= tolerance, (v, figure, value * scale)
+
+
+def test_summary_first_and_each_fact_shown_with_one_value(report: Path):
+    """The executive summary opens the page with its figures keyed; the recovery policy and
+    goodput read the same wherever the page shows them (issue 24)."""
+    data = json.loads((report / "results.json").read_text())
+    parser = _parsed(report)
+    assert parser.sections[0] == "summary"
+    shown: dict[str, set[str]] = {}
+    for v in parser.values:
+        shown.setdefault(v["data-key"], set()).add(v["text"])
+    for key in ("summary/step_time_s", "summary/estimate_step_time_s", "summary/mfu",
+                "summary/mfu_interval/0", "summary/tokens_per_s", "summary/power_w",
+                "summary/cost_per_million_tokens_usd", "summary/goodput",
+                "economics/gpu_hour/value", "economics/gpu_hour/source",
+                "economics/energy/source"):
+        assert key in shown, key
+    policy = {t for k in ("summary/recovery_policy", "reliability/recovery/policy")
+              for t in shown[k]}
+    assert policy == {data["reliability"]["recovery_decision"]["policy"]}
+    goodput = {t for k in ("summary/goodput", "reliability/goodput/monte_carlo/goodput/mean")
+               for t in shown[k]}
+    assert len(goodput) == 1
+    rec = data["summary"]["reconciliation"]
+    assert ("summary/reconciliation/text" in shown) == (rec is not None)
 
 
 def test_no_figure_outside_a_keyed_value(report: Path):

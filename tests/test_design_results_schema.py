@@ -27,7 +27,8 @@ from supernode.rules import Facts
 FULL = "h100-servers"
 #: Sections a run may leave null (each with a note), and ``artefacts`` (left out of a
 #: report rendered without its files).
-NULLABLE = {"reviewed_plan", "simulation", "reliability", "scheduling", "fit", "artefacts"}
+NULLABLE = {"reviewed_plan", "simulation", "reliability", "scheduling", "fit", "artefacts",
+            "summary"}
 
 
 def run(*args: str):
@@ -162,3 +163,116 @@ def test_facts_are_built_by_keyword():
         Facts(None, {}, {}, {})  # type: ignore[misc]
     facts = Facts(cluster=None, workload={}, topology={}, facility={})  # type: ignore[arg-type]
     assert facts.plans is None and facts.reviewed_plan is None and facts.scheduling is None
+
+
+# -- one model per fact (issue 24): each fact has one value wherever results.json shows it
+
+def _cdu_facts(doc: dict) -> None:
+    cdu, rel = doc["facility"]["cooling"]["cdu"], doc["reliability"]
+    assert cdu["installed"] == (cdu["needed"] + cdu["redundancy"] if cdu["needed"] else 0)
+    assert doc["monitoring"]["racks_per_cdu"] == cdu["racks_per_cdu"]
+    assert doc["monitoring"]["cdu_labels"] == len(cdu["serves_racks"])
+    if rel is None:
+        return
+    share = rel["job"]["gpus"] / doc["cluster"]["accelerators"]
+    units = sum(u["count"] for u in rel["inventory"] if u["component"] == "cdu")
+    assert units == pytest.approx(cdu["installed"] * share)
+    rows = [b for b in rel["blast_radius"] if b["component"] == "cdu"]
+    assert len(rows) == (1 if cdu["installed"] else 0)
+    for row in rows:
+        hosts = cdu["failure_stops_racks"] * doc["facility"]["racks"]["hosts_per_rack"]
+        assert row["hosts_out"] == hosts
+        assert row["effect"] == ("absorbed" if cdu["redundancy"] else "interrupt")
+
+
+def _recovery_facts(doc: dict) -> None:
+    from supernode.design.decisions import POLICY_NAMES
+
+    rel = doc["reliability"]
+    policy = rel["recovery"]["policy"]
+    assert rel["recovery_decision"]["policy"] == rel["design"]["recovery"] == policy
+    assert doc["summary"]["recovery_policy"] == policy
+    assert rel["recovery_decision"]["alternative"]["policy"] != policy
+    d6 = next(d for d in doc["decisions"] if d["id"] == "D6")
+    chosen = [o["name"] for o in d6["options"] if o["chosen"] and o["name"] in
+              POLICY_NAMES.values()]
+    assert chosen == [POLICY_NAMES[policy]] and POLICY_NAMES[policy] in d6["decision"]
+    mc = rel["goodput"]["monte_carlo"]["goodput"]["mean"]
+    option = next(o for o in d6["options"] if o["name"] == POLICY_NAMES[policy])
+    assert {f["label"]: f["value"] for f in option["figures"]}["Monte Carlo goodput"] == mc
+    assert doc["summary"]["goodput"] == mc
+
+
+def _goodput_names(doc: dict) -> None:
+    """'goodput' means the reliability share of wall time, and nothing else."""
+    for d in doc["decisions"]:
+        for o in d["options"]:
+            for f in o["figures"]:
+                if "goodput" in f["label"]:
+                    assert d["id"] == "D6", (d["id"], f["label"])
+    for f in doc["findings"]:
+        if f["category"] != "reliability":
+            assert "goodput" not in (f["detail"] + (f["predicted_effect"] or "")), f["id"]
+
+
+def _price_and_step_facts(doc: dict) -> None:
+    summ, econ, view = doc["summary"], doc["economics"], doc["reviewed_plan"]
+    for figure in econ.values():
+        assert figure["source"]
+    sim = doc["simulation"]
+    assert summ["step_time_s"] == (sim["step_time_s"] if sim else view["step_time_s"])
+    assert summ["estimate_step_time_s"] == view["step_time_s"]
+    tokens = view["tokens_per_s"] * view["step_time_s"]
+    assert summ["tokens_per_s"] == pytest.approx(tokens / summ["step_time_s"])
+    gpus = view["tp"] * view["pp"] * view["dp"] * view["cp"]
+    assert summ["cost_per_million_tokens_usd"] == pytest.approx(
+        econ["gpu_hour"]["value"] * gpus * summ["step_time_s"] / 3600 / tokens * 1e6)
+    energy = doc["facility"]["energy"]
+    assert energy["per_step_it_j"] / doc["facility"]["power"]["cluster_at_workload_w"] == \
+        pytest.approx(summ["step_time_s"])
+    assert energy["price_usd_per_kwh"] == econ["energy"]["value"]
+    size = doc["cluster"]["scale_up"]["size"]
+    if doc["fit"] is not None:
+        prices = {r["scale_up_size"]: r["price_per_gpu_hour_usd"] for r in doc["fit"]["sizes"]}
+        assert prices[size] == pytest.approx(econ["gpu_hour"]["value"])
+        if size > 8:
+            assert prices[8] == pytest.approx(econ["gpu_hour"]["value"] /
+                                              (1 + econ["supernode_premium"]["value"]))
+
+
+def test_every_fact_has_one_value_wherever_it_appears(documents):
+    """Recovery policy, CDUs, goodput, prices and the stated step time: one value each in
+    every example's results.json (issue 24)."""
+    assert len(documents) == len(examples())
+    for doc in documents.values():
+        _cdu_facts(doc)
+        _goodput_names(doc)
+        if doc["reviewed_plan"] is None:
+            continue
+        _recovery_facts(doc)
+        _price_and_step_facts(doc)
+    liquid = [d for d in documents.values() if d["facility"]["cooling"]["cdu"]["installed"]]
+    assert liquid, "no example has CDUs: the CDU facts were not checked"
+
+
+def test_every_cluster_file_fix_is_re_reviewed_and_passes_or_is_not_suggested(documents):
+    """A fix stated as a cluster-file change was applied to a copy of the design and its rule
+    run again: it passes there, or the review suggests no fix (issue 24)."""
+    reviewed = 0
+    for doc in documents.values():
+        for f in doc["findings"]:
+            review = f.get("fix_review")
+            if not f["failed"]:
+                assert review is None and f["fix"] is None
+                continue
+            if review is None:
+                continue
+            reviewed += 1
+            after = review["failed_by_severity_after"]
+            if review["status"] == "pass":
+                assert f["fix"] is not None
+                assert after[f["severity"]] == doc["verdict"]["failed_by_severity"][
+                    f["severity"]] - 1
+            else:
+                assert f["fix"] is None and "none is suggested" in f["detail"]
+    assert reviewed >= 2

@@ -193,7 +193,7 @@ def test_placement_decision_picks_the_aware_policy_with_the_best_goodput(flawed_
     best = max(aware, key=lambda p: p["goodput_utilisation"])
     assert d7["id"] == "D7" and len(chosen) == 1 and chosen[0]["name"].startswith(
         best["policy"])
-    goodput = {f["label"]: f["value"] for f in chosen[0]["figures"]}["goodput"]
+    goodput = {f["label"]: f["value"] for f in chosen[0]["figures"]}["useful GPU share"]
     assert goodput == best["goodput_utilisation"]
     assert "exports/kueue/k.yaml" in d7["consequences"][-1]
     assert "l.sh" not in d7["consequences"][-1]

@@ -155,7 +155,8 @@ def operations_lines(data: dict) -> list[str]:
     rel = data.get("reliability")
     if rel is not None:
         mc = rel["goodput"]["monte_carlo"]
-        out.append(f"reliability: RTO {rel['recovery']['rto_s'] / 60:.1f} min, checkpoint every "
+        out.append(f"reliability: recovery {rel['recovery']['policy']}, RTO "
+                   f"{rel['recovery']['rto_s'] / 60:.1f} min, checkpoint every "
                    f"{rel['checkpoint']['chosen_interval_s'] / 60:.3g} min, goodput "
                    f"{mc['goodput']['mean']:.4f} (Monte Carlo, {mc['runs']:,} runs of "
                    f"{mc['horizon_s'] / 86_400:g} days), hot standby "

@@ -16,11 +16,13 @@ from supernode.commands._output import handles_input_errors, input_paths, print_
 from supernode.commands._plan_options import PlanOptions, plan_options
 from supernode.commands._seed import seed_option
 from supernode.errors import InputError
+from supernode.facility import cluster_cooling
 from supernode.reliability.assess import ReliabilityOptions, assess_reliability
 from supernode.reliability.result import ReliabilityResult
 from supernode.spec.plan import plan_from_data
 from supernode.spec.planfile import plan_data
 from supernode.textsafe import rich_safe
+from supernode.topology.metrics import topology_report
 from supernode.workload.presets import load_workload
 
 
@@ -120,7 +122,7 @@ def reliability_command(
         hot_standby_share=hot_standby, checkpoint_write_gbyte_per_s=write_bw,
         checkpoint_mode=mode, interval_s=interval, recovery=recovery,
         failures_per_unit_year=_rates(rate), workers=workers, use_ray=use_ray,
-        netsim=netsim)
+        netsim=netsim, cooling=cluster_cooling(loaded, topology_report(loaded)))
     with _progress(quiet or json_output) as bar:
         task = bar.add_task("mc", total=runs) if bar is not None else None
         hook = (lambda n: bar.advance(task, n)) if bar is not None else None

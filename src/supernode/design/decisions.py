@@ -15,6 +15,7 @@ from supernode.design.reliability import policy_summary
 from supernode.design.scheduling import placement_record
 from supernode.facility.cooling import cooling_plan
 from supernode.facility.data import facility_data
+from supernode.planner.fit import MIN_USEFUL_SPEEDUP
 from supernode.reliability.assess import WHAT_IF_RUNS
 from supernode.spec.cluster import FacilitySpec, RackSpec
 from supernode.spec.resolved import Cluster
@@ -90,8 +91,41 @@ def _fit_record(data: dict[str, Any]) -> dict[str, Any] | None:
                         "chosen": row["scale_up_size"] == size, "figures": figs})
     return {"id": "D2", "title": "Supernode size", "status": "proposed",
             "context": f"is {data['workload']['name']} communication-bound enough to need a "
-                       f"supernode (seed 001 §1.3)?", "options": options,
-            "decision": f"{size}-GPU supernodes", "consequences": [fit["questions"]["verdict"]]}
+                       f"supernode (seed 001 §1.3)? Prices: {_price_context(data)}",
+            "options": options, "decision": _size_decision(fit, size),
+            "consequences": [fit["questions"]["verdict"]]}
+
+
+def _price_context(data: dict[str, Any]) -> str:
+    econ = data["economics"]
+    gpu, premium = econ["gpu_hour"], econ["supernode_premium"]
+    return (f"${gpu['value']:.2f} per GPU-hour ({gpu['source']}) for this design's domains; "
+            f"8-GPU servers of the same chips at that price / (1 + the {premium['value']:.0%} "
+            f"supernode premium, {premium['source']}); both options at the estimated step")
+
+
+def _size_decision(fit: dict[str, Any], size: int) -> str:
+    """The size the numbers support: the cheapest per token, unless a faster one is
+    faster by at least the planner's useful speedup (5 %, then time to train decides) —
+    said with the figures either way."""
+    rows = {r["scale_up_size"]: r for r in fit["sizes"] if r["feasible"]}
+    mine = rows.get(size)
+    if mine is None or len(rows) < 2:
+        return f"{size}-GPU supernodes (the only size planned)"
+    cheapest = min(rows.values(), key=lambda r: r["cost_per_million_tokens_usd"])
+    if cheapest is mine:
+        return (f"{size}-GPU supernodes: the cheapest per token "
+                f"(${mine['cost_per_million_tokens_usd']:.2f} per million)")
+    faster = cheapest["step_time_s"] / mine["step_time_s"]
+    more = mine["cost_per_million_tokens_usd"] / cheapest["cost_per_million_tokens_usd"] - 1
+    if faster >= MIN_USEFUL_SPEEDUP:
+        return (f"{size}-GPU supernodes: {faster - 1:.1%} faster a step than "
+                f"{cheapest['scale_up_size']}-GPU domains (time to train decides), at "
+                f"{more:.0%} more per token (${mine['cost_per_million_tokens_usd']:.2f} vs "
+                f"${cheapest['cost_per_million_tokens_usd']:.2f} per million)")
+    return (f"{cheapest['scale_up_size']}-GPU domains: {more:.0%} cheaper per token than "
+            f"{size}-GPU supernodes, which are only {faster - 1:.1%} faster a step "
+            f"(< {MIN_USEFUL_SPEEDUP - 1:.0%}); this design's domain size does not pay")
 
 
 def _fabric_record(data: dict[str, Any]) -> dict[str, Any] | None:
@@ -191,10 +225,11 @@ POLICY_NAMES = {"restart": "restart from the checkpoint on a spare host",
 
 
 def _policy_options(rel: dict[str, Any], alt: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Recovery paths: the design's policy and the other one, by Monte Carlo goodput."""
+    """Recovery paths: the review's one policy (``recovery_decision``, chosen by the
+    reliability stage) and the other one, with their figures."""
     rows = [policy_summary(rel)] + ([alt] if alt else [])
-    best = max(rows, key=lambda r: r["monte_carlo_goodput"])
-    return [{"name": POLICY_NAMES[r["policy"]], "chosen": r is best, "figures": [
+    policy = rel["recovery_decision"]["policy"]
+    return [{"name": POLICY_NAMES[r["policy"]], "chosen": r["policy"] == policy, "figures": [
         _fig("recovery", r["recovery_s"], "s"), _fig("RTO", r["rto_s"], "s"),
         _fig("Monte Carlo goodput", r["monte_carlo_goodput"], "fraction"),
         _fig("analytic goodput", r["analytic_goodput"], "fraction")]} for r in rows]
@@ -209,8 +244,11 @@ def _what_if_options(rel: dict[str, Any]) -> list[dict[str, Any]]:
                  _fig("Monte Carlo goodput", w["monte_carlo_goodput"], "fraction"),
                  _fig("analytic goodput", w["analytic_goodput"], "fraction"),
                  _fig("interval", w["interval_s"], "s")],
-             "note": f"{w['delta_vs_base']:+.4f} goodput vs now on the same first {runs:,} "
-                     "runs"}
+             "note": (f"{w['delta_vs_base']:+.4f} goodput vs now (paired on the first "
+                      f"{runs:,} runs, added to the mean of all of them)"
+                      if abs(w["delta_vs_base"]) >= 5e-5 else
+                      f"no change at four decimals vs now (paired on the first {runs:,} "
+                      "runs)")}
             for w in rel["what_if"]]
 
 
@@ -229,7 +267,10 @@ def _checkpoint_record(data: dict[str, Any], alt: dict[str, Any] | None
             f"MTBF {inter['job_mtbf_s'] / 3600:.3g} h")
     consequences = _consequences(_failed(data, "reliability"),
                                  "every reliability rule holds")
+    rec = rel["recovery"]
     consequences += [
+        f"recovery policy {rec['policy']} ({rel['recovery_decision']['why']}): one recovery "
+        f"{policy_summary(rel)['recovery_s'] / 60:.3g} min, RTO {rec['rto_s'] / 60:.3g} min",
         f"Monte Carlo goodput {g['mean']:.4f} ± {g['standard_error']:.4f} (p5 {g['p5']:.4f}) "
         f"over {mc['runs']:,} runs of {mc['horizon_s'] / 86_400:g} days; analytic "
         f"{rel['goodput']['analytic']:.4f}",

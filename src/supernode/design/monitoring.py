@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from supernode.cluster.cooling import CoolingTopology
+from supernode.monitor.config import MonitorConfig, load_config
 from supernode.monitor.pack import RulePack, build_pack
 from supernode.monitor.rules import SEVERITIES
 from supernode.monitor.templates import LABEL, TOKEN
@@ -29,13 +31,27 @@ def readable(template: str) -> str:
     return TOKEN.sub(placeholder, template)
 
 
-def monitoring_summary(cluster: Cluster, pack: RulePack | None = None) -> dict[str, Any]:
-    """Alerts generated for ``cluster`` (``pack``, or the default monitor configuration's),
-    counts and notes."""
-    pack = build_pack(cluster) if pack is None else pack
+def cooled_config(cooling: CoolingTopology) -> MonitorConfig:
+    """The default monitor configuration with each rack labelled by the CDU that serves it
+    in ``cooling`` (the facility's cooling topology; the defaults' layout when no rack is
+    liquid-cooled)."""
+    config = load_config()
+    if not cooling.needed:
+        return config
+    layout = config.layout.model_copy(update={"racks_per_cdu": cooling.racks_per_cdu})
+    return config.model_copy(update={"layout": layout})
+
+
+def monitoring_summary(cluster: Cluster, pack: RulePack | None = None,
+                       cooling: CoolingTopology | None = None) -> dict[str, Any]:
+    """Alerts generated for ``cluster`` (``pack``, or the pack of :func:`cooled_config`),
+    counts and notes; the CDU labels of ``cooling`` (the facility's cooling topology)."""
+    cooling = cooling or CoolingTopology(0, 0.0, 0, 0, 0, "no liquid-cooled racks")
+    pack = build_pack(cluster, cooled_config(cooling)) if pack is None else pack
     alerts = [{**s.to_dict(), "text": readable(s.summary), "description": a.description,
                "runbook": a.runbook}
               for s, a in zip(pack.summaries(), pack.alerts(), strict=True)]
     counts = {s: sum(1 for a in alerts if a["severity"] == s) for s in reversed(SEVERITIES)}
     return {"alerts": alerts, "count": len(alerts), "by_severity": counts,
-            "recording_rules": len(pack.recordings()), "notes": list(pack.notes)}
+            "recording_rules": len(pack.recordings()), "notes": list(pack.notes),
+            "racks_per_cdu": cooling.racks_per_cdu, "cdu_labels": len(cooling.served())}

@@ -30,16 +30,19 @@ from supernode.cluster.load import load_cluster_spec
 from supernode.cluster.resolve import resolve_cluster
 from supernode.design.artefacts import design_artefacts
 from supernode.design.decisions import decision_records
-from supernode.design.monitoring import monitoring_summary
+from supernode.design.fixes import review_fixes
+from supernode.design.headline import executive_summary
+from supernode.design.monitoring import cooled_config, monitoring_summary
 from supernode.design.plans import best_view, given_view, simulation_plan
 from supernode.design.power_cap import power_cap_trade
+from supernode.design.prices import price_model, stated_prices
 from supernode.design.reliability import DESIGN_DAYS, DESIGN_RUNS, run_reliability
 from supernode.design.results import SCHEMA, check_results
 from supernode.design.scheduling import run_scheduling, scheduling_remembered
-from supernode.design.simulation import run_simulation, simulation_results
+from supernode.design.simulation import routing_what_if, run_simulation, simulation_results
 from supernode.design.summary import cluster_summary, workload_summary
 from supernode.errors import InputError
-from supernode.facility import WorkloadUse, facility_report
+from supernode.facility import WorkloadUse, cluster_cooling, facility_report
 from supernode.forked import in_background
 from supernode.monitor.pack import build_pack
 from supernode.monitor.promtool import semantics_for
@@ -129,13 +132,20 @@ def _given_plan(doc: dict[str, Any] | None, gpus: int, global_batch: int,
     return plan_from_data(data, source=source)
 
 
-def _fit(spec, workload, global_batch: int, size: int, workers: int | None
+def _fit(cluster, workload, global_batch: int, workers: int | None
          ) -> tuple[dict | None, str | None]:
-    """The planner's workload fit at 8 GPUs and at the supernode's size (or why not)."""
+    """The planner's workload fit at 8 GPUs and at the supernode's size (or why not), at
+    the price model's prices: the cluster's own domain at its GPU-hour price, 8-GPU
+    servers of the same chips at that price less the supernode premium."""
+    prices = price_model(cluster)
+    price, premium = prices["gpu_hour"]["value"], prices["supernode_premium"]["value"]
+    if cluster.scale_up.size > CONVENTIONAL_DOMAIN:
+        price /= 1.0 + premium
+    extra = {"supernode_premium": premium}
     try:
-        fit = workload_fit(FitInput(workload, spec, None, global_batch,
-                                    tuple(sorted({CONVENTIONAL_DOMAIN, size})),
-                                    workers=workers))
+        fit = workload_fit(FitInput(workload, cluster.spec, None, global_batch,
+                                    tuple(sorted({CONVENTIONAL_DOMAIN, cluster.scale_up.size})),
+                                    price_per_gpu_hour=price, workers=workers, **extra))
         return fit, None
     except InputError as exc:
         return None, f"workload fit not computed: {exc.message}"
@@ -165,6 +175,7 @@ def _results(inputs: DesignInput, cluster, topo, facts: Facts, monitoring: dict[
         "scheduling": facts.scheduling,
         "artefacts": facts.artefacts,
         "fit": facts.fit,
+        "economics": price_model(cluster),
         "findings": [f.to_dict() for f in findings],
         "notes": notes,
     }
@@ -208,9 +219,10 @@ def _operations(inputs: DesignInput, cluster, topo, reviewed: _Reviewed,
                                          reviewed.plan, reviewed.sim)
     clock("reliability")
     rel = alt = None
+    cooling = cluster_cooling(cluster, topo)
     if plan is not None:
         rel, alt = run_reliability(cluster, workload, plan, inputs.seed,
-                                   inputs.reliability_days, inputs.reliability_runs)
+                                   inputs.reliability_days, inputs.reliability_runs, cooling)
     clock("facility")
     use = None
     if view is not None:
@@ -220,8 +232,8 @@ def _operations(inputs: DesignInput, cluster, topo, reviewed: _Reviewed,
     fac["power_cap"] = (power_cap_trade(cluster, topo, workload, plan, target.system)
                         if plan is not None else None)
     clock("monitoring")
-    pack = build_pack(cluster)
-    monitoring = monitoring_summary(cluster, pack)
+    pack = build_pack(cluster, cooled_config(cooling))
+    monitoring = monitoring_summary(cluster, pack, cooling)
     clock("scheduling")
     scheduling, sched_note = run_scheduling(cluster, inputs.seed, scheduling)
     clock("artefacts")
@@ -260,17 +272,19 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
     clock("topology")
     topo = topology_report(cluster)
     clock("plan")
-    target, _ = build_target(spec, workload, None, inputs.global_batch)
+    target, _ = build_target(spec, workload, None, inputs.global_batch,
+                             price_per_gpu_hour=stated_prices(cluster)[0])
     given = _given_plan(doc, target.gpus, target.global_batch_sequences, str(inputs.plan))
     report = plan_job(target, top=inputs.top, reference=given, workers=inputs.workers)
     view = given_view(target, given, report) if given is not None else best_view(report)
-    fit, fit_note = _fit(spec, workload, target.global_batch_sequences, cluster.scale_up.size,
-                         inputs.workers)
+    fit, fit_note = _fit(cluster, workload, target.global_batch_sequences, inputs.workers)
     plan, order = simulation_plan(view, report, given) if view is not None else (None, ())
     clock("simulate")
-    sim = None
+    sim = what_if = None
     if inputs.simulate and plan is not None:
         sim = simulation_results(run_simulation(cluster, workload, plan, order, inputs.seed))
+        what_if = routing_what_if(cluster, workload, plan, order, inputs.seed, sim)
+        sim["routing_what_if"] = what_if
     ops = _operations(inputs, cluster, topo, _Reviewed(workload, target, view, plan, sim),
                       (semantics, major), clock, scheduling)
     clock("rules")
@@ -282,6 +296,8 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
     notes = [n for n in (fit_note, None if ops["rel"] else "reliability not assessed: no plan "
                                                           "fits", ops["sched_note"]) if n]
     data = _results(inputs, cluster, topo, facts, ops["monitoring"], findings, notes)
+    review_fixes(facts, findings, data["findings"], data["verdict"]["failed_by_severity"])
     data["inputs"]["prometheus_major"] = major
     data["decisions"] = decision_records(data, cluster, ops["alt"])
+    data["summary"] = executive_summary(data, what_if)
     return DesignResult(inputs, data, findings, clock.timings(), ops["files"])

@@ -216,7 +216,7 @@ def placement_record(data: dict[str, Any]) -> dict[str, Any] | None:
         {"label": "TP jobs across supernodes", "value": p["tp_crossing_share"],
          "unit": "share"},
         {"label": "slowdown spread", "value": p["slowdown_spread"], "unit": "share"},
-        {"label": "goodput", "value": p["goodput_utilisation"], "unit": "share"},
+        {"label": "useful GPU share", "value": p["goodput_utilisation"], "unit": "share"},
         {"label": "mean queue", "value": p["mean_queue_s"], "unit": "s"}]}
         for p, k in zip(policies, kinds, strict=True)]
     src = sch["trace_source"]

@@ -7,6 +7,6 @@ and fibre and transceiver counts (seed 001 §3, seed 000 §3.3 and §4.2, seed 0
 Every default and property lives in ``data/facility/facility.yaml`` with its source.
 """
 
-from supernode.facility.model import FacilityReport, WorkloadUse, facility_report
+from supernode.facility.model import FacilityReport, WorkloadUse, cluster_cooling, facility_report
 
-__all__ = ["FacilityReport", "WorkloadUse", "facility_report"]
+__all__ = ["FacilityReport", "WorkloadUse", "cluster_cooling", "facility_report"]

@@ -11,9 +11,9 @@ margin below the 10 °C fault line (seed 001 §4.4). CDUs are sized N + ``cdu_re
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from supernode.cluster.cooling import cooling_topology
 from supernode.facility.data import coolant_properties, facility_data
 from supernode.spec.cluster import FacilitySpec, RackSpec
 
@@ -40,8 +40,13 @@ def coolant_flow_m3_per_s(heat_w: float, coolant: str, inlet_c: float,
 
 
 def cooling_plan(rack_w: float, compute_racks: int, network_w: float,
-                 racks: RackSpec | None, facility: FacilitySpec) -> dict[str, Any]:
-    """Liquid and air heat per rack, flows, CDUs and the far-end rack's rise (SI, L/min)."""
+                 racks: RackSpec | None, facility: FacilitySpec,
+                 racks_per_cdu: int | None = None) -> dict[str, Any]:
+    """Liquid and air heat per rack, flows, CDUs and the far-end rack's rise (SI, L/min).
+
+    The CDUs are the cluster's one cooling topology
+    (:func:`supernode.cluster.cooling.cooling_topology`; ``racks_per_cdu``: the cluster's
+    ``reliability.racks_per_cdu``, None for the even share)."""
     fraction, source = liquid_fraction(racks)
     liquid_w, air_w = rack_w * fraction, rack_w * (1 - fraction)
     dt, inlet = facility.coolant_delta_t_c, facility.coolant_inlet_c
@@ -49,7 +54,9 @@ def cooling_plan(rack_w: float, compute_racks: int, network_w: float,
     flow = coolant_flow_m3_per_s(liquid_w, facility.coolant, inlet, dt) if liquid_w else 0.0
     far_dt = dt / (1 - facility.flow_imbalance)
     total_liquid = liquid_w * compute_racks
-    needed = math.ceil(total_liquid / (facility.cdu_capacity_kw * 1e3)) if total_liquid else 0
+    cdus = cooling_topology(compute_racks if liquid_w else 0, total_liquid,
+                            facility.cdu_capacity_kw * 1e3, facility.cdu_redundancy,
+                            racks_per_cdu)
     air_capacity = (facility.room_cooling_kw_per_rack * 1e3
                     if facility.room_cooling_kw_per_rack else None)
     return {
@@ -69,8 +76,5 @@ def cooling_plan(rack_w: float, compute_racks: int, network_w: float,
                                   if liquid_w else None),
         "flow_imbalance": facility.flow_imbalance, "far_end_delta_t_c": far_dt,
         "far_end_outlet_c": inlet + far_dt,
-        "cdu": {"capacity_w": facility.cdu_capacity_kw * 1e3, "needed": needed,
-                "redundancy": facility.cdu_redundancy,
-                "installed": needed + facility.cdu_redundancy if needed else 0,
-                "liquid_heat_total_w": total_liquid},
+        "cdu": {**cdus.to_dict(), "liquid_heat_total_w": total_liquid},
     }

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from supernode.cluster.cooling import CoolingTopology, cooling_topology
 from supernode.facility.cabling import cabling_plan
 from supernode.facility.cooling import cooling_plan
 from supernode.facility.floor import floor_plan
@@ -53,6 +54,23 @@ class FacilityReport:
                 "facility_stated": self.facility_stated, "notes": self.notes}
 
 
+def _racks_per_cdu(cluster: Cluster) -> int | None:
+    rel = cluster.spec.reliability
+    return rel.racks_per_cdu if rel is not None else None
+
+
+def cluster_cooling(cluster: Cluster, topo: TopologyReport) -> CoolingTopology:
+    """The cluster's cooling topology (CDUs, spares, racks per CDU) as the facility sizes
+    it at TDP: the one the reliability model and the monitoring pack are given."""
+    facility = cluster.spec.facility or FacilitySpec()
+    plan = rack_plan(cluster, topo)
+    rack_w = power_budget(cluster, topo, plan, None)["rack"]["total_w"]
+    cdu = cooling_plan(rack_w, plan.compute_racks, 0.0, cluster.spec.racks, facility,
+                       _racks_per_cdu(cluster))["cdu"]
+    return cooling_topology(cdu["cooled_racks"], cdu["liquid_heat_total_w"],
+                            cdu["capacity_w"], cdu["redundancy"], _racks_per_cdu(cluster))
+
+
 def facility_report(cluster: Cluster, topo: TopologyReport,
                     use: WorkloadUse | None = None) -> FacilityReport:
     """Size the power chain, cooling loop, floor and cabling of ``cluster``."""
@@ -79,7 +97,7 @@ def facility_report(cluster: Cluster, topo: TopologyReport,
         energy=energy(power["cluster_at_workload_w"], use.step_time_s if use else None,
                       use.tokens_per_step if use else None, facility),
         cooling=cooling_plan(rack_w, plan.compute_racks, power["fabric"]["total_w"], racks,
-                             facility),
+                             facility, _racks_per_cdu(cluster)),
         floor=floor,
         cabling=cabling_plan(cluster, topo, plan, floor["row_length_m"],
                              racks.width_m if racks else 0.6),

@@ -81,7 +81,7 @@ def families(outcome: SearchOutcome, best: Layout) -> list[tuple[str, Predicate]
         (f"TP beyond the {domain}-GPU scale-up domain", lambda x: x.tp > domain),
     ]
     if best.pp > 1:
-        out.append(("no pipeline parallelism (PP=1)", lambda x: x.pp == 1))
+        out.append(("dropping pipeline parallelism (PP=1)", lambda x: x.pp == 1))
     else:
         out.append(("pipeline parallelism (PP>1)", lambda x: x.pp > 1))
     if best.tp > 1:
@@ -89,7 +89,7 @@ def families(outcome: SearchOutcome, best: Layout) -> list[tuple[str, Predicate]
     out.append((f"larger TP inside the domain (> {best.tp})",
                 lambda x: best.tp < x.tp <= domain))
     if best.cp > 1:
-        out.append(("no context parallelism (CP=1)", lambda x: x.cp == 1))
+        out.append(("dropping context parallelism (CP=1)", lambda x: x.cp == 1))
     else:
         out.append(("context parallelism (CP>1)", lambda x: x.cp > 1))
     out.append(("pure data parallelism (TP=PP=CP=1, ZeRO allowed)",

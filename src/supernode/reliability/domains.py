@@ -120,10 +120,15 @@ def _mode(cluster: Cluster, inv: Inventory, rate: ComponentRate, location: str, 
                            takes_down=f"its host ({per_host} GPUs) leaves the job",
                            gpus_out=per_host, hosts_out=1, effect=INTERRUPT, netsim_spec=spec)
     if c == "cdu":
-        hosts = (inv.hosts_per_rack or 1) * inv.racks_per_cdu
+        if not inv.cdu_failure_racks:  # a spare CDU on the shared loop takes its racks
+            return FailureMode(**base, detection="rack",
+                               takes_down=f"nothing: a spare CDU on the loop takes the "
+                                          f"{inv.racks_per_cdu} racks it serves",
+                               gpus_out=0, hosts_out=0, effect=ABSORBED)
+        hosts = (inv.hosts_per_rack or 1) * inv.cdu_failure_racks
         return FailureMode(**base, detection="rack",
-                           takes_down=f"the {inv.racks_per_cdu} racks it cools "
-                                      f"({hosts * per_host:,} GPUs)",
+                           takes_down=f"the {inv.cdu_failure_racks} racks it cools "
+                                      f"({hosts * per_host:,} GPUs; no spare CDU)",
                            gpus_out=hosts * per_host, hosts_out=hosts, effect=INTERRUPT)
     if location.startswith("scale_up"):
         loss = _scale_up_loss(cluster, location, c, inv)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from supernode.cluster.cooling import CoolingTopology
 from supernode.spec.resolved import Cluster
 from supernode.topology import topology_report
 from supernode.topology.graph import FABRIC_TIERS, SCALE_UP_TIERS, cable_medium
@@ -47,6 +48,9 @@ class Inventory:
     units: tuple[Units, ...]
     hosts_per_rack: int | None
     racks_per_cdu: int
+    #: Racks one CDU failure stops (0: a spare CDU on the loop takes its share).
+    cdu_failure_racks: int = 0
+    cdu_source: str = "reliability default"
 
     def count(self, component: str) -> float:
         """Units of ``component`` over all locations."""
@@ -67,8 +71,14 @@ def _racks(cluster: Cluster, hosts: int) -> tuple[int | None, float]:
 
 
 def cluster_inventory(cluster: Cluster, job_gpus: int | None = None,
-                      racks_per_cdu: int | None = None) -> Inventory:
-    """Units of every component that a job of ``job_gpus`` (default: all) GPUs spans."""
+                      racks_per_cdu: int | None = None,
+                      cooling: CoolingTopology | None = None) -> Inventory:
+    """Units of every component that a job of ``job_gpus`` (default: all) GPUs spans.
+
+    ``cooling``: the cluster's cooling topology
+    (:func:`supernode.facility.cluster_cooling`, the facility's CDUs: every installed CDU
+    can fail, and one failure stops the racks it serves only when no spare is on the
+    loop); None: :data:`DEFAULT_RACKS_PER_CDU` (or ``racks_per_cdu``) with no spare."""
     report = topology_report(cluster)
     total = cluster.accelerators
     job = job_gpus or total
@@ -93,11 +103,18 @@ def cluster_inventory(cluster: Cluster, job_gpus: int | None = None,
             kind = "nvlink" if tier in SCALE_UP_TIERS else "fabric_cable"
             units.append(Units(kind, tier, cables * share))
     per_rack, cooled_racks = _racks(cluster, math.ceil(total / per_host))
-    per_cdu = racks_per_cdu or DEFAULT_RACKS_PER_CDU
-    if cooled_racks:
-        units.append(Units("cdu", "rack", math.ceil(cooled_racks / per_cdu) * share))
+    if cooling is not None:
+        per_cdu, stops, source = (cooling.racks_per_cdu, cooling.failure_stops_racks,
+                                  "facility cooling topology")
+        cdus = float(cooling.installed)
+    else:
+        per_cdu = racks_per_cdu or DEFAULT_RACKS_PER_CDU
+        stops, source = per_cdu, "reliability default (no spare CDU)"
+        cdus = math.ceil(cooled_racks / per_cdu) if cooled_racks else 0
+    if cooled_racks and cdus:
+        units.append(Units("cdu", "rack", cdus * share))
     return Inventory(job, total, per_host, hosts, tuple(u for u in units if u.count > 0),
-                     per_rack, per_cdu)
+                     per_rack, per_cdu, stops, source)
 
 
 def _medium(cluster: Cluster, tier: str) -> str:

@@ -22,23 +22,26 @@ LINES = {"random": ":", "first-fit": "--", "best-fit": "-", "slurm-block": "-."}
 
 def _pairs(ax: Any, kinds: list[str], first: list[float], second: list[float],
            labels: tuple[str, str], text: Any) -> None:
-    """Two bars per policy (darker: the first metric), each value written at its end."""
+    """Two bars per policy (the first metric solid and darker, the second lighter and
+    hatched: the legend shows the pattern, the colour is the policy's kind), each value
+    written at its end."""
     y = np.arange(len(kinds))
-    for offset, values, shade in ((-0.2, first, 0), (0.2, second, 1)):
+    for offset, values, shade, hatch in ((-0.2, first, 0, ""), (0.2, second, 1, "///")):
         ax.barh(y + offset, values, height=0.38, color=[KIND_COLOURS[k][shade] for k in kinds],
-                edgecolor="#333333", linewidth=0.3)
+                edgecolor="#333333", linewidth=0.3, hatch=hatch)
         for yi, v in zip(y + offset, values, strict=True):
             ax.text(v, yi, f" {text(v)}", va="center", fontsize=6.5)
     ax.set_xlim(right=ax.get_xlim()[1] * 1.25)
-    ax.legend(handles=[Patch(facecolor=g, edgecolor="#333333", linewidth=0.3, label=label)
-                       for g, label in zip(("#777777", "#cccccc"), labels, strict=True)],
+    ax.legend(handles=[Patch(facecolor="white", edgecolor="#333333", linewidth=0.3,
+                             hatch=hatch, label=label)
+                       for hatch, label in zip(("", "///"), labels, strict=True)],
               loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=1, fontsize=7,
               frameon=False)
 
 
 def policies_svg(sch: dict[str, Any]) -> str | None:
     """Per policy: TP across supernodes and slowdown spread; mean and p95 slowdown;
-    utilisation and goodput (orange: topology-blind, blue: topology-aware)."""
+    GPUs held and useful GPU share (orange: topology-blind, blue: topology-aware)."""
     policies = sch["schedule"]["policies"]
     if not policies:
         return None
@@ -62,9 +65,9 @@ def policies_svg(sch: dict[str, Any]) -> str | None:
     bx.set_title("Slowdown of multi-GPU jobs", fontsize=10)
     _pairs(cx, kinds, [100 * p["utilisation"] for p in policies],
            [100 * p["goodput_utilisation"] for p in policies],
-           ("GPUs held", "goodput (held / slowdown)"), share)
+           ("GPUs held", "useful GPU share (held / slowdown)"), share)
     cx.set_xlabel("% of the cluster's GPU time")
-    cx.set_title("Utilisation and goodput", fontsize=10)
+    cx.set_title("GPUs held and useful GPU share", fontsize=10)
     fig.legend(handles=[Patch(facecolor=c[0], label=k) for k, c in KIND_COLOURS.items()],
                loc="upper center", bbox_to_anchor=(0.5, 1.08), ncol=2, fontsize=8,
                frameon=False)

@@ -35,15 +35,18 @@ class SectionBuilder:
 SECTIONS: list[SectionBuilder] = []
 
 
-def register_section(id: str, title: str, build: Builder, after: str | None = None) -> None:
-    """Add a section (after section ``after``, else at the end); duplicate ids are refused."""
+def register_section(id: str, title: str, build: Builder, after: str | None = None,
+                     before: str | None = None) -> None:
+    """Add a section (after section ``after``, or before section ``before``, else at the
+    end); duplicate ids are refused."""
     if any(s.id == id for s in SECTIONS):
         raise ValueError(f"report section {id!r} is registered twice")
     entry = SectionBuilder(id, title, build)
-    if after is None:
+    anchor = after if after is not None else before
+    if anchor is None:
         SECTIONS.append(entry)
         return
-    index = next((i for i, s in enumerate(SECTIONS) if s.id == after), None)
+    index = next((i for i, s in enumerate(SECTIONS) if s.id == anchor), None)
     if index is None:
-        raise ValueError(f"no report section {after!r} to insert after")
-    SECTIONS.insert(index + 1, entry)
+        raise ValueError(f"no report section {anchor!r} to insert beside")
+    SECTIONS.insert(index + 1 if after is not None else index, entry)

@@ -33,6 +33,10 @@ def verdict_section(r: dict[str, Any]) -> Section:
                                N("verdict", "failed_by_severity", "info", kind="count"),
                                L(" of "), N("verdict", "rules_evaluated", kind="count"),
                                L(" rules evaluated."))))
+    rec = (r.get("summary") or {}).get("reconciliation")
+    if rec is not None:
+        s.blocks.append(Paragraph((L("Simulate and estimate disagree: "),
+                                   T("summary", "reconciliation", "text"))))
     s.blocks += [Paragraph((L("Note: "), T("notes", i))) for i in range(len(r["notes"]))]
     s.blocks += [Paragraph((L("Planner note: "), T("plans", "notes", i)))
                  for i in range(len(r["plans"]["notes"]))]

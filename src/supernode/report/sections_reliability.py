@@ -63,7 +63,9 @@ def _checkpoint_tables() -> list[Table]:
         (L("interval chosen"), N(*c, "chosen_interval_s", kind="min")),
         (L("best interval simulated"), N(*c, "simulated_best_interval_s", kind="min"))])
     recovery = _kv("Recovery against the objective", [
-        (L("policy"), T(*rec, "policy")),
+        (L("policy (the one the decision log, the verdict and every figure here use)"),
+         T(*rec, "policy")),
+        (L("why"), T(R, "recovery_decision", "why")),
         (L("detection"), N(*rec, "times", "detection_s", kind="s")),
         (L("diagnosis"), N(*rec, "times", "diagnosis_s", kind="s")),
         (L("rescheduling"), N(*rec, "times", "reschedule_s", kind="s")),

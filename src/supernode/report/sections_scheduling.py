@@ -59,7 +59,8 @@ def _seed_paragraph(sch: dict[str, Any]) -> Paragraph:
         L(" (topology-aware, what the exported topology files let the scheduler do) spreads "),
         N(*POL, a, "slowdown_spread", kind="share"), L(" with "),
         N(*POL, a, "tp_crossing_share", kind="share"),
-        L(" across, and its goodput is higher by "), N(*c, "goodput_gain", kind="share"),
+        L(" across, and its useful GPU share (GPUs held / slowdown) is higher by "),
+        N(*c, "goodput_gain", kind="share"),
         L(" of the cluster's GPU time.")))
 
 
@@ -77,7 +78,7 @@ def _policy_table(sch: dict[str, Any]) -> Table:
                   N(*POL, i, "slowdown_spread", kind="share"))
                  for i in range(len(sch["schedule"]["policies"])))
     return Table("Placement policies on this cluster (same jobs, same seed)",
-                 ("policy", "sees", "GPUs held", "goodput", "mean queue", "p95 queue",
+                 ("policy", "sees", "GPUs held", "useful GPU share", "mean queue", "p95 queue",
                   "fragmented", "TP across", "TP jobs across", "mean slowdown",
                   "p95 slowdown", "spread"), rows)
 

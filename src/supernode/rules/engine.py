@@ -49,9 +49,18 @@ def run_rules(facts: Facts, pack: RulePack | None = None) -> list[Finding]:
         if not setting.enabled:
             continue
         rule = RULES[rule_id]
-        out.append(Finding(rule, setting.severity, setting.threshold,
-                           rule.evaluate(facts, setting.threshold)))
+        outcome = rule.evaluate(facts, setting.threshold)
+        out.append(Finding(rule, graded(setting.severity, outcome.severity),
+                           setting.threshold, outcome))
     return out
+
+
+def graded(pack: str, consequence: str | None) -> str:
+    """The severity of a failure: the pack's, or less when the rule graded it on its
+    consequence (a rule never raises the pack's severity)."""
+    if consequence is None:
+        return pack
+    return max(pack, consequence, key=lambda s: SEVERITY_ORDER[s])
 
 
 #: Order in which failed findings are listed (most severe first).

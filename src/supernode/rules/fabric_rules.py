@@ -14,35 +14,83 @@ from supernode.rules.registry import Outcome, Threshold, check, number, rule
 from supernode.topology.metrics import topology_report
 from supernode.units import GBIT_PER_S, GBYTE_PER_S
 
+#: Seeds' line on a plan's communication share (seed 000 §5.2: <= 20 % of the step), the
+#: consequence the 30 % floor is graded on.
+COMM_LINE = 0.20
+
+
+def _parts_over_floor(threshold: float) -> list[str]:
+    """Catalog parts whose scale-up bandwidth (both ways) is >= ``threshold`` x their HBM
+    bandwidth."""
+    from supernode.catalog import accelerators
+
+    return sorted(name for name, a in accelerators().items()
+                  if a.scale_up_ports and 2 * a.scale_up_ports *
+                  a.scale_up_port_bandwidth_gbyte_per_s >=
+                  threshold * a.memory_bandwidth_tbyte_per_s * 1e3)
+
+
+def _tp_consequence(facts: Facts) -> tuple[str, bool]:
+    """What the floor costs this design's plan: its exposed TP communication against the
+    seeds' 20 % line, and the TP degree the scale-up carries under the line (the exposed
+    share scaled by t - 1: a ring step's bytes per card grow as (t - 1) / t while its
+    compute shrinks as 1 / t). True when the plan's TP suffers (over the line)."""
+    view = facts.reviewed_plan
+    if view is None:
+        return "no plan to grade it on", True
+    tp = view["tp"]
+    step = sum(view["breakdown_s"].values()) or view["step_time_s"]
+    share = view["breakdown_s"].get("tp_comm", 0.0) / step if step else 0.0
+    if tp <= 1:
+        return "the plan uses no tensor parallelism (TP 1): nothing stalls on it", False
+    size = facts.cluster.scale_up.size
+    carries = size if share <= 0 else min(size, int(1 + COMM_LINE * (tp - 1) / share))
+    return (f"TP {tp}: exposed TP communication {pct(share)} of the step (line "
+            f"{pct(COMM_LINE)}, margin {100 * (COMM_LINE - share):+.1f} points); the "
+            f"scale-up carries TP up to about {carries} under the line",
+            share > COMM_LINE)
+
 
 @rule("scale_up_hbm_ratio", "Scale-up bandwidth per card >= 30 % of its HBM bandwidth",
       "seed 001 §2.1", "ratio", ">=", "fabric", """
       Tensor parallelism moves activations between cards at every layer; when the scale-up
       bus is far slower than the card's own memory, splitting a layer across cards stalls
       the tensor cores. The seed sets the floor at 30 % of the card's HBM bandwidth (both
-      directions, as its 900 GB/s vs 3 TB/s example counts it): below it TP stops scaling.""")
+      directions, as its 900 GB/s vs 3 TB/s example counts it): below it TP stops scaling.
+      Below the floor the rule is graded on that consequence for this design: an error
+      only when the plan's exposed TP communication is over the seeds' 20 % line, a
+      warning with the measured margin otherwise.""")
 def scale_up_hbm_ratio(facts: Facts, threshold: Threshold) -> Outcome:
     """Both-direction scale-up bandwidth per card over HBM bandwidth."""
     ratio = facts.topology["scale_up_to_hbm_bandwidth_ratio"]
     c = facts.cluster
     hbm = c.accelerator.memory_bandwidth_bytes_per_s
     link = c.scale_up.link_bandwidth_bytes_per_s
-    need = math.ceil(number(threshold) * hbm / 2 / link) if link > 0 else None
-    fix = predicted = None
-    if need is not None:
-        fix = (f"give each card {need} scale-up links of {link / GBYTE_PER_S:,.0f} GB/s "
-               f"(now {c.scale_up.links_per_accelerator}), or choose a part whose scale-up "
-               f"bandwidth is at least {number(threshold) * hbm / GBYTE_PER_S:,.0f} GB/s "
-               f"both ways")
-        predicted = f"ratio {2 * need * link / hbm:.2f}"
-        if need > c.accelerator.scale_up_ports:
-            fix += f" ({c.accelerator.name} has only {c.accelerator.scale_up_ports} ports)"
+    floor = number(threshold)
+    need = math.ceil(floor * hbm / 2 / link) if link > 0 else None
     both = 2 * facts.topology["injection_bandwidth_bytes_per_s"]["scale_up"]
-    return check(ratio >= number(threshold), ratio,
-                 f"{both / GBYTE_PER_S:,.0f} GB/s both ways per card vs "
-                 f"{hbm / GBYTE_PER_S:,.0f} GB/s HBM: "
-                 f"ratio {ratio:.2f}", fix, predicted,
-                 2 * need * link / hbm if need else None)
+    detail = (f"{both / GBYTE_PER_S:,.0f} GB/s both ways per card vs "
+              f"{hbm / GBYTE_PER_S:,.0f} GB/s HBM: ratio {ratio:.2f}")
+    if ratio >= floor:
+        return check(True, ratio, detail)
+    consequence, suffers = _tp_consequence(facts)
+    fix = predicted = value = None
+    patch = None
+    if need is not None and need <= c.accelerator.scale_up_ports:
+        fix = (f"give each card {need} scale-up links of {link / GBYTE_PER_S:,.0f} GB/s "
+               f"(now {c.scale_up.links_per_accelerator}; {c.accelerator.name} has "
+               f"{c.accelerator.scale_up_ports} ports)")
+        predicted, value = f"ratio {2 * need * link / hbm:.2f}", 2 * need * link / hbm
+        patch = ((("scale_up", "links_per_accelerator"), need),)
+    else:
+        parts = _parts_over_floor(floor)
+        fix = (f"choose a part whose scale-up bandwidth is at least {pct(floor)} of its HBM "
+               f"bandwidth: in the catalog {', '.join(parts)}" if parts else
+               f"no part in the catalog has scale-up bandwidth >= {pct(floor)} of its HBM "
+               f"bandwidth ({c.accelerator.name} has all {c.accelerator.scale_up_ports} "
+               "ports in use): keep TP where the margin above says it runs")
+    return check(False, ratio, f"{detail}; {consequence}", fix, predicted, value,
+                 severity=None if suffers else "warning", fix_patch=patch)
 
 
 def fixed_topology(facts: Facts, path: tuple[str, ...], value: object) -> dict | None:
@@ -82,7 +130,8 @@ def no_oversubscription(facts: Facts, threshold: Threshold) -> Outcome:
     return check(worst <= number(threshold) + 1e-9, worst,
                  "down:up per tier " + ", ".join(f"{t} {v:.2f}" for t, v in over.items()),
                  "set scale_out.oversubscription to [] (1:1): as many uplinks as downlinks",
-                 predicted, 1.0 if fixed is not None else None)
+                 predicted, 1.0 if fixed is not None else None,
+                 fix_patch=((("scale_out", "oversubscription"), []),))
 
 
 @rule("fabric_hops", "At most 4 hops between any two servers (two-tier fabric)",

@@ -119,9 +119,11 @@ def busbar(facts: Facts, threshold: Threshold) -> Outcome:
     d = facts.facility["distribution"]
     needs_busbar = d["pdus_per_feed"] > number(threshold)
     ok = not (needs_busbar and d["stated"] != "busbar")
-    return check(ok, float(d["pdus_per_feed"]),
-                 f"{d['pdus_per_feed']} PDUs of {d['pdu_kw']} kW per feed; distribution "
-                 f"{d['stated'] or 'not stated'}", "set racks.power_distribution: busbar",
+    why = (f"busbar stated: the {d['pdus_per_feed']} PDUs per feed row PDUs would need "
+           "are not installed" if needs_busbar and d["stated"] == "busbar" else
+           f"{d['pdus_per_feed']} PDUs of {d['pdu_kw']} kW per feed; distribution "
+           f"{d['stated'] or 'not stated'}")
+    return check(ok, float(d["pdus_per_feed"]), why, "set racks.power_distribution: busbar",
                  "no PDU cabling in the rack", None)
 
 

@@ -41,7 +41,9 @@ def tp_inside(facts: Facts, threshold: Threshold) -> Outcome:
         return Outcome("not_evaluated", None, "no plan: nothing fits")
     size, best = facts.cluster.scale_up.size, _best(facts)
     return check(not r["tp_crosses_domain"], float(r["tp"]),
-                 f"TP={r['tp']} on {size}-GPU supernodes: TP group on {r['placement'].get('tp')}",
+                 f"TP={r['tp']} on {size}-GPU supernodes: " + (
+                     f"TP group on {r['placement'].get('tp')}" if r["tp"] > 1 and
+                     r["placement"].get("tp") else "no TP group (TP 1)"),
                  f"keep TP <= {size} (one supernode); run {_faster(facts) or 'a smaller TP'}",
                  _faster(facts), best["step_time_s"] if best else None, float(size))
 
@@ -147,11 +149,22 @@ def link_utilisation(facts: Facts, threshold: Threshold) -> Outcome:
     util = sim["link_utilization"]
     tier, row = max(util.items(), key=lambda kv: kv[1]["max"])
     hot = sum(sim["hot_link_counts"].values())
-    return check(row["max"] <= number(threshold), row["max"],
+    limit = number(threshold)
+    over = max(facts.topology.get("oversubscription", {}).values(), default=1.0)
+    fixes = [] if over <= 1.0 else [f"a non-blocking fabric (now {over:g}:1)"]
+    what_if = sim.get("routing_what_if")
+    predicted = value = None
+    if what_if is not None and what_if["busiest_link_utilization"] <= limit:
+        fixes.insert(0, f"{what_if['routing']} routing on the fabric")
+        value = what_if["busiest_link_utilization"]
+        predicted = (f"simulated with {what_if['routing']} routing: busiest link "
+                     f"{pct(value)}, step {what_if['step_time_s']:.3g} s")
+    elif what_if is None:
+        fixes.append("adaptive routing (not simulated here)")
+    fixes.append("stagger collectives (seed 001 §4.3)")
+    return check(row["max"] <= limit, row["max"],
                  f"busiest link {pct(row['max'])} ({tier}); {hot:,} links hot for >= 1 % "
-                 f"of the iteration",
-                 "non-blocking fabric, adaptive routing, or stagger collectives (seed 001 "
-                 "§4.3)", None)
+                 f"of the iteration", ", or ".join(fixes), predicted, value)
 
 
 @rule("workload_fit", "The workload is communication-bound enough for a supernode",

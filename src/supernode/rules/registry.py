@@ -32,10 +32,17 @@ class Outcome:
     predicted_effect: str | None = None
     predicted_value: float | None = None
     limit: float | None = None
+    #: A failure graded on its consequence: at most this severity (None: the pack's).
+    severity: str | None = None
+    #: The fix as a change to the cluster file, ((field path, value), ...), so that the
+    #: review can apply it to a copy and run the rule again (None: not a file change).
+    fix_patch: tuple[tuple[tuple[str, ...], Any], ...] | None = None
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(f"status {self.status!r} not in {STATUSES}")
+        if self.severity is not None and self.severity not in SEVERITIES:
+            raise ValueError(f"severity {self.severity!r} not in {SEVERITIES}")
 
 
 @dataclass(frozen=True)
@@ -93,9 +100,13 @@ def window(threshold: Threshold) -> tuple[float, float]:
 
 def check(ok: bool, measured: float | None, detail: str, fix: str | None = None,
           predicted: str | None = None, predicted_value: float | None = None,
-          limit: float | None = None) -> Outcome:
+          limit: float | None = None, severity: str | None = None,
+          fix_patch: tuple[tuple[tuple[str, ...], Any], ...] | None = None) -> Outcome:
     """An outcome that passes when ``ok``; the fix is kept only for failures. ``limit``: the
-    value compared against when the design states it (room air, floor rating)."""
+    value compared against when the design states it (room air, floor rating);
+    ``severity``: the most a failure is graded on its consequence; ``fix_patch``: the fix
+    as a cluster-file change (:class:`Outcome`)."""
     if ok:
         return Outcome("pass", measured, detail, limit=limit)
-    return Outcome("fail", measured, detail, fix, predicted, predicted_value, limit)
+    return Outcome("fail", measured, detail, fix, predicted, predicted_value, limit, severity,
+                   fix_patch if fix is not None else None)

@@ -37,10 +37,13 @@ def _chips_fix(facts: Facts, hs: HotStandby, threshold: float) -> tuple[int, flo
     radix = facts.topology["radix"].get(hs.tier or "")
     if not up.switch_chips or not radix or hs.tier is None:
         return None
+    # a plane is one switch chip every card links to: more planes need more card ports
+    per_plane = max(1, up.links_per_accelerator // up.switch_chips)
+    most = facts.cluster.accelerator.scale_up_ports // per_plane
     used_per_domain = hs.ports_in_use / max(1, facts.cluster.supernodes)
     # closed form for one tier: chips * radix >= used * (1 + threshold)
     start = max(up.switch_chips + 1, math.ceil(used_per_domain * (1 + threshold) / radix))
-    for chips in range(start, min(start + 4, up.switch_chips + MAX_EXTRA_CHIPS + 1)):
+    for chips in range(start, min(start + 4, up.switch_chips + MAX_EXTRA_CHIPS + 1, most + 1)):
         fixed = fixed_topology(facts, ("scale_up", "switch_chips"), chips)
         got = measured_hot_standby(fixed) if fixed is not None else None
         if got is not None and got[1] >= threshold - 1e-12:
@@ -80,19 +83,23 @@ def hot_standby_bandwidth(facts: Facts, threshold: Threshold) -> Outcome:
                   f"ports in the topology: {topo})")
     else:
         detail = f"{hs.tier}: {pct(hs.share)} spare switch ports over ports in use"
-    fix = predicted = value = None
+    fix = predicted = value = patch = None
     if hs.share < limit:
         chips = _chips_fix(facts, hs, limit) if hs.source != STATED else None
+        ports = facts.cluster.accelerator.scale_up_ports
         fix = (f"add {chips[0]} switch chip(s) (planes) per domain "
-               f"(scale_up.switch_chips {facts.cluster.scale_up.switch_chips + chips[0]})"
-               if chips else "add switch planes")
-        fix += f", or hold {pct(limit)} of the scale-up bandwidth idle " \
+               f"(scale_up.switch_chips {facts.cluster.scale_up.switch_chips + chips[0]}), or "
+               if chips else f"no more switch planes fit ({facts.cluster.accelerator.name} "
+                             f"has {ports} scale-up ports, all in use): ")
+        fix += f"hold {pct(limit)} of the scale-up bandwidth idle " \
                "(reliability.hot_standby_share)"
+        patch = ((("reliability", "hot_standby_share"), limit),)
         parts = [f"{pct(chips[1])} spare switch ports with them"] if chips else []
         parts += [p for p in (_goodput_with(facts, limit),) if p]
         predicted = "; ".join(parts) or None
         value = chips[1] if chips else limit
-    return check(hs.share >= limit, hs.share, detail, fix, predicted, value)
+    return check(hs.share >= limit, hs.share, detail, fix, predicted, value,
+                 fix_patch=patch if hs.share < limit else None)
 
 
 def _rto_fix(rel: dict[str, Any], limit: float) -> tuple[str, str | None, float | None]:

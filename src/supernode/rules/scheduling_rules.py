@@ -54,7 +54,7 @@ def _where(files: dict[str, list[str]]) -> str:
 def _figures(p: dict[str, Any]) -> str:
     return (f"TP groups of {pct(p['tp_crossing_share'])} of the TP jobs across supernodes, "
             f"mean slowdown {p['mean_slowdown']:.3f}x, spread {pct(p['slowdown_spread'])}, "
-            f"goodput {pct(p['goodput_utilisation'])} of the GPUs")
+            f"useful GPU share {pct(p['goodput_utilisation'])} (GPUs held / slowdown)")
 
 
 @rule("topology_blind_scheduling",
@@ -85,7 +85,7 @@ def topology_blind_scheduling(facts: Facts, threshold: Threshold) -> Outcome:
            f"placed as {aware['policy']} places them")
     predicted = (f"{aware['policy']}: {_figures(aware)}; "
                  f"{blind['tp_crossing_jobs'] - aware['tp_crossing_jobs']:,} fewer TP jobs "
-                 f"across supernodes, goodput "
+                 f"across supernodes, useful GPU share "
                  f"{100 * (aware['goodput_utilisation'] - blind['goodput_utilisation']):+.1f} "
                  "points")
     return check(blind["slowdown_spread"] <= limit, blind["slowdown_spread"], detail, fix,

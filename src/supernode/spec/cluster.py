@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field, PositiveFloat, PositiveInt, model_validator
 
 from supernode.spec.base import FieldError, StrictModel
+from supernode.spec.economics import EconomicsSpec
 from supernode.spec.hardware import (
     AcceleratorSpec,
     CpuSpec,
@@ -270,3 +271,5 @@ class ClusterSpec(StrictModel):
     facility: FacilitySpec | None = Field(None, description="Facility constraints (optional).")
     reliability: ReliabilitySpec | None = Field(
         None, description="Failure-rate overrides and recovery design (optional).")
+    economics: EconomicsSpec | None = Field(
+        None, description="Prices the design review uses (optional; docs/design.md).")

@@ -6,9 +6,9 @@ section, every object with fixed keys closed (``extra="forbid"``) and every numb
 here fails at once; the dict itself is returned unchanged (the report and the decision log
 read plain dicts). ``supernode schema results`` prints the model's JSON Schema
 (:func:`supernode.spec.schema.json_schema`). Sections a
-run can leave out are null: ``simulation`` with ``--no-simulate``, ``reviewed_plan`` and
-``reliability`` when no plan fits, ``fit`` and ``scheduling`` when they cannot be computed
-(each with a note), ``artefacts`` in a report rendered without the files.
+run can leave out are null: ``simulation`` with ``--no-simulate``, ``reviewed_plan``,
+``reliability`` and ``summary`` when no plan fits, ``fit`` and ``scheduling`` when they
+cannot be computed (each with a note), ``artefacts`` in a report rendered without the files.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from supernode.design.results.planning import FitResults, PlanResults, ReviewedP
 from supernode.design.results.reliability import ReliabilityResults
 from supernode.design.results.review import DecisionRecord, Finding, Inputs, Timings, Verdict
 from supernode.design.results.simulation import SimulationResults
+from supernode.design.results.summary import Economics, Summary
 
 #: ``results.json`` -> ``schema``.
 SCHEMA = "supernode-design/1"
@@ -62,9 +63,11 @@ class DesignResults(ResultModel):
         "The files written beside the report (left out of a report rendered without them).")
     fit: FitResults | None = field("Does the workload need a supernode; null when not "
                                    "computed.")
+    economics: Economics = field("The one price model: every price with its source.")
     findings: list[Finding] = field("Every enabled rule's finding, in report order.")
     notes: list[str] = field("What was left out, and why.")
     decisions: list[DecisionRecord] = field("The decision records.")
+    summary: Summary | None = field("The executive summary; null when no plan fits.")
     timings_s: Timings = field("Wall time per stage (s).")
 
 

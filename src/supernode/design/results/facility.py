@@ -129,6 +129,14 @@ class Cdu(ResultModel):
     needed: int = field("CDUs needed.")
     redundancy: int = field("Spare CDUs.")
     installed: int = field("CDUs installed.")
+    cooled_racks: int = field("Liquid-cooled racks on the CDU loop.")
+    racks_per_cdu: int = field("Racks one duty CDU serves (the cluster's one cooling "
+                               "topology, read by reliability and monitoring too).")
+    racks_per_cdu_source: str = field("Where racks_per_cdu comes from.")
+    serves_racks: list[list[int]] = field("Per duty CDU, the first and last rack it serves "
+                                          "(0-based).")
+    failure_stops_racks: int = field("Racks one CDU failure stops (0: a spare on the loop "
+                                     "takes its share).")
     liquid_heat_total_w: float = field("Liquid heat of all compute racks (W).")
 
 

@@ -43,6 +43,9 @@ class MonitoringResults(ResultModel):
     by_severity: AlertCounts = field("Per severity.")
     recording_rules: int = field("Recording rules.")
     notes: list[str] = field("Rules left out, and why.")
+    racks_per_cdu: int = field("Racks labelled with one CDU (the facility's cooling "
+                               "topology; 0 when no rack is liquid-cooled).")
+    cdu_labels: int = field("Distinct CDU labels the coolant alerts use.")
 
 
 class TraceSource(ResultModel):

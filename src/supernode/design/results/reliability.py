@@ -236,6 +236,28 @@ class ReliabilityRuleCheck(ResultModel):
     source: str = field("Seed section.")
 
 
+class PolicyFigures(ResultModel):
+    """One recovery policy's figures (the decision record's options)."""
+
+    policy: str = field("restart or shrink.")
+    rto_s: float = field("Recovery-time objective of the policy (s).")
+    recovery_s: float = field("One recovery on the policy's path (s).")
+    analytic_goodput: float = field("Analytic goodput (share of wall time training).")
+    monte_carlo_goodput: float = field("Monte Carlo goodput (share of wall time training).")
+    standard_error: float = field("Standard error of the Monte Carlo mean.")
+    interval_s: float = field("Checkpoint interval of the policy (s).")
+
+
+class RecoveryDecision(ResultModel):
+    """The review's one recovery policy: the one every section, the verdict and decision D6
+    use."""
+
+    policy: str = field("restart or shrink.")
+    why: str = field("Why: stated by the cluster file, or the better Monte Carlo goodput.")
+    stated: bool = field("True when the cluster file states it.")
+    alternative: PolicyFigures = field("The other policy's figures.")
+
+
 class ReliabilityResults(ResultModel):
     """Everything assessed for the reviewed plan's job (SI units)."""
 
@@ -254,4 +276,5 @@ class ReliabilityResults(ResultModel):
     hot_standby: HotStandby = field("Hot standby.")
     what_if: list[WhatIf] = field("Goodput with one knob changed.")
     rules: list[ReliabilityRuleCheck] = field("The design rules it feeds.")
+    recovery_decision: RecoveryDecision = field("The one recovery policy of the review.")
 

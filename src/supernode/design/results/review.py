@@ -68,6 +68,16 @@ class Verdict(ResultModel):
                                     "8).")
 
 
+class FixReview(ResultModel):
+    """A fix applied to a copy of the design and its rule run again."""
+
+    change: str = field("The cluster-file change.")
+    status: str = field("The rule's status on the changed design (not_buildable: the "
+                        "change does not resolve).")
+    measured: float | None = field("The rule's measured value there.")
+    failed_by_severity_after: SeverityCounts = field("Failed rules per severity with it.")
+
+
 class Finding(ResultModel):
     """One rule's verdict on the design (docs/rules.md)."""
 
@@ -87,6 +97,9 @@ class Finding(ResultModel):
     fix: str | None = field("The suggested fix (failures), or null.")
     predicted_effect: str | None = field("What the fix would do, or null.")
     predicted_value: float | None = field("The value after the fix (in unit), or null.")
+    fix_review: FixReview | None = optional("The fix applied to a copy of the design and "
+                                            "the rule run again (null: not a cluster-file "
+                                            "change; absent outside the design review).")
 
 
 class Figure(ResultModel):

@@ -102,6 +102,15 @@ class Timeline(ResultModel):
     lanes: dict[str, TimelineLane] = field("Per category (compute, tp, dp, ...).")
 
 
+class RoutingWhatIf(ResultModel):
+    """The same iteration with adaptive routing (run when the engines differ by more than
+    10 % or a link is over the line)."""
+
+    routing: str = field("Routing of the what-if.")
+    step_time_s: float = field("Simulated step time with it (s).")
+    busiest_link_utilization: float = field("Busiest link's time-averaged utilisation.")
+
+
 class SimulationResults(ResultModel):
     """One simulated iteration of the reviewed plan (SI units)."""
 
@@ -122,3 +131,4 @@ class SimulationResults(ResultModel):
     notes: list[str] = field("Notes of the run.")
     heatmap: dict[str, HeatmapTier] = field("Per tier: the busiest links' utilisation.")
     timeline_by_dimension: Timeline = field("Busy intervals per parallel dimension.")
+    routing_what_if: RoutingWhatIf | None = field("The adaptive-routing what-if, or null.")
