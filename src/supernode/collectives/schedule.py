@@ -38,6 +38,7 @@ import numpy.typing as npt
 
 from supernode.collectives.efficiency import EfficiencyTable, Tables
 from supernode.collectives.levels import Level
+from supernode.collectives.routing import collision_efficiency, flows_per_port
 
 SCOPES = ("group", "parts", "rails")
 
@@ -142,13 +143,27 @@ def load_efficiency(load: Load, levels: Sequence[Level], protocol: str, phase: P
     return eta * phase.number("efficiency", 1.0)
 
 
+def routing_efficiency(load: Load, levels: Sequence[Level], phase: Phase) -> float:
+    """Expected fraction of a load's rate left by static ECMP hashing where its level's
+    uplinks hash flows (``routing == "ecmp"`` and ``hash_ports`` > 1); 1 under adaptive
+    routing or spraying, inside a domain and for in-network phases
+    (:mod:`supernode.collectives.routing`)."""
+    level = levels[load.level]
+    tier = level.tier
+    if level.index == 0 or phase.in_network or tier.routing != "ecmp" or tier.hash_ports < 2:
+        return 1.0
+    remote = level.ranks - levels[load.level - 1].members
+    return collision_efficiency(flows_per_port(phase.pattern, remote), tier.hash_ports)
+
+
 def load_rate_bytes_per_s(load: Load, levels: Sequence[Level], protocol: str, phase: Phase,
                           tables: Tables | None = None) -> float:
-    """Rate of a load's port: share of the level's line rate x efficiency / oversub."""
+    """Rate of a load's port: share of the level's line rate x efficiency x the expected
+    ECMP collision loss (:func:`routing_efficiency`) / oversubscription."""
     level = levels[load.level]
     line = level.tier.bandwidth_bytes_per_s * load.share
-    return line * load_efficiency(load, levels, protocol, phase, tables) / (
-        level.tier.oversubscription if level.index > 0 else 1.0)
+    return line * load_efficiency(load, levels, protocol, phase, tables) * routing_efficiency(
+        load, levels, phase) / (level.tier.oversubscription if level.index > 0 else 1.0)
 
 
 def step_latency_s(level: Level, protocol: str, in_network: bool,
