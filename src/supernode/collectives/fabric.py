@@ -47,7 +47,8 @@ class FabricTier:
     crosses this tier's uplinks. ``in_network_reduction``: NVLS/SHARP switches.
     ``routing`` (``ecmp``, ``adaptive``, ``spray``) and ``hash_ports``: how traffic that
     crosses this tier spreads over the uplinks of one leaf, and how many there are
-    (0: no uplinks crossed); static ``ecmp`` prices the expected collision loss
+    (0: no uplinks crossed), ``hash_group`` the ranks under one such leaf (0: one leaf);
+    static ``ecmp`` prices the expected collision loss
     (:mod:`supernode.collectives.routing`).
     """
 
@@ -67,6 +68,7 @@ class FabricTier:
     shape: tuple[tuple[int, bool], ...] = ()
     routing: str = "adaptive"
     hash_ports: int = 0
+    hash_group: int = 0
 
     def __post_init__(self) -> None:
         checks = (
@@ -79,7 +81,7 @@ class FabricTier:
             ("parts", self.parts >= 0 and self.smallest >= 0, "≥ 0"),
             ("routing", self.routing in ("ecmp", "adaptive", "spray"),
              "one of ecmp, adaptive, spray"),
-            ("hash_ports", self.hash_ports >= 0, "≥ 0"),
+            ("hash_ports", self.hash_ports >= 0 and self.hash_group >= 0, "≥ 0"),
         )
         for field, ok, allowed in checks:
             if not ok:
@@ -191,7 +193,7 @@ def make_tier(name: str, group_size: int, bandwidth_bytes_per_s: float, efficien
               latency_s: float = 0.0, kind: str = "switch", dims: tuple[int, ...] = (),
               wraparound: bool = True, dim_bandwidth_bytes_per_s: tuple[float, ...] = (),
               tables: Tables | None = None, routing: str = "adaptive",
-              hash_ports: int = 0) -> FabricTier:
+              hash_ports: int = 0, hash_group: int = 0) -> FabricTier:
     """A tier using efficiency table ``efficiency`` (checked against ``tables``)."""
     from supernode.collectives.efficiency import get_table, load_efficiency_tables
 
@@ -200,4 +202,4 @@ def make_tier(name: str, group_size: int, bandwidth_bytes_per_s: float, efficien
                       bool(in_network_reduction), efficiency, float(oversubscription), kind,
                       tuple(int(d) for d in dims), bool(wraparound),
                       tuple(float(b) for b in dim_bandwidth_bytes_per_s), routing=routing,
-                      hash_ports=int(hash_ports))
+                      hash_ports=int(hash_ports), hash_group=int(hash_group))

@@ -153,7 +153,15 @@ def routing_efficiency(load: Load, levels: Sequence[Level], phase: Phase) -> flo
     if level.index == 0 or phase.in_network or tier.routing != "ecmp" or tier.hash_ports < 2:
         return 1.0
     remote = level.ranks - levels[load.level - 1].members
-    return collision_efficiency(flows_per_port(phase.pattern, remote), tier.hash_ports)
+    return collision_efficiency(flows_per_port(phase.pattern, remote), hashed_uplinks(level))
+
+
+def hashed_uplinks(level: Level) -> int:
+    """Uplinks the collective's flows hash onto at ``level``: a leaf's ``hash_ports`` times
+    the leaves its ranks span (every link the phase uses can be the fullest)."""
+    tier = level.tier
+    leaves = -(-level.ranks // tier.hash_group) if tier.hash_group else 1
+    return int(tier.hash_ports * max(1, leaves))
 
 
 def load_rate_bytes_per_s(load: Load, levels: Sequence[Level], protocol: str, phase: Phase,

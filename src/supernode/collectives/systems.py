@@ -105,7 +105,8 @@ def scale_out_tiers(cluster: Cluster, inner: int, tables: Tables) -> list[Fabric
                                    oversubscription=crossing, latency_s=_path_latency(
                                        level, nic_s, link, sw),
                                    in_network_reduction=sharp, tables=tables,
-                                   routing=out.routing, hash_ports=uplinks if level else 0))
+                                   routing=out.routing, hash_ports=uplinks if level else 0,
+                                   hash_group=sizes[0]))
             previous = size
         crossing *= ratios[level] if level < len(ratios) else 1.0
     tiers.append(make_tier("scale_out", max(total, previous + 1) if previous >= total
@@ -113,7 +114,7 @@ def scale_out_tiers(cluster: Cluster, inner: int, tables: Tables) -> list[Fabric
                            oversubscription=max(1.0, crossing),
                            latency_s=_path_latency(out.tiers - 1, nic_s, link, sw),
                            in_network_reduction=sharp, tables=tables, routing=out.routing,
-                           hash_ports=uplinks))
+                           hash_ports=uplinks, hash_group=sizes[0]))
     return tiers
 
 
@@ -179,7 +180,7 @@ def fabric_from_validation_system(system: dict[str, Any], ranks: int | None = No
         leaf_gpus = LEAF_DOWN_BYTES_PER_S / nic_bw
         tiers.append(make_tier("scale_out", size, nic_bw, name, kind="nic", tables=tables,
                                routing=routing, hash_ports=LEAF_UPLINKS
-                               if total > leaf_gpus else 0))
+                               if total > leaf_gpus else 0, hash_group=int(leaf_gpus)))
     return Fabric(tuple(tiers))
 
 
