@@ -37,19 +37,18 @@ CHANNELS_PER_NIC = 2
 def expected_max_poisson(mean: float, bins: int) -> float:
     """E[max] of ``bins`` independent Poisson(``mean``) counts (flows per uplink).
 
-    ``Σ_{k≥1} 1 - F(k-1)^bins`` with ``F`` the Poisson CDF, summed until the tail is
-    negligible; exact for integer counts, no asymptotic form.
+    ``Σ_{j≥0} 1 - F(j)^bins`` with ``F`` the Poisson CDF (terms in log space, so large
+    means do not underflow), over ``mean ± 12√mean + 30`` (outside it the terms are 1 or
+    0 to double precision); exact for integer counts, no asymptotic form.
     """
     if mean <= 0 or bins <= 1:
         return max(mean, 0.0)
-    total, cdf, term = 0.0, 0.0, math.exp(-mean)
-    k = 0
-    limit = int(mean + 12.0 * math.sqrt(mean) + 30)
-    while k <= limit:
-        cdf += term  # F(k)
-        total += 1.0 - cdf ** bins
-        k += 1
-        term *= mean / k
+    spread = 12.0 * math.sqrt(mean) + 30.0
+    start = max(0, int(mean - spread))  # F(j) < 1e-30 below: P(max > j) is 1
+    total, cdf = float(start), 0.0
+    for j in range(start, int(mean + spread) + 1):
+        cdf += math.exp(j * math.log(mean) - mean - math.lgamma(j + 1.0))  # F(j)
+        total += 1.0 - min(cdf, 1.0) ** bins
     return total
 
 

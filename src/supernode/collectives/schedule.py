@@ -165,13 +165,14 @@ def hashed_uplinks(level: Level) -> int:
 
 
 def load_rate_bytes_per_s(load: Load, levels: Sequence[Level], protocol: str, phase: Phase,
-                          tables: Tables | None = None) -> float:
+                          tables: Tables | None = None, collisions: bool = True) -> float:
     """Rate of a load's port: share of the level's line rate x efficiency x the expected
     ECMP collision loss (:func:`routing_efficiency`) / oversubscription."""
     level = levels[load.level]
     line = level.tier.bandwidth_bytes_per_s * load.share
-    return line * load_efficiency(load, levels, protocol, phase, tables) * routing_efficiency(
-        load, levels, phase) / (level.tier.oversubscription if level.index > 0 else 1.0)
+    hashing = routing_efficiency(load, levels, phase) if collisions else 1.0
+    return line * load_efficiency(load, levels, protocol, phase, tables) * hashing / (
+        level.tier.oversubscription if level.index > 0 else 1.0)
 
 
 def step_latency_s(level: Level, protocol: str, in_network: bool,
@@ -185,10 +186,12 @@ def step_latency_s(level: Level, protocol: str, in_network: bool,
 
 
 def phase_time_s(phase: Phase, levels: Sequence[Level], protocol: str, sizes: npt.ArrayLike,
-                 tables: Tables | None = None) -> PhaseCost:
+                 tables: Tables | None = None, collisions: bool = True) -> PhaseCost:
     """α-β cost of ``phase`` for message sizes ``sizes`` (bytes, array); see module doc.
 
     ``tables`` (by name) replaces the levels' own tables (a refit's trial values).
+    ``collisions`` False leaves out the expected ECMP loss (the simulator, which hashes
+    its flows itself, takes its latency and fill from here).
     """
     s = np.asarray(sizes, dtype=float)
     latency_s = sum((steps * step_latency_s(levels[j], protocol, phase.in_network, tables)
@@ -197,7 +200,8 @@ def phase_time_s(phase: Phase, levels: Sequence[Level], protocol: str, sizes: np
     if not phase.loads:
         zero = np.zeros(s.shape)
         return PhaseCost(latency, zero, zero, np.zeros(s.shape, dtype=np.int64))
-    rates = [load_rate_bytes_per_s(ld, levels, protocol, phase, tables) for ld in phase.loads]
+    rates = [load_rate_bytes_per_s(ld, levels, protocol, phase, tables, collisions)
+             for ld in phase.loads]
     with np.errstate(divide="ignore", invalid="ignore"):
         times = np.stack([np.where(ld.bytes * s > 0, ld.bytes * s / r if r > 0 else np.inf, 0.0)
                           for ld, r in zip(phase.loads, rates, strict=True)])
