@@ -126,7 +126,8 @@ def test_busbw_does_not_rise_with_domains(op, routing):
     shape, not a trend (``TREE_PARITY``)."""
     for size in SIZES:
         curve = [_busbw(op, size, racks, routing) for racks in range(2, 65, 3)]
-        assert all(b <= a * (1 + TREE_PARITY) for a, b in zip(curve, curve[1:])), (size, curve)
+        pairs = zip(curve, curve[1:], strict=False)
+        assert all(b <= a * (1 + TREE_PARITY) for a, b in pairs), (size, curve)
         assert curve[-1] <= curve[0]
 
 
@@ -143,7 +144,7 @@ def _ramp_midpoint_bytes(op: str, racks: int) -> float:
 @pytest.mark.parametrize("op", ["all_reduce", "all_gather", "reduce_scatter"])
 def test_ramp_midpoint_moves_to_larger_messages_with_ranks(op):
     mids = [_ramp_midpoint_bytes(op, racks) for racks in (1, 2, 4, 8, 20, 64)]
-    assert all(b >= a for a, b in zip(mids, mids[1:])), mids
+    assert all(b >= a for a, b in zip(mids, mids[1:], strict=False)), mids
 
 
 @settings(max_examples=40, deadline=None)

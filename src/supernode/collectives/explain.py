@@ -12,8 +12,9 @@ to the path and effect that produced it.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
-from supernode.collectives.efficiency import Tables, as_tables
+from supernode.collectives.efficiency import EfficiencyTable, Tables, as_tables
 from supernode.collectives.fabric import Fabric
 from supernode.collectives.levels import outer, used_levels
 from supernode.collectives.model import options
@@ -24,7 +25,8 @@ NO_EFFECT = "none (line rate x protocol efficiency)"
 
 
 def chosen_schedule(op: str, ranks: int, fabric: Fabric, algorithm: str, protocol: str,
-                    tables: Tables | None = None) -> Schedule | None:
+                    tables: Tables | Mapping[str, EfficiencyTable] | None = None
+                    ) -> Schedule | None:
     """The schedule of ``algorithm``/``protocol`` for ``ranks`` ranks (None if none runs)."""
     runnable, _ = options(op, fabric, int(ranks), as_tables(tables), (algorithm,))
     for option in runnable:
@@ -79,7 +81,8 @@ def effects(schedule: Schedule) -> tuple[str, ...]:
 
 
 def explain(op: str, ranks: int, fabric: Fabric, algorithm: str, protocol: str,
-            tables: Tables | None = None) -> tuple[str, tuple[str, ...]]:
+            tables: Tables | Mapping[str, EfficiencyTable] | None = None
+            ) -> tuple[str, tuple[str, ...]]:
     """``(path, effects)`` of the chosen algorithm/protocol on ``ranks`` ranks."""
     schedule = chosen_schedule(op, ranks, fabric, algorithm, protocol, tables)
     if schedule is None:

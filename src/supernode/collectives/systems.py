@@ -26,12 +26,12 @@ from typing import Any
 
 from supernode.collectives.efficiency import EfficiencyTable, Tables, as_tables, get_table
 from supernode.collectives.fabric import Fabric, FabricTier, make_tier
-from supernode.collectives.routing import ROUTINGS
 from supernode.collectives.generations import (
     scale_out_efficiency_name,
     scale_up_link,
     vendor_uses_ethernet,
 )
+from supernode.collectives.routing import ROUTINGS
 from supernode.errors import InputError
 from supernode.spec.resolved import Cluster
 from supernode.units import GBIT_PER_S, GBYTE_PER_S

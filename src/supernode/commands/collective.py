@@ -14,6 +14,8 @@ reason (exit 2).
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 from rich.table import Table
 
@@ -139,7 +141,7 @@ def _curve(cluster: str, op: str, sizes: list[int], counts: list[int],
                          f"at most {MAX_ACCELERATORS:,}")
     scaled = scale_cluster(spec, gpus)
     base = system_from_cluster(scaled.cluster).fabric
-    curve = []
+    curve: list[dict[str, Any]] = []
     for count in counts:
         n = count * domain
         if n < 2:
