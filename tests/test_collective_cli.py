@@ -148,3 +148,33 @@ def test_docs_python_example_runs(capsys):
     assert printed
     exec(compile(code, str(DOC), "exec"), {})
     assert capsys.readouterr().out.splitlines() == printed
+
+
+def test_racks_prints_the_curve_over_whole_domains():
+    """--racks 2,4,8,20 on the 8-rack SuperPOD: the cluster grows to hold 20 racks, one
+    row per rack count and size, ranks = racks x 72, busbw non-increasing in racks."""
+    out = _run("--cluster", "gb200-nvl72-superpod", "--racks", "2,4,8,20", "--sizes", "16G",
+               "--json")
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.stdout)
+    assert [p["racks"] for p in doc["curve"]] == [2, 4, 8, 20]
+    assert [p["ranks"] for p in doc["curve"]] == [144, 288, 576, 1440]
+    busbw = [p["results"][0]["busbw_gigabytes_per_s"] for p in doc["curve"]]
+    assert all(b <= a * 1.002 for a, b in zip(busbw, busbw[1:], strict=False)), busbw
+    assert busbw[-1] < busbw[0]
+    row = doc["curve"][0]["results"][0]
+    assert row["path"].startswith("nvls_tree/simple over scale_up")
+    assert "in-network reduction (NVLS)" in row["effects"][0]
+    assert any("scaled" in note for note in doc["notes"])
+    table = _run("--cluster", "gb200-nvl72-superpod", "--racks", "2,20", "--sizes", "1G")
+    assert table.exit_code == 0 and "1,440" in table.output and "effect" in table.output
+
+
+@pytest.mark.parametrize("racks", ["0", "two", "", "2,-1", "99999999"])
+def test_bad_rack_counts_are_one_error_line(racks):
+    out = _run("--cluster", "gb200-nvl72-superpod", "--racks", racks)
+    assert out.exit_code == 2, out.output
+    lines = [line for line in out.output.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and "--racks" in lines[0] and "Traceback" not in out.output
+    both = _run("--cluster", "gb200-nvl72-superpod", "--racks", "2", "--ranks", "8")
+    assert both.exit_code == 2 and "not both" in both.output

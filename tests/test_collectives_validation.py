@@ -57,9 +57,27 @@ def test_public_collective_cases_within_bounds_and_outliers_explained():
 
 def test_prediction_fields():
     pred = predict_collective_case(_public_cases()[0])
-    assert set(pred) == {"busbw_gigabytes_per_s", "time_s", "algorithm", "detail"}
+    assert set(pred) == {"busbw_gigabytes_per_s", "time_s", "algorithm", "path", "effect",
+                         "detail"}
     assert pred["time_s"] > 0 and pred["algorithm"] in pred["detail"]
-    assert "binds" in pred["detail"]
+    assert "binds" in pred["detail"] and pred["path"] in pred["detail"]
+    assert f"effect: {pred['effect']}" in pred["detail"]
+
+
+def test_the_path_and_effect_behind_each_prediction_are_named():
+    """Across racks on RoCE the static ECMP hashing is named with its factor; on
+    InfiniBand (adaptive routing by default) it is not; NVLS is named where it runs."""
+    by_id = {c["id"]: c for c in _public_cases()}
+    roce = predict_collective_case(by_id["oci_gb300_allreduce_2rack_128gpu@16GiB"])
+    ib = predict_collective_case(by_id["oci_gb200_allreduce_2rack_128gpu@8GiB"])
+    assert "roce_800g, ecmp" in roce["path"] and "static ECMP on scale_out: x0." in roce["effect"]
+    assert "adaptive" in ib["path"] and "ECMP" not in ib["effect"]
+    assert "in-network reduction (NVLS)" in ib["effect"]
+    static = dict(by_id["oci_gb200_allreduce_2rack_128gpu@8GiB"])
+    static["system"] = dict(static["system"], routing="ecmp")
+    slower = predict_collective_case(static)
+    assert slower["busbw_gigabytes_per_s"] < ib["busbw_gigabytes_per_s"]
+    assert "static ECMP" in slower["effect"]
 
 
 def test_algorithms_follow_the_hardware():

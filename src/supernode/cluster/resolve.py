@@ -120,4 +120,14 @@ def _resolve_scale_out(spec: ClusterSpec) -> ScaleOut | None:
         link_latency_s=out.link_latency_ns * NS,
         medium=out.medium,
         in_network_reduction=switch.in_network_reduction if sharp is None else sharp,
+        routing=out.routing or default_routing(switch.ethernet),
     )
+
+
+def default_routing(ethernet: bool) -> str:
+    """The routing a fabric runs when the cluster file does not say: adaptive on
+    InfiniBand (NVIDIA's InfiniBand bring-up procedure: "AR is enabled by default in the
+    opensm.conf file", routing engine ar_updn; NCCL turns AR on by default on the IB link
+    layer, src/transport/net_ib/init.cc), a static ECMP hash on Ethernet (Cumulus Linux:
+    adaptive routing "default setting is disabled")."""
+    return "ecmp" if ethernet else "adaptive"

@@ -45,6 +45,11 @@ class FabricTier:
     efficiency table's per-step latency already covers it). ``efficiency``: name of an
     efficiency table. ``oversubscription`` (≥ 1) divides the bandwidth of traffic that
     crosses this tier's uplinks. ``in_network_reduction``: NVLS/SHARP switches.
+    ``routing`` (``ecmp``, ``adaptive``, ``spray``) and ``hash_ports``: how traffic that
+    crosses this tier spreads over the uplinks of one leaf, and how many there are
+    (0: no uplinks crossed), ``hash_group`` the ranks under one such leaf (0: one leaf);
+    static ``ecmp`` prices the expected collision loss
+    (:mod:`supernode.collectives.routing`).
     """
 
     name: str
@@ -61,6 +66,9 @@ class FabricTier:
     parts: int = 0
     smallest: int = 0
     shape: tuple[tuple[int, bool], ...] = ()
+    routing: str = "adaptive"
+    hash_ports: int = 0
+    hash_group: int = 0
 
     def __post_init__(self) -> None:
         checks = (
@@ -71,6 +79,9 @@ class FabricTier:
             ("oversubscription", self.oversubscription >= 1, "≥ 1"),
             ("kind", self.kind in TIER_KINDS, f"one of {', '.join(TIER_KINDS)}"),
             ("parts", self.parts >= 0 and self.smallest >= 0, "≥ 0"),
+            ("routing", self.routing in ("ecmp", "adaptive", "spray"),
+             "one of ecmp, adaptive, spray"),
+            ("hash_ports", self.hash_ports >= 0 and self.hash_group >= 0, "≥ 0"),
         )
         for field, ok, allowed in checks:
             if not ok:
@@ -181,7 +192,8 @@ def make_tier(name: str, group_size: int, bandwidth_bytes_per_s: float, efficien
               in_network_reduction: bool = False, oversubscription: float = 1.0,
               latency_s: float = 0.0, kind: str = "switch", dims: tuple[int, ...] = (),
               wraparound: bool = True, dim_bandwidth_bytes_per_s: tuple[float, ...] = (),
-              tables: Tables | None = None) -> FabricTier:
+              tables: Tables | None = None, routing: str = "adaptive",
+              hash_ports: int = 0, hash_group: int = 0) -> FabricTier:
     """A tier using efficiency table ``efficiency`` (checked against ``tables``)."""
     from supernode.collectives.efficiency import get_table, load_efficiency_tables
 
@@ -189,4 +201,5 @@ def make_tier(name: str, group_size: int, bandwidth_bytes_per_s: float, efficien
     return FabricTier(name, int(group_size), float(bandwidth_bytes_per_s), float(latency_s),
                       bool(in_network_reduction), efficiency, float(oversubscription), kind,
                       tuple(int(d) for d in dims), bool(wraparound),
-                      tuple(float(b) for b in dim_bandwidth_bytes_per_s))
+                      tuple(float(b) for b in dim_bandwidth_bytes_per_s), routing=routing,
+                      hash_ports=int(hash_ports), hash_group=int(hash_group))

@@ -67,10 +67,11 @@ def scale_up_efficiency_name(accelerator: str | None, bandwidth_bytes_per_s: flo
 
 
 def scale_out_efficiency_name(nic_bytes_per_s: float, ethernet: bool = False) -> str:
-    """Scale-out table: ``roce`` on Ethernet, else the InfiniBand generation of the line
-    rate per NIC port (HDR 200, NDR 400, XDR 800 Gb/s)."""
+    """Scale-out table: ``roce`` on Ethernet (``roce_800g`` from 600 Gb/s per GPU), else
+    the InfiniBand generation of the line rate per NIC port (HDR 200, NDR 400, XDR 800
+    Gb/s)."""
     if ethernet:
-        return "roce"
+        return "roce_800g" if nic_bytes_per_s >= 600 * GBIT_PER_S else "roce"
     if nic_bytes_per_s >= 600 * GBIT_PER_S:
         return "infiniband_xdr"
     return "infiniband_ndr" if nic_bytes_per_s >= 300 * GBIT_PER_S else "infiniband_hdr"

@@ -38,6 +38,7 @@ import numpy.typing as npt
 
 from supernode.collectives.efficiency import EfficiencyTable, Tables
 from supernode.collectives.levels import Level
+from supernode.collectives.routing import collision_efficiency, flows_per_port
 
 SCOPES = ("group", "parts", "rails")
 
@@ -142,12 +143,35 @@ def load_efficiency(load: Load, levels: Sequence[Level], protocol: str, phase: P
     return eta * phase.number("efficiency", 1.0)
 
 
+def routing_efficiency(load: Load, levels: Sequence[Level], phase: Phase) -> float:
+    """Expected fraction of a load's rate left by static ECMP hashing where its level's
+    uplinks hash flows (``routing == "ecmp"`` and ``hash_ports`` > 1); 1 under adaptive
+    routing or spraying, inside a domain and for in-network phases
+    (:mod:`supernode.collectives.routing`)."""
+    level = levels[load.level]
+    tier = level.tier
+    if level.index == 0 or phase.in_network or tier.routing != "ecmp" or tier.hash_ports < 2:
+        return 1.0
+    remote = level.ranks - levels[load.level - 1].members
+    return collision_efficiency(flows_per_port(phase.pattern, remote), hashed_uplinks(level))
+
+
+def hashed_uplinks(level: Level) -> int:
+    """Uplinks the collective's flows hash onto at ``level``: a leaf's ``hash_ports`` times
+    the leaves its ranks span (every link the phase uses can be the fullest)."""
+    tier = level.tier
+    leaves = -(-level.ranks // tier.hash_group) if tier.hash_group else 1
+    return int(tier.hash_ports * max(1, leaves))
+
+
 def load_rate_bytes_per_s(load: Load, levels: Sequence[Level], protocol: str, phase: Phase,
-                          tables: Tables | None = None) -> float:
-    """Rate of a load's port: share of the level's line rate x efficiency / oversub."""
+                          tables: Tables | None = None, collisions: bool = True) -> float:
+    """Rate of a load's port: share of the level's line rate x efficiency x the expected
+    ECMP collision loss (:func:`routing_efficiency`) / oversubscription."""
     level = levels[load.level]
     line = level.tier.bandwidth_bytes_per_s * load.share
-    return line * load_efficiency(load, levels, protocol, phase, tables) / (
+    hashing = routing_efficiency(load, levels, phase) if collisions else 1.0
+    return line * load_efficiency(load, levels, protocol, phase, tables) * hashing / (
         level.tier.oversubscription if level.index > 0 else 1.0)
 
 
@@ -162,10 +186,12 @@ def step_latency_s(level: Level, protocol: str, in_network: bool,
 
 
 def phase_time_s(phase: Phase, levels: Sequence[Level], protocol: str, sizes: npt.ArrayLike,
-                 tables: Tables | None = None) -> PhaseCost:
+                 tables: Tables | None = None, collisions: bool = True) -> PhaseCost:
     """α-β cost of ``phase`` for message sizes ``sizes`` (bytes, array); see module doc.
 
     ``tables`` (by name) replaces the levels' own tables (a refit's trial values).
+    ``collisions`` False leaves out the expected ECMP loss (the simulator, which hashes
+    its flows itself, takes its latency and fill from here).
     """
     s = np.asarray(sizes, dtype=float)
     latency_s = sum((steps * step_latency_s(levels[j], protocol, phase.in_network, tables)
@@ -174,7 +200,8 @@ def phase_time_s(phase: Phase, levels: Sequence[Level], protocol: str, sizes: np
     if not phase.loads:
         zero = np.zeros(s.shape)
         return PhaseCost(latency, zero, zero, np.zeros(s.shape, dtype=np.int64))
-    rates = [load_rate_bytes_per_s(ld, levels, protocol, phase, tables) for ld in phase.loads]
+    rates = [load_rate_bytes_per_s(ld, levels, protocol, phase, tables, collisions)
+             for ld in phase.loads]
     with np.errstate(divide="ignore", invalid="ignore"):
         times = np.stack([np.where(ld.bytes * s > 0, ld.bytes * s / r if r > 0 else np.inf, 0.0)
                           for ld, r in zip(phase.loads, rates, strict=True)])

@@ -31,6 +31,7 @@ from supernode.collectives.generations import (
     scale_up_link,
     vendor_uses_ethernet,
 )
+from supernode.collectives.routing import ROUTINGS
 from supernode.errors import InputError
 from supernode.spec.resolved import Cluster
 from supernode.units import GBIT_PER_S, GBYTE_PER_S
@@ -97,19 +98,23 @@ def scale_out_tiers(cluster: Cluster, inner: int, tables: Tables) -> list[Fabric
     tiers: list[FabricTier] = []
     previous, crossing = inner, 1.0
     level_names = ("scale_out_leaf", "scale_out_pod")
+    uplinks = max(1, sizing.up_ports[0]) if out.tiers > 1 and sizing.up_ports else 0
     for level, size in enumerate(sizes[: out.tiers - 1]):
         if previous < size < total and size % previous == 0:
             tiers.append(make_tier(level_names[level], size, per_rank, name, kind="nic",
                                    oversubscription=crossing, latency_s=_path_latency(
                                        level, nic_s, link, sw),
-                                   in_network_reduction=sharp, tables=tables))
+                                   in_network_reduction=sharp, tables=tables,
+                                   routing=out.routing, hash_ports=uplinks if level else 0,
+                                   hash_group=sizes[0]))
             previous = size
         crossing *= ratios[level] if level < len(ratios) else 1.0
     tiers.append(make_tier("scale_out", max(total, previous + 1) if previous >= total
                            else total, per_rank, name, kind="nic",
                            oversubscription=max(1.0, crossing),
                            latency_s=_path_latency(out.tiers - 1, nic_s, link, sw),
-                           in_network_reduction=sharp, tables=tables))
+                           in_network_reduction=sharp, tables=tables, routing=out.routing,
+                           hash_ports=uplinks, hash_group=sizes[0]))
     return tiers
 
 
@@ -169,9 +174,45 @@ def fabric_from_validation_system(system: dict[str, Any], ranks: int | None = No
     if total > up_gpus:
         nic_bw = _positive_float(system, "scale_out_gigabits_per_s") * GBIT_PER_S
         size = math.ceil(total / up_gpus) * up_gpus
-        name = scale_out_efficiency_name(nic_bw, vendor_uses_ethernet(accelerator))
-        tiers.append(make_tier("scale_out", size, nic_bw, name, kind="nic", tables=tables))
+        ethernet = _ethernet(system, accelerator)
+        name = scale_out_efficiency_name(nic_bw, ethernet)
+        routing = _routing(system, ethernet)
+        leaf_gpus = LEAF_DOWN_BYTES_PER_S / nic_bw
+        tiers.append(make_tier("scale_out", size, nic_bw, name, kind="nic", tables=tables,
+                               routing=routing, hash_ports=LEAF_UPLINKS
+                               if total > leaf_gpus else 0, hash_group=int(leaf_gpus)))
     return Fabric(tuple(tiers))
+
+
+#: The leaf a validation system is taken to hang off (the topology is not given): a
+#: 51.2 Tb/s switch (Spectrum-4 SN5600, Tomahawk 5: 128 x 400G) with half its ports
+#: down, non-blocking, hosts' NICs on the same leaf: 25.6 Tb/s of NICs per leaf (64 GPUs
+#: at 400 Gb/s, 32 at 800 Gb/s) and 64 uplinks to hash over. A job of more GPUs than one
+#: leaf holds crosses the spines.
+LEAF_DOWN_BYTES_PER_S = 25.6e12 / 8
+LEAF_UPLINKS = 64
+
+
+def _ethernet(system: dict[str, Any], accelerator: Any) -> bool:
+    """The case's stated ``scale_out_fabric`` (``roce`` / ``infiniband``), else the vendor
+    assumption (:func:`~supernode.collectives.generations.vendor_uses_ethernet`)."""
+    fabric = system.get("scale_out_fabric")
+    if fabric is None:
+        return vendor_uses_ethernet(accelerator)
+    if fabric not in ("roce", "infiniband"):
+        raise InputError("system.scale_out_fabric", f"got {fabric!r}; roce or infiniband")
+    return bool(fabric == "roce")
+
+
+def _routing(system: dict[str, Any], ethernet: bool) -> str:
+    """The case's stated ``routing``, else the fabric's default (adaptive on InfiniBand,
+    ECMP on RoCE: :func:`supernode.cluster.resolve.default_routing`'s sources)."""
+    routing = system.get("routing")
+    if routing is None:
+        return "ecmp" if ethernet else "adaptive"
+    if routing not in ROUTINGS:
+        raise InputError("system.routing", f"got {routing!r}; one of {', '.join(ROUTINGS)}")
+    return str(routing)
 
 
 def job_domain_size(domain_gpus: int, job_gpus: int) -> int:

@@ -14,6 +14,7 @@ from typing import Any
 
 from supernode.collectives.busbw import busbw_bytes_per_s
 from supernode.collectives.efficiency import EfficiencyTable
+from supernode.collectives.explain import explain
 from supernode.collectives.model import choose
 from supernode.collectives.systems import fabric_from_validation_system
 from supernode.errors import InputError
@@ -69,7 +70,9 @@ def predict_collective_case(case: Mapping[str, Any], *,
     """Predict one ``collective`` case.
 
     Returns ``busbw_gigabytes_per_s`` (GB/s, nccl-tests definition), ``time_s`` (seconds),
-    ``algorithm`` (the chosen one) and a one-line ``detail``. Raises
+    ``algorithm`` (the chosen one), ``path`` (algorithm/protocol over the tiers used, with
+    their tables and routing), ``effect`` (the fabric effects that drove it,
+    :mod:`.explain`) and a one-line ``detail`` holding both. Raises
     :class:`UnsupportedCase` for collectives that are not modelled and
     :class:`~supernode.errors.InputError` for malformed inputs.
     """
@@ -78,10 +81,9 @@ def predict_collective_case(case: Mapping[str, Any], *,
     choice = choose(op, size, ranks, fabric, tables=tables)
     time_s, algorithm = float(choice.time_s), str(choice.algorithm)
     busbw = busbw_bytes_per_s(op, size, ranks, time_s) / GBYTE_PER_S
-    crossed = fabric.tiers_crossed(ranks)
-    tiers = " + ".join(f"{t.name}[{t.efficiency}{', in-network' if t.in_network_reduction else ''}]"
-                       for t in crossed)
-    detail = (f"{algorithm}/{choice.protocol} over {tiers}, {choice.binding} binds; "
-              f"{ranks} ranks, {size:.4g} B -> {time_s * 1e6:.4g} us, busbw {busbw:.4g} GB/s")
+    path, found = explain(op, ranks, fabric, algorithm, str(choice.protocol), tables=tables)
+    effect = "; ".join(found)
+    detail = (f"{path}, {choice.binding} binds; effect: {effect}; {ranks} ranks, "
+              f"{size:.4g} B -> {time_s * 1e6:.4g} us, busbw {busbw:.4g} GB/s")
     return {"busbw_gigabytes_per_s": float(busbw), "time_s": float(time_s),
-            "algorithm": algorithm, "detail": detail}
+            "algorithm": algorithm, "path": path, "effect": effect, "detail": detail}

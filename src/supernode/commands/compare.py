@@ -58,6 +58,11 @@ def _collective_table(entry: dict[str, Any]) -> Table:
                       f"[red]{ratio}[/]" if r["below_gate"] else ratio,
                       f"{r['measured_time_s'] * 1e6:,.1f}", f"{r['predicted_time_s'] * 1e6:,.1f}",
                       r["algorithm"], shares)
+    effects = dict.fromkeys((r["path"], "; ".join(r["effects"])) for r in entry["rows"])
+    lines = [f"model path: {rich_safe(path)}; effect: {rich_safe(effect)}"
+             for path, effect in effects]
+    table.caption = "\n".join(lines)
+    table.caption_justify = "left"
     return table
 
 

@@ -86,9 +86,10 @@ def _progress(quiet: bool):
                     transient=True)
 
 
-def _options(seed: int, routing: str, rail: bool, aggregate: bool, mode: str, ideal: bool,
+def _options(seed: int, routing: str | None, rail: bool, aggregate: bool, mode: str, ideal: bool,
              top: int, plot: Path | None) -> SimOptions:
-    ROUTING_POLICIES.get(routing, "routing")
+    if routing is not None:
+        ROUTING_POLICIES.get(routing, "routing")
     if mode not in MODES:
         raise InputError("mode", f"unknown mode {mode!r}; known: {', '.join(MODES)}")
     return SimOptions(seed=seed, routing=routing, rail_aligned=rail, aggregate=aggregate,
@@ -110,8 +111,9 @@ def simulate_command(
     fail: list[str] = typer.Option([], "--fail", help="Failure spec (repeatable), e.g. "
                                    "link:leaf/3-spine/1 or switch:scale_up_l1/0/5; slow "
                                    "links and YAML files: docs/netsim.md."),
-    routing: str = typer.Option("ecmp", "--routing", help="Fabric routing: ecmp|spray|"
-                                "adaptive."),
+    routing: str | None = typer.Option(None, "--routing", help="Fabric routing: ecmp|spray|"
+                                       "adaptive (default: the cluster file's "
+                                       "scale_out.routing)."),
     rail_aligned: bool = typer.Option(True, "--rail-aligned/--no-rail-aligned",
                                       help="PXN-style rail-aligned paths on rail fabrics."),
     aggregate: bool = typer.Option(True, "--aggregate/--per-flow", help="Coupled flow "

@@ -9,7 +9,9 @@ would reach if that tier alone limited it, at line rate: the tables' line-rate c
 (:func:`supernode.collectives.efficiency.ideal_tables`: η = 1, no ramp, no per-step or
 base latency; the same protocols and in-network engines, the simulator's line-rate mode),
 the other tiers made unlimited. The lowest bound is the binding tier; ``share`` =
-measured busbw / bound.
+measured busbw / bound. Each row also names the collective path the prediction took
+(algorithm/protocol over the tiers, with their tables and routing) and the fabric effects
+that drove it (:mod:`supernode.collectives.explain`), so a miss can be traced.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 
 from supernode.collectives import busbw_bytes_per_s, choose
 from supernode.collectives.efficiency import EfficiencyTable, as_tables, ideal_tables
+from supernode.collectives.explain import explain
 from supernode.collectives.fabric import Fabric
 from supernode.errors import InputError
 from supernode.measurements.model import MeasurementSet, Timing
@@ -58,6 +61,8 @@ class RowComparison:
     protocol: str
     model_binding: str
     bounds: tuple[TierBound, ...]
+    path: str
+    effects: tuple[str, ...]
     wrong: int | None
     line: int | None
 
@@ -138,8 +143,13 @@ def compare_set(measurement: MeasurementSet, cluster: Cluster, *,
     times = np.atleast_1d(choice.time_s)
     busbw = np.atleast_1d(busbw_bytes_per_s(measurement.op, sizes, job.ranks, times))
     bounds = tier_bounds(measurement.op, sizes, job.ranks, job.fabric, tables)
+    algorithms = np.atleast_1d(choice.algorithm)
+    protocols = np.atleast_1d(choice.protocol)
+    paths = {key: explain(measurement.op, job.ranks, job.fabric, key[0], key[1], tables=tables)
+             for key in {(str(a), str(p)) for a, p in zip(algorithms, protocols, strict=True)}}
     rows = []
     for i, (row, timing) in enumerate(kept):
+        path, found = paths[(str(algorithms[i]), str(protocols[i]))]
         rows.append(RowComparison(
             message_bytes=row.message_bytes, measured_time_s=timing.time_s,
             measured_algbw_bytes_per_s=timing.algbw_bytes_per_s or row.message_bytes
@@ -155,7 +165,7 @@ def compare_set(measurement: MeasurementSet, cluster: Cluster, *,
             bounds=tuple(TierBound(name, float(b[i]), measured_busbw(
                 measurement.op, row.message_bytes, job.ranks, timing) / float(b[i]))
                          for name, b in bounds),
-            wrong=timing.wrong, line=row.line))
+            path=path, effects=found, wrong=timing.wrong, line=row.line))
     return SetComparison(measurement, measurement.op, placement, job, tuple(rows))
 
 

@@ -43,6 +43,7 @@ def collective_dict(c: SetComparison, findings: list[Finding],
     rows = [{
         "message_bytes": r.message_bytes, "line": r.line, "algorithm": r.algorithm,
         "protocol": r.protocol, "model_binding_tier": r.model_binding,
+        "path": r.path, "effects": list(r.effects),
         "measured_time_s": r.measured_time_s, "predicted_time_s": r.predicted_time_s,
         "measured_algbw_gbyte_per_s": _gb(r.measured_algbw_bytes_per_s),
         "predicted_algbw_gbyte_per_s": _gb(r.predicted_algbw_bytes_per_s),

@@ -119,7 +119,8 @@ def collective_phases(op: str, algorithm: str | None, groups: np.ndarray,
     out: Phases = []
     base = tables.base_latency(schedule.family, schedule.protocol) * ctx.repeat
     for k, phase in enumerate(schedule.phases):
-        cost = phase_time_s(phase, schedule.levels, schedule.protocol, np.array([s]), tables)
+        cost = phase_time_s(phase, schedule.levels, schedule.protocol, np.array([s]), tables,
+                            collisions=False)
         delay = float(cost.latency_s[0] + cost.fill_s[0]) * ctx.repeat + (base if k == 0 else 0)
         specs = realise(phase, schedule, groups, s, ctx, tables)
         steps = _split_steps(phase, ctx)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -50,7 +50,9 @@ class SimOptions:
     """Knobs of a run: routing, seed, aggregation, decomposition, link efficiency."""
 
     seed: int = 0
-    routing: str = "ecmp"
+    #: Fabric routing policy; None: the cluster file's ``scale_out.routing``
+    #: (:func:`with_fabric_routing`), so the simulator routes as the fabric really runs.
+    routing: str | None = None
     scale_up_routing: str = "spray"
     rail_aligned: bool = True
     aggregate: bool = True
@@ -69,8 +71,19 @@ class SimOptions:
             raise InputError("top", f"must be an integer >= 1, got {self.top!r}")
 
     def routing_config(self) -> RoutingConfig:
-        """The router's configuration."""
-        return RoutingConfig(self.routing, self.scale_up_routing, self.rail_aligned, self.seed)
+        """The router's configuration (routing None: ECMP, for a network without a
+        cluster; runs resolve it first with :func:`with_fabric_routing`)."""
+        return RoutingConfig(self.routing or "ecmp", self.scale_up_routing, self.rail_aligned,
+                             self.seed)
+
+
+def with_fabric_routing(options: SimOptions, cluster: Cluster) -> SimOptions:
+    """``options`` with the fabric's own routing where none is given (``--routing``
+    overrides it): the cluster file's ``scale_out.routing``, else its fabric's default."""
+    if options.routing is not None:
+        return options
+    fabric = cluster.scale_out.routing if cluster.scale_out is not None else "ecmp"
+    return replace(options, routing=fabric)
 
 
 @dataclass(frozen=True)
@@ -156,6 +169,7 @@ def simulate_jobs(cluster: Cluster, jobs: list[JobInput], *, failures: tuple[str
                   ) -> SimResult:
     """Simulate one training iteration of every job at once on ``cluster``."""
     start = time.perf_counter()
+    options = with_fabric_routing(options, cluster)
     run_efficiency = run_tables(options.efficiency)
     models = [prepare_job(job.name, job.workload, job.plan, job.accelerators, cluster,
                           tables=run_efficiency) for job in jobs]
@@ -194,6 +208,7 @@ def simulate_traffic(cluster: Cluster, doc: TrafficFile, *, failures: tuple[str,
                      ) -> SimResult:
     """Simulate the collectives of a traffic file on ``cluster``."""
     start = time.perf_counter()
+    options = with_fabric_routing(options, cluster)
     check_traffic_size(doc, cluster.accelerators)  # before the network is built
     net, applied = prepare_network(cluster, failures, options.efficiency)
     env = Environment(net, Router(net, options.routing_config()), progress=progress)

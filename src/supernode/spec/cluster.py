@@ -27,6 +27,7 @@ Medium = Literal["pcb", "copper", "optical", "mixed"]
 PcieDistance = Literal["NV", "PIX", "PXB", "PHB", "NODE", "SYS"]
 ScaleUpKind = Literal["nvswitch", "full_mesh", "torus", "mesh", "hybrid", "none"]
 GroupKind = Literal["full_mesh", "mesh", "torus"]
+Routing = Literal["ecmp", "adaptive", "spray"]
 
 
 class DeviceLinkSpec(StrictModel):
@@ -164,6 +165,12 @@ class ScaleOutSpec(StrictModel):
     medium: Medium = Field("optical", description="Cable medium between tiers.")
     in_network_reduction: bool | None = Field(
         None, description="SHARP available (default: the switch's capability)."
+    )
+    routing: Routing | None = Field(
+        None, description="How the fabric spreads flows over equal-cost paths: ecmp (static "
+        "hash per flow), adaptive (per-packet/flowlet by port load), spray (packet spraying). "
+        "Default: adaptive on InfiniBand (the subnet manager's ar_updn and NCCL's AR default "
+        "on IB), ecmp on Ethernet (switch AR off by default)."
     )
 
     @model_validator(mode="after")

@@ -131,6 +131,8 @@ class ScaleOut:
     link_latency_s: float
     medium: str
     in_network_reduction: bool
+    #: ``ecmp``, ``adaptive`` or ``spray`` (the cluster file's, else the fabric's default).
+    routing: str = "adaptive"
 
 
 @dataclass(frozen=True)
