@@ -206,20 +206,21 @@ def _oversubscribed(over: float):
 
 
 def test_oversubscribed_fabric_slows_only_the_traffic_that_crosses_the_leaves():
-    """2:1 leaves of 16 ports keep 10 down and 6 up (10/6 per leaf). An all-to-all over 80
-    hosts sends 70/80 of its bytes up: the simulator is slower than the non-blocking
-    model by 10/6 x 70/79, and matches the model that knows the per-leaf ratio; a ring
+    """2:1 leaves of 16 ports hold at most 10 hosts; 80 hosts are 8 leaves of 10, each with
+    the 5 uplinks 10 hosts need at 2:1 (10/5 per leaf). An all-to-all over 80 hosts sends
+    70/80 of its bytes up: the simulator is slower than the non-blocking model by
+    10/5 x 70/79, and matches the model that knows the per-leaf ratio; a ring
     inside one leaf, and a ring across leaves (its NICs bind), are not slowed."""
     over, flat_ = _oversubscribed(2.0), _oversubscribed(1.0)
     net, fabric = network_from_cluster(over), fabric_from_cluster(over)[0]
     free_fabric = fabric_from_cluster(flat_)[0]
-    assert fabric.tiers[-1].oversubscription == pytest.approx(10 / 6)
+    assert fabric.tiers[-1].oversubscription == pytest.approx(10 / 5)
     s = 2.0**30
     a2a = simulate(net, fabric, "all_to_all", "direct", np.arange(80), [s])[0]
     model = choose("all_to_all", s, 80, consecutive_view(fabric, 80), "direct").time_s
     free = choose("all_to_all", s, 80, consecutive_view(free_fabric, 80), "direct").time_s
     assert a2a == pytest.approx(float(model), rel=TOL)
-    assert a2a / float(free) == pytest.approx(10 / 6 * 70 / 79, rel=TOL)
+    assert a2a / float(free) == pytest.approx(10 / 5 * 70 / 79, rel=TOL)
     for ranks in (np.arange(10), np.arange(0, 80, 8)):  # one leaf; one host per leaf
         ring = simulate(net, fabric, "all_reduce", "ring", ranks, [s])[0]
         reference = simulate(network_from_cluster(flat_), free_fabric, "all_reduce", "ring",

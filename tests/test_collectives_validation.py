@@ -66,9 +66,13 @@ def test_prediction_fields():
 
 def test_the_path_and_effect_behind_each_prediction_are_named():
     """Across racks on RoCE the static ECMP hashing is named with its factor; on
-    InfiniBand (adaptive routing by default) it is not; NVLS is named where it runs."""
+    InfiniBand (adaptive routing by default) it is not; NVLS is named where it runs. The
+    GB300 case's notes say RoCE; the public case (the reference format) does not carry
+    ``system.scale_out_fabric``, so a copy states it."""
     by_id = {c["id"]: c for c in _public_cases()}
-    roce = predict_collective_case(by_id["oci_gb300_allreduce_2rack_128gpu@16GiB"])
+    gb300 = dict(by_id["oci_gb300_allreduce_2rack_128gpu@16GiB"])
+    gb300["system"] = dict(gb300["system"], scale_out_fabric="roce")
+    roce = predict_collective_case(gb300)
     ib = predict_collective_case(by_id["oci_gb200_allreduce_2rack_128gpu@8GiB"])
     assert "roce_800g, ecmp" in roce["path"] and "static ECMP on scale_out: x0." in roce["effect"]
     assert "adaptive" in ib["path"] and "ECMP" not in ib["effect"]
