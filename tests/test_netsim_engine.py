@@ -84,9 +84,12 @@ def test_private_link_statistics_match_tracking_every_link(case) -> None:
 
 
 def test_seed_changes_ecmp_paths() -> None:
+    # non-blocking 16-port leaves: 4 leaves of 8 hosts, 8 uplinks each over 2 spines (the
+    # 2:1 tree's balanced leaves need only 4 uplinks each, one spine: a single path)
+    net = network(fat_tree_cluster(32))
     src = np.arange(16)
     dst = (src + 16) % 32  # every flow crosses leaves
-    paths = [Router(NET, RoutingConfig(seed=s)).route(src, dst).link.tobytes()
+    paths = [Router(net, RoutingConfig(seed=s)).route(src, dst).link.tobytes()
              for s in (0, 0, 1)]
     assert paths[0] == paths[1] and paths[0] != paths[2]
 
