@@ -163,7 +163,7 @@ def link_performance(gen: LinkGeneration, *, pre_fec_ber: float | None = None,
     efficiency = go_back_n_efficiency(p, window)
     frames = max(1, math.ceil(message_bytes / gen.frame_payload_bytes))
     t = gen.retry_latency_s
-    tail = gen.tail_timeout_s if gen.retry_kind == "transport_go_back_n" else None
+    tail = gen.tail_timeout_s  # None for link-level replay (no transport timeout)
     mean = t * frames * p / (1.0 - p) + p * (tail or 0.0) if p < 1.0 else math.inf
     return LinkPerformance(
         generation=gen.name, pre_fec_ber=pre, post_fec_ber=post,

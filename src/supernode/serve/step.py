@@ -131,6 +131,29 @@ def decode_attention_s(w: WorkloadSpec, d: Deployments, system: SystemModel,
     return np.maximum(memory, compute)
 
 
+def pipeline_layers_s(w: WorkloadSpec, shaped: WorkloadSpec, d: Deployments,
+                      system: SystemModel, c: ServeConstants, kernel: ServeConstants,
+                      p: ServePrecision, micro_batch: Any, tokens: Any,
+                      attention_s: Any | None) -> Any:
+    """Seconds of one pass through every stage's layers of one instance: each dense and
+    MoE layer's forward (``shaped``: the workload at the pass's length, priced with
+    ``kernel``) plus its exposed TP all-reduce of ``tokens`` tokens, and the MoE layers'
+    expert exchange. ``attention_s``: the attention seconds of a layer (decode), or None
+    for the layer forward's own attention core (prefill)."""
+    n_dense, n_moe = stage_layers(w, d.pp)
+    comm = c.comm_exposed * tp_allreduce_s(w, d, system.fabric, tokens)
+
+    def layer(moe_layer: bool) -> Any:
+        linear, core = layer_linear_s(shaped, d, system, kernel, p, micro_batch, moe_layer)
+        return linear + (core if attention_s is None else attention_s) + comm
+
+    stage = n_dense * layer(False)
+    if w.moe is not None:
+        a2a = c.comm_exposed * ep_alltoall_s(w, d, system.fabric, p, tokens)
+        stage = stage + n_moe * (layer(True) + a2a)
+    return d.pp * stage
+
+
 def _decode_kernel(c: ServeConstants) -> ServeConstants:
     """Constants whose HBM share is the decode step's (weight reads of small GEMMs)."""
     return replace(c, kernel=c.kernel.replace(memory_eta=c.decode_memory_eta))
@@ -143,18 +166,11 @@ def decode_step_s(w: WorkloadSpec, d: Deployments, system: SystemModel, c: Serve
     mb = np.maximum(d.batch / d.pp, 1.0)
     k = _decode_kernel(c)
     one = with_length(w, 1)
-    n_dense, n_moe = stage_layers(w, d.pp)
     attn = decode_attention_s(w, d, system, c, p, mb, context)
-    comm = c.comm_exposed * tp_allreduce_s(w, d, system.fabric, mb)
-    dense, _ = layer_linear_s(one, d, system, k, p, mb, False)
-    stage = n_dense * (dense + attn + comm)
-    if w.moe is not None:
-        moe, _ = layer_linear_s(one, d, system, k, p, mb, True)
-        a2a = c.comm_exposed * ep_alltoall_s(w, d, system.fabric, p, mb)
-        stage = stage + n_moe * (moe + attn + comm + a2a)
+    layers = pipeline_layers_s(w, one, d, system, c, k, p, mb, mb, attn)
     head = price_gemms(head_gemms(one, d.plan_arrays(mb, kernel_precision(p.other))),
                        system, k, "bf16")
-    return d.pp * stage + head + c.iteration_overhead_s
+    return layers + head + c.iteration_overhead_s
 
 
 def prefill_pass_s(w: WorkloadSpec, d: Deployments, system: SystemModel, c: ServeConstants,
@@ -164,14 +180,7 @@ def prefill_pass_s(w: WorkloadSpec, d: Deployments, system: SystemModel, c: Serv
     prompts = np.asarray(prompts, dtype=float)
     long = with_length(w, int(round(isl)))
     tokens = prompts * long.seq_len
-    n_dense, n_moe = stage_layers(w, d.pp)
-    comm = c.comm_exposed * tp_allreduce_s(w, d, system.fabric, tokens)
-    linear, core = layer_linear_s(long, d, system, c, p, prompts, False)
-    stage = n_dense * (linear + core + comm)
-    if w.moe is not None:
-        linear, core = layer_linear_s(long, d, system, c, p, prompts, True)
-        a2a = c.comm_exposed * ep_alltoall_s(w, d, system.fabric, p, tokens)
-        stage = stage + n_moe * (linear + core + comm + a2a)
+    layers = pipeline_layers_s(w, long, d, system, c, c, p, prompts, tokens, None)
     last = d.plan_arrays(prompts, kernel_precision(p.other))
     head = price_gemms(head_gemms(with_length(w, 1), last), system, c, "bf16")
-    return d.pp * stage + head + c.iteration_overhead_s
+    return layers + head + c.iteration_overhead_s
