@@ -19,7 +19,7 @@ from supernode.monitor.context import PackContext
 from supernode.monitor.pack import RulePack
 from supernode.monitor.placement import MonitorTopology, monitor_topology
 from supernode.monitor.promql_syntax import duration
-from supernode.monitor.runner import Alert, RuleRunner
+from supernode.monitor.runner import Alert, RuleRunner, groups_for_alerts
 from supernode.monitor.scenarios import STALE, Scenario
 from supernode.monitor.storage import Semantics, Storage, make_labels
 from supernode.topology.sizing import RadixError
@@ -154,7 +154,8 @@ def evaluate_scenario(pack: RulePack, scenario: Scenario,
                       semantics: Semantics = Semantics()) -> list[Outcome]:
     """Firing alerts at each check of ``scenario`` (promtool's evaluation loop)."""
     interval = LONG_INTERVAL_S if scenario.long else SHORT_INTERVAL_S
-    runner = RuleRunner(pack.groups, load_scenario(scenario), semantics)
+    groups = groups_for_alerts(pack.groups, {c.alertname for c in scenario.checks})
+    runner = RuleRunner(groups, load_scenario(scenario), semantics)
     order = sorted(range(len(scenario.checks)), key=lambda i: scenario.checks[i].eval_time_s)
     outcomes: dict[int, Outcome] = {}
     t_s, position = 0, 0

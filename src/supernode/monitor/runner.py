@@ -69,6 +69,40 @@ def may_produce(expr: Expr, present: set[str]) -> bool:
     return left and right
 
 
+def groups_for_alerts(groups: tuple[RuleGroup, ...], alertnames: Iterable[str]
+                      ) -> tuple[RuleGroup, ...]:
+    """``groups`` cut to what the alerts ``alertnames`` depend on: their alerting rules and
+    every recording rule whose series they read, directly or through other recordings; the
+    groups and rules keep their order. Rules read series by metric name only (a
+    :class:`~supernode.monitor.promql.Selector` always names its metric), and no rule reads
+    alert state, so the alerts named fire at the same times in the cut groups as in the
+    whole pack, at a fraction of the evaluations (a rule outside the closure cannot change
+    a series a rule inside it reads)."""
+    wanted = set(alertnames)
+    needed: set[str] = set()
+    for group in groups:
+        for rule in group.rules:
+            if isinstance(rule, AlertRule) and rule.alert in wanted:
+                needed |= rule.expr.metrics()
+    recordings = [r for g in groups for r in g.rules if isinstance(r, RecordingRule)]
+    grew = True
+    while grew:
+        grew = False
+        for rule in recordings:
+            if rule.record in needed and not rule.expr.metrics() <= needed:
+                needed |= rule.expr.metrics()
+                grew = True
+
+    def keep(rule: RecordingRule | AlertRule) -> bool:
+        if isinstance(rule, AlertRule):
+            return rule.alert in wanted
+        return rule.record in needed
+
+    cut = (RuleGroup(g.name, g.interval_s, tuple(r for r in g.rules if keep(r)))
+           for g in groups)
+    return tuple(g for g in cut if g.rules)
+
+
 @dataclass
 class RuleRunner:
     """Evaluates ``groups`` against ``storage`` at successive times, keeping alert state."""
