@@ -175,8 +175,42 @@ class Adaptive:
         return np.arange(k), pick, np.ones(k)
 
     def assign_many(self, ptr, capacity, load, keys, group, salt):
-        """Group by group (the greedy order is sequential by nature)."""
-        return loop_assign(self, ptr, capacity, load, keys, group, salt)
+        """:meth:`assign` for every group at once, in rounds: round ``r`` places the
+        ``r``-th flow (in hash order) of every group on its group's least-loaded
+        candidate (the first of equals), then counts it there; the same picks as group by
+        group, with one pass over the candidates per round instead of one call per group."""
+        draw = unit_draw(keys, salt[group])
+        order = np.lexsort((draw, group))
+        counts = np.bincount(group, minlength=ptr.size - 1)
+        starts = np.cumsum(counts) - counts
+        rank = np.empty(keys.size, dtype=np.int64)
+        rank[order] = np.arange(keys.size) - starts[group[order]]
+        level = np.asarray(load, dtype=float).copy()
+        unit = 1.0 / np.asarray(capacity, dtype=float)
+        pick = np.empty(keys.size, dtype=np.int64)
+        by_rank = np.argsort(rank, kind="stable")
+        cuts = np.searchsorted(rank[by_rank], np.arange(int(counts.max(initial=0)) + 1))
+        for r in range(cuts.size - 1):
+            flows = by_rank[cuts[r]:cuts[r + 1]]
+            chosen = first_minimum(ptr, level, group[flows])
+            pick[flows] = chosen
+            level[chosen] += unit[chosen]  # one flow per group a round: no repeats
+        return np.arange(keys.size), pick, np.ones(keys.size)
+
+
+def first_minimum(ptr: np.ndarray, values: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Flat index of the first smallest of ``values[ptr[g]:ptr[g+1]]`` for each ``g`` of
+    ``groups`` (each such group non-empty): ``np.argmin`` per group, all at once."""
+    if groups.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    sizes = np.diff(ptr)
+    owner = np.repeat(np.arange(sizes.size), sizes)
+    lowest = np.full(sizes.size, np.inf)
+    np.minimum.at(lowest, owner, values)
+    index = np.where(values == lowest[owner], np.arange(values.size), values.size)
+    first = np.full(sizes.size, values.size)
+    np.minimum.at(first, owner, index)
+    return first[groups].astype(np.int64)
 
 
 ROUTING_POLICIES: Registry[RoutingPolicy] = Registry("routing policy")
