@@ -7,9 +7,10 @@ Weibull renewal process of the same mean rate), then computes without an event l
    restart once the hosts out of service are no more than the spare hosts: the level of
    that step function is a cumulative sum over sorted boundaries, and the first time it is
    low enough after each failure is a reverse running minimum.
-2. **Progress clock.** Degrading failures (a lost plane, a lost uplink) slow the job to
-   ``speed`` until repaired; an isolated failure (``shrink``) pauses it, then runs it with
-   fewer replicas until a spare joins. Progress ``P(t) = ∫ speed`` is piecewise linear.
+2. **Progress clock.** Degrading failures (a lost uplink) slow the job to ``speed`` until
+   repaired, and so does a restart onto a degraded domain (a lost scale-up plane); an
+   isolated failure (``shrink``) pauses it, then runs it with fewer replicas until a spare
+   joins. Progress ``P(t) = ∫ speed`` is piecewise linear.
 3. **Restarts.** A restart-class failure at ``t`` loses the work since the last checkpoint;
    the job is back at ``max(t + restart_s, spare ready) + resume_s``. Between two failures it
    makes ``A = P(next) - P(back)`` of progress, kept in whole cycles of ``τ`` work plus a
@@ -158,6 +159,10 @@ def simulate_run(spec: MonteCarloSpec, run: int) -> np.ndarray:
     back = np.maximum(ts + pause, ready[shrink]) + spec.join_s
     windows += [np.column_stack([ts, ts + pause, np.zeros(ts.size)]),
                 np.column_stack([ts + pause, back, col["speed"][shrink]])]
+    # a restart onto a degraded domain (a lost scale-up plane) runs slower until the repair
+    slow = restart & (col["speed"] < 1.0)
+    windows.append(np.column_stack([t[slow], t[slow] + col["repair_s"][slow],
+                                    col["speed"][slow]]))
     clock = progress_clock(np.concatenate(windows))
     tr = t[restart]
     done = np.maximum(tr + col["restart_s"][restart], ready[restart]) + col["resume_s"][restart]
