@@ -68,6 +68,22 @@ def test_monte_carlo_goodput_agrees_with_daly_within_its_error(mtbf_h, restart_s
         assert abs(mean[j] - exact) <= 3.5 * se[j] + 2e-4, (t, mean[j], exact, se[j])
 
 
+def test_weibull_applies_per_unit_and_many_units_superpose_towards_poisson():
+    """--weibull-shape is a renewal process per unit (each GPU ages on its own), not one
+    for the whole job: 1,000 units of shape 0.7 superpose to gaps of CV ~1 (Poisson-like,
+    the Palm-Khintchine limit), where one job-wide process gives CV > 1.2; units in
+    service at random ages (stationary renewal) keep the mean rate."""
+    rng = np.random.default_rng(3)
+    one = np.diff(arrivals(rng, 1e-3, 1e7, 0.7))
+    many = np.diff(arrivals(rng, 1e-3, 1e7, 0.7, units=1000))
+    assert one.std() / one.mean() > 1.2
+    assert 0.85 < many.std() / many.mean() < 1.15
+    counts = [arrivals(rng, 1e-3, 1e5, 0.7, units=1000).size for _ in range(50)]
+    assert np.mean(counts) == pytest.approx(1e-3 * 1e5, rel=0.05)
+    assert [arrivals(np.random.default_rng(1), 1e-3, 1e6, 1.0, units=u).size
+            for u in (1, 1000)] == [arrivals(np.random.default_rng(1), 1e-3, 1e6, 1.0).size] * 2
+
+
 def test_a_restart_onto_a_degraded_domain_runs_slower_until_the_repair():
     """A lost NVSwitch plane stops the job, which restarts 1/18 slower until the switch tray
     is replaced (24 h): the Monte Carlo loses that time on top of the restart (before, the

@@ -75,19 +75,20 @@ def _classes(modes: list[FailureMode], times: RecoveryTimes, load_s: float
     for m in modes:
         if m.effect == ABSORBED:
             out.append(FailureClass(m.component, m.rate_per_s, MC_DEGRADE,
-                                    repair_s=times.failover_s, speed=0.0))
+                                    repair_s=times.failover_s, speed=0.0, units=m.units))
         elif m.effect == DEGRADE:
             out.append(FailureClass(m.component, m.rate_per_s, MC_DEGRADE,
-                                    repair_s=m.repair_s, speed=m.speed))
+                                    repair_s=m.repair_s, speed=m.speed, units=m.units))
         elif m.effect == SHRINK:
             out.append(FailureClass(m.component, m.rate_per_s, SHRINK, hosts_out=m.hosts_out,
                                     repair_s=m.repair_s, speed=m.speed,
-                                    pause_s=times.detection_s + times.shrink_s))
+                                    pause_s=times.detection_s + times.shrink_s,
+                                    units=m.units))
         else:
             before, after = restart_parts(times, load_s, m.hosts_out > 0)
             out.append(FailureClass(m.component, m.rate_per_s, RESTART, restart_s=before,
                                     resume_s=after, hosts_out=m.hosts_out,
-                                    repair_s=m.repair_s, speed=m.speed))
+                                    repair_s=m.repair_s, speed=m.speed, units=m.units))
     return tuple(out)
 
 
