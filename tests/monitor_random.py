@@ -47,6 +47,24 @@ def _code(rng: random.Random, steps: int, p_change: float):
     return values
 
 
+def _xid_totals(codes: list[float]) -> dict[str, list]:
+    """DCGM_EXP_XID_ERRORS_TOTAL per Xid code from a last-Xid gauge's values: each change
+    to a code is one error of it; a code's series is absent until its first error (the
+    draws are those of the old gauge, so the other series keep theirs)."""
+    out: dict[str, list] = {}
+    previous = 0.0
+    for step, code in enumerate(codes):
+        if code != previous and code:
+            key = str(int(code))
+            series = out.setdefault(key, [None] * step)
+            series.append((series[-1] or 0.0) + 1.0 if series else 1.0)
+        for series in out.values():
+            if len(series) < step + 1:
+                series.append(series[-1])
+        previous = code
+    return out
+
+
 def _gpus(kit: Kit, rng: random.Random, steps: int, interval: int) -> None:
     ctx, t = kit.ctx, kit.ctx.config.thresholds
     gpus = [kit.gpu(0), kit.gpu(1), kit.gpus_of(kit.host(1))[0]]
@@ -60,7 +78,8 @@ def _gpus(kit: Kit, rng: random.Random, steps: int, interval: int) -> None:
                                               for u in util])
         kit.gpu_series("gpu_temperature", gpu, _gauge(rng, steps, 55, 75))
         kit.gpu_series("gpu_power", gpu, _gauge(rng, steps, 0.55 * tdp, 0.9 * tdp))
-        kit.gpu_series("gpu_xid", gpu, _code(rng, steps, 0.05))
+        for code, values in _xid_totals(_code(rng, steps, 0.05)).items():
+            kit.gpu_series("gpu_xid", gpu, values, xid=code)
         kit.gpu_series("gpu_thermal_violation", gpu, _counter(
             rng, steps, 0.1 * interval / t.thermal_violation_unit_s))
         kit.gpu_series("nvlink_tx_bytes", gpu, _gauge(rng, steps, 0.85 * cap, cap))

@@ -4,6 +4,7 @@ validation against NVIDIA's published NVL72 rack power, and the planner's energy
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -132,3 +133,63 @@ def test_racks_that_cannot_be_built_are_refused(tmp_path, racks, path):
     with pytest.raises(InputError) as err:
         load_cluster(file)
     assert err.value.path == path
+
+
+def test_catalogued_host_height_packs_the_rack():
+    """DGX B200 is 10U (NVIDIA DGX B200 user guide, Mechanical Specifications): four to a
+    48U rack at 57.2 kW, not twelve 4U hosts at 171.6 kW (the old default without
+    host.rack_units)."""
+    _, fac = _report("dgx-b200-superpod-4su")
+    assert fac["racks"]["hosts_per_rack"] == 4
+    assert fac["power"]["rack"]["total_w"] == pytest.approx(4 * 14.3e3)
+    assert any("10U (catalog (dgx-b200))" in n for n in fac["notes"])
+
+
+def test_a_catalogued_host_that_cannot_fit_is_refused(tmp_path):
+    """Twelve DGX B200 (10U each, from the host catalog: none stated) need 120U."""
+    import yaml
+
+    from supernode.errors import InputError
+
+    doc = yaml.safe_load((Path(__file__).parents[1] / "src/supernode/data/clusters/"
+                          "dgx-b200-superpod-4su.yaml").read_text())
+    doc["racks"] = {"hosts_per_rack": 12, "cooling": "air"}
+    file = tmp_path / "c.yaml"
+    file.write_text(yaml.safe_dump(doc))
+    with pytest.raises(InputError) as err:
+        load_cluster(file)
+    assert err.value.path == "racks.hosts_per_rack" and "120U" in str(err.value)
+
+
+def test_rack_scale_weight_counts_shelves_spine_and_busbar():
+    """A GB300 NVL72 rack summed from parts: ~1.36 t like the GB200 NVL72 the presets
+    state (The Register), not 810 kg (trays at 20 kg, no power shelves, spine or busbar)."""
+    _, fac = _report("gb300-nvl72")
+    assert fac["floor"]["weight_source"] == "parts"
+    assert fac["floor"]["rack_weight_kg"] == pytest.approx(1360, rel=0.05)
+
+
+def test_an_unnamed_8_gpu_server_weighs_like_a_dgx(tmp_path):
+    """Four 8-GPU H200 hosts with no weight stated: the generic 8-GPU entry of the host
+    catalog (8U, a DGX H100/H200's 130.45 kg): a rack of four weighs 150 + 4 x 130.45 kg,
+    not 230 kg (20 kg per host); here one host per rack."""
+    import yaml
+
+    doc = {"name": "h200-racks",
+           "host": {"name": "h200-server", "accelerator": "h200-sxm-141gb",
+                    "accelerators_per_host": 8},
+           "scale_up": {"kind": "nvswitch", "size": 8, "switch": "nvswitch-gen3",
+                        "switch_chips": 4},
+           "supernodes": 1, "racks": {"hosts_per_rack": 1, "cooling": "air"}}
+    file = tmp_path / "c.yaml"
+    file.write_text(yaml.safe_dump(doc))
+    cluster = load_cluster(file)
+    fac = facility_report(cluster, topology_report(cluster), None).to_dict()
+    assert fac["floor"]["rack_weight_kg"] == pytest.approx(150 + 130.45)
+
+
+def test_gb200_presets_send_87_percent_of_the_heat_to_liquid():
+    """HPE GB200 NVL72 QuickSpecs: 115 of 132 kW liquid-cooled (87 %), as the presets'
+    comment says; they used the 80 % cold-plate default."""
+    for name in ("gb200-nvl72", "gb200-nvl72-superpod"):
+        assert load_cluster(name).spec.racks.liquid_heat_fraction == pytest.approx(0.87)

@@ -50,7 +50,7 @@ def test_monitor_rules_writes_every_artefact(generated):
         ["rules.yaml", "rules-tests.yaml", "rules-tests-long.yaml", "dcgm-counters.csv",
          "grafana-dashboard.json", "topology.prom", "alertmanager-inhibit.yaml",
          "manifest.json"])
-    assert manifest["alerting_rules"] == 27 and manifest["prometheus_major"] == 2
+    assert manifest["alerting_rules"] == 28 and manifest["prometheus_major"] == 2
     assert manifest["topology"] == {"gpus": 256, "hosts": 32, "nics": 256, "switches": 12,
                                     "racks": 8}
     assert {r["id"] for r in manifest["rules"]} >= {"SwitchPortDrops", "GpuXidErrorsRising"}
@@ -158,7 +158,8 @@ def test_health_json_and_fail_on():
     fired = {(a["alertname"], a["labels"].get("hostname", "")) for a in report["alerts"]}
     assert ("GpuXidErrorsRising", "dgx-h100-superpod-su-0003") in fired
     assert sum(1 for name, _ in fired if name == "LinkDown") == 3
-    assert report["skipped"]["samples"] == 96  # DCGM_FI_DEV_SM_CLOCK: not read by the rules
+    # not read by the rules: DCGM_FI_DEV_SM_CLOCK (96) and the last-Xid gauge (32 GPUs x 6)
+    assert report["skipped"]["samples"] == 96 + 192
     assert "NvlinkCrcErrors" in {n["rule"] for n in report["no_data"]}
     assert run("health", str(EXAMPLE / "snapshot-0.prom"), "--fail-on", "warning").exit_code == 0
 

@@ -86,7 +86,7 @@ def test_every_alert_of_the_full_pack_has_a_promtool_test(rendered):
     import yaml
 
     pack, artefacts = rendered[CASES[0][0]]
-    assert len(pack.alerts()) == 33
+    assert len(pack.alerts()) == 34
     files = artefacts.files
     tested = set()
     for name in ("rules-tests.yaml", "rules-tests-long.yaml"):

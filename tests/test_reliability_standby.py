@@ -34,13 +34,31 @@ def test_the_worst_scale_up_switch_tier_sets_the_share():
                                  "free_ports": {}}) is None
 
 
-def test_hgx_switch_ports_left_for_the_nvlink_network_are_spare():
-    # 4 NVSwitch chips of 64 ports on an HGX H100 board; 8 GPUs x 18 links use 144
+def test_hgx_switch_ports_left_for_the_nvlink_network_are_no_standby():
+    """An HGX H100 board: 4 NVSwitch chips of 64 ports, the 8 GPUs' 18 links use 144; the
+    other 112 lead off the board to an external NVLink network, and every GPU link is in
+    use, so the GPUs have no standby (it read 112 / 144 = 77.8 % before). One chip carries
+    5 of a GPU's 18 links (5/4/4/5: NVIDIA, 'Upgrading Multi-GPU Interconnectivity with
+    the Third-Generation NVIDIA NVSwitch'): the largest single loss is 5/18, not 0."""
     c = load_cluster("hgx-h100")
     h = hot_standby(c, topology_report(c).to_dict())
     assert (h.source, h.tier, h.spare_ports, h.ports_in_use) == ("topology", "scale_up_l1",
-                                                                 112, 144)
-    assert h.share == pytest.approx(112 / 144)
+                                                                 0, 144)
+    assert h.share == 0.0
+    assert h.largest_single_loss == pytest.approx(5 / 18)
+
+
+def test_hgx_report_names_its_largest_single_scale_up_loss():
+    """The folded baseboard NVSwitch (counted in ``gpu``) still sets the largest single
+    scale-up loss of the report (it read 0.0 % before)."""
+    d = assess_reliability(load_cluster("hgx-h100"), load_workload("llama3-8b"),
+                           plan_from_data({"tp": 8, "pp": 1, "dp": 1,
+                                           "global_batch_sequences": 8}),
+                           ReliabilityOptions(days=5, runs=4, what_if=False, workers=1)
+                           ).to_dict()
+    hot = d["hot_standby"]
+    assert hot["share"] == 0.0 and not hot["covers_single_failure"]
+    assert hot["largest_single_failure_loss"] == pytest.approx(5 / 18)
 
 
 def test_stated_share_wins_and_a_mesh_has_none(tmp_path):
@@ -61,13 +79,16 @@ def test_the_reliability_model_absorbs_with_the_same_share(tmp_path):
             **{**options.__dict__, **kw})).to_dict()
         return next(m for m in d["blast_radius"] if m["component"] == "nvswitch"), d
 
+    # a live switch fault stops the job either way; the standby decides the restart's speed
     measured, d = nvswitch(load_cluster("gb200-nvl72"))
-    assert measured["effect"] == "degrade" and d["hot_standby"]["source"] == "topology"
+    assert measured["effect"] == "interrupt" and d["hot_standby"]["source"] == "topology"
+    assert measured["bandwidth_loss"] == pytest.approx(1 / 18) and measured["speed"] < 1
     stated, d = nvswitch(_preset("gb200-nvl72", tmp_path, {"hot_standby_share": 0.06}))
-    assert stated["effect"] == "absorbed" and d["hot_standby"]["share"] == 0.06
+    assert stated["effect"] == "interrupt" and d["hot_standby"]["share"] == 0.06
+    assert stated["bandwidth_loss"] == 0 and stated["speed"] == 1
     assert d["rules"][1] == {"id": "hot_standby_bandwidth", "metric": "hot_standby_share",
                              "value": 0.06, "threshold": 0.1, "comparison": ">=",
                              "passes": False, "source": "seed 001 §4.1"}
     what_if, d = nvswitch(_preset("gb200-nvl72", tmp_path, {"hot_standby_share": 0.06}),
                           hot_standby_share=0.0)
-    assert what_if["effect"] == "degrade" and d["hot_standby"]["source"] == "option"
+    assert what_if["bandwidth_loss"] > 0 and d["hot_standby"]["source"] == "option"

@@ -149,3 +149,24 @@ def _big_cluster():
         "supernodes": 12_500,
     }
     return resolve_cluster(validate_document(doc, ClusterSpec))
+
+
+def test_twin_port_cages_serve_two_ports_with_one_module():
+    """Quantum-2 QM9700: 32 twin-port OSFP cages for 64 ports (QM97XX user manual,
+    Interfaces); GB200 compute trays use single-port ConnectX-7 OSFP NICs. A GB200 NVL72
+    SuperPOD's leaf tier: 576 NIC modules + 576 / 2 switch modules = 864 (it counted the
+    1,152 link ends as modules); a DGX H100 SU's, 4 OSFP cages per 8 NICs on the host
+    (DGX H100 user guide) and twin-port at the leaf: 128 + 128."""
+    from supernode.facility import facility_report
+
+    c = load_cluster("gb200-nvl72-superpod")
+    report = topology_report(c)
+    assert report.optical_transceivers["leaf"] == 1152  # link ends: what fails
+    assert report.optical_modules == {"leaf": 864, "spine": 640}
+    fac = facility_report(c, report, None).to_dict()
+    assert fac["cabling"]["transceivers_total"] == 864 + 640
+    # power follows the bits: 288 + 640 switch-side 800G modules at 20 pJ/bit = 1,856 ends
+    # at 400G, as before
+    assert fac["power"]["fabric"]["optics_w"] == pytest.approx(1856 * 400e9 * 20e-12)
+    h100 = topology_report(load_cluster("dgx-h100-superpod-su"))
+    assert h100.optical_modules["leaf"] == 128 + 128

@@ -4,7 +4,8 @@ SuperPOD scalable unit (the ``dgx-h100-superpod-su`` preset, 32 hosts, 256 GPUs)
 What happens in them (the faults ``supernode health`` should find):
 
 * minute 2: GPU 2 of host 0001 retrains an NVLink (recovery counter 0 -> 1);
-* minute 3: GPU 5 of host 0003 logs Xid 79 (the Xid gauge changes 0 -> 79);
+* minute 3: GPU 5 of host 0003 logs Xid 79 (its DCGM_EXP_XID_ERRORS_TOTAL series
+  appears at 1; the last-Xid gauge changes 0 -> 79);
 * minute 4: the rail-3 NIC (mlx5_3) of hosts 0000, 0001 and 0002 goes down once, all
   three under leaf switch leaf03; port 17 of leaf03 starts discarding packets.
 
@@ -53,6 +54,10 @@ def gpu_lines(step: int) -> list[str]:
               "# TYPE DCGM_FI_DEV_XID_ERRORS gauge"]
     lines += [f"DCGM_FI_DEV_XID_ERRORS{{{labels(h, g)}}} "
               f"{79 if (h, g) == (3, 5) and step >= 3 else 0}" for h, g in watched]
+    # dcgm-exporter's per-code counter: a series appears at a code's first error
+    lines += ["# HELP DCGM_EXP_XID_ERRORS_TOTAL Total XID errors observed since exporter "
+              "start.", "# TYPE DCGM_EXP_XID_ERRORS_TOTAL counter"]
+    lines += [f'DCGM_EXP_XID_ERRORS_TOTAL{{{labels(3, 5)},xid="79"}} 1'] if step >= 3 else []
     lines += ["# HELP DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL Total number of NVLink "
               "recovery errors.", "# TYPE DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL counter"]
     lines += [f"DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL{{{labels(h, g)}}} "

@@ -44,6 +44,48 @@ def switches() -> dict[str, SwitchSpec]:
     return _unique(specs, "switch")
 
 
+class HostEntry(StrictModel):
+    """Height, weight and NIC cages of a named host (``data/catalog/hosts.yaml``)."""
+
+    name: str | None = Field(None, description="Host name (host.name of a cluster file).")
+    accelerators_per_host: int | None = Field(None, ge=1, description="Generic entries: the "
+                                                                       "accelerators they hold.")
+    rack_units: int = Field(ge=1, description="Height in rack units (U).")
+    weight_kg: float = Field(gt=0, description="Weight in kg.")
+    nic_ports_per_cage: int = Field(1, ge=1, description="NIC ports one optical module "
+                                                         "serves (twin-port OSFP cages: 2).")
+    source: str = Field(min_length=1, description="Where the figures come from.")
+
+
+class HostsFile(StrictModel):
+    """``data/catalog/hosts.yaml``."""
+
+    hosts: list[HostEntry]
+    generic: list[HostEntry]
+
+
+@lru_cache(maxsize=1)
+def hosts_file() -> HostsFile:
+    """The host catalog, validated."""
+    return validate_document(_read("catalog/hosts.yaml"), HostsFile,
+                             source="catalog/hosts.yaml")
+
+
+def find_host(name: str | None, accelerators_per_host: int, generic: bool = True
+              ) -> HostEntry | None:
+    """The catalog entry of a host: by ``name`` (case-insensitive), else (``generic``) the
+    generic one of its ``accelerators_per_host``; None when neither exists."""
+    data = hosts_file()
+    key = (name or "").lower()
+    for entry in data.hosts:
+        if entry.name and entry.name.lower() == key:
+            return entry
+    if not generic:
+        return None
+    return next((e for e in data.generic if e.accelerators_per_host == accelerators_per_host),
+                None)
+
+
 class ScaleUpHint(StrictModel):
     """The scale-up link of accelerators whose id contains ``fragment``."""
 

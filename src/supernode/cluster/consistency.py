@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from supernode.catalog import find_host
 from supernode.errors import InputError
 from supernode.spec.resolved import MAX_ACCELERATORS, Cluster, ports_per_dimension
 from supernode.topology.sizing import RadixError, size_fat_tree
@@ -44,7 +45,10 @@ def _check_racks(cluster: Cluster) -> None:
         raise InputError("racks.switch_trays_per_rack",
                          f"switch trays need a switched scale-up domain (nvswitch or hybrid); "
                          f"scale_up.kind is {cluster.scale_up.kind!r}: use 0")
-    units = cluster.spec.host.rack_units
+    # the stated height, else a named host's from the host catalog (DGX B200 10U...)
+    host = cluster.spec.host
+    entry = find_host(host.name, host.accelerators_per_host, generic=False)
+    units = host.rack_units or (entry.rack_units if entry is not None else None)
     if units is not None:
         height = racks.hosts_per_rack * units + racks.switch_trays_per_rack
         if height > MAX_RACK_UNITS:

@@ -148,6 +148,27 @@ def _print(result: ReliabilityResult, plots: list[str], note: str | None) -> Non
                  f"{inter['failures_per_day']:.3g} failures/day, "
                  f"{inter['interruptions_per_day']:.3g} job interruptions/day "
                  f"(MTBF {inter['job_mtbf_s'] / 3600:.3g} h)", highlight=False)
+    lv = d["level"]
+    at = {row["name"]: row for row in lv["at"]}
+    sources = [row for row in lv["at"] if row["name"] != "default"]
+    low, high = (min(sources, key=lambda r: r["failures_per_1000_node_days"]),
+                 max(sources, key=lambda r: r["failures_per_1000_node_days"]))
+    stdout.print(f"failure level {lv['failures_per_1000_node_days']:.3g} per 1,000 node-days "
+                 f"({lv['combined']} of "
+                 + " and ".join(f"{r['name']} {r['failures_per_1000_node_days']:.3g}"
+                                for r in sources)
+                 + f"): interruptions/day {at['default']['interruptions_per_day']:.3g} "
+                 f"({low['name']} {low['interruptions_per_day']:.3g} .. {high['name']} "
+                 f"{high['interruptions_per_day']:.3g}), analytic goodput "
+                 f"{at['default']['analytic_goodput']:.4f} ({low['name']} "
+                 f"{low['analytic_goodput']:.4f} .. {high['name']} "
+                 f"{high['analytic_goodput']:.4f})", highlight=False)
+    assumed = inter["assumed_rates"]
+    if assumed["components"]:
+        stdout.print(f"assumed rates (no public fleet statistic): "
+                     f"{', '.join(assumed['components'])}: {assumed['share']:.0%} of the "
+                     f"interruptions; override with --rate COMPONENT=PER_YEAR",
+                     highlight=False)
     stdout.print(_blast_table(d))
     c = d["checkpoint"]
     stdout.print(f"checkpoint {c['size_bytes'] / 1e12:.3g} TB ({c['mode']}): stops training "
@@ -181,7 +202,9 @@ def _blast_table(d: dict) -> Table:
     step = d["job"]["step_time_s"]
     for row in d["blast_radius"]:
         speed = row["speed"]
-        shown = f"{step / speed:.4g}" if row["effect"] != "interrupt" and speed > 0 else "-"
+        # an interruption's step time is that of its restart when it runs degraded
+        degraded = row["effect"] != "interrupt" or speed < 1
+        shown = f"{step / speed:.4g}" if degraded and speed > 0 else "-"
         table.add_row(row["component"], row["location"], f"{row['failures_per_day']:.3g}",
                       row["detection"], rich_safe(row["takes_down"]), row["effect"], shown)
     return table

@@ -44,8 +44,10 @@ def counts_table(report: TopologyReport) -> Table:
     """Switches, links, cables and optical transceivers per tier."""
     table = Table(title=f"{rich_safe(report.name)}: counts per tier", box=box.SIMPLE_HEAD,
                   caption="used/sw: most ports used on one switch; free: unused ports of "
-                          "the tier; optics: transceivers (2 per optical cable)")
-    for col in ("tier", "switches", "radix", "used/sw", "free", "links", "cables", "optics"):
+                          "the tier; optics: link ends (2 per optical cable); modules: "
+                          "transceivers (a twin-port OSFP cage serves 2 ends)")
+    for col in ("tier", "switches", "radix", "used/sw", "free", "links", "cables", "optics",
+                "modules"):
         table.add_column(col, justify="left" if col == "tier" else "right")
     for tier in LINK_TIERS:
         if tier not in report.links and tier not in report.switches:
@@ -55,10 +57,12 @@ def counts_table(report: TopologyReport) -> Table:
             _num(report.ports_used_per_switch.get(tier)), _num(report.free_ports.get(tier)),
             _num(report.links.get(tier)), _num(report.cables.get(tier, 0)),
             _num(report.optical_transceivers.get(tier, 0)),
+            _num(report.optical_modules.get(tier, 0)),
         )
     table.add_row("total", _num(sum(report.switches.values())), "", "", "",
                   _num(sum(report.links.values())), _num(sum(report.cables.values())),
-                  _num(sum(report.optical_transceivers.values())), style="bold")
+                  _num(sum(report.optical_transceivers.values())),
+                  _num(sum(report.optical_modules.values())), style="bold")
     return table
 
 

@@ -51,8 +51,10 @@ def cabling_plan(cluster: Cluster, topo: TopologyReport, plan: RackPlan,
         "scale_out_links_per_rack": links_per_rack,
         "fibre_cores_per_rack": cores,
         "structured_cabling_cores": data["structured_cabling_cores"],
-        "transceivers": dict(topo.optical_transceivers),
-        "transceivers_total": sum(topo.optical_transceivers.values()),
+        # modules, a twin-port OSFP cage's counted once (the ends: two per optical cable)
+        "transceivers": dict(topo.optical_modules),
+        "transceivers_total": sum(topo.optical_modules.values()),
+        "transceiver_ends": dict(topo.optical_transceivers),
         "cables": dict(topo.cables), "cables_total": sum(topo.cables.values()),
         "scale_up": {"medium": up.medium, "racks_per_domain": racks_per_domain,
                      "run_m": up_run, "copper_reach_m": copper_reach_m(up_gbit)

@@ -1,7 +1,8 @@
 """The floor: rack weight against the floor rating, rows, aisles and rack positions.
 
-A rack's weight is the stated ``racks.weight_kg``, else the sum of its parts (hosts,
-switch trays, an empty rack, liquid manifolds; ``weight.*`` in the facility data). Its
+A rack's weight is the stated ``racks.weight_kg``, else the sum of its parts (hosts at their
+stated or catalogued weight, an empty rack, liquid manifolds, and for a rack-scale domain its
+switch trays, power shelves, NVLink spine and busbar; ``weight.*`` in the facility data). Its
 load is weight over footprint (the rack's own area, the conservative reading of a floor
 rating). Racks are placed in rows of ``facility.racks_per_row``, compute racks first, a
 network rack at the end; rows are ``rack depth + aisle`` apart (seed 001 §3.4: >= 1.2 m).
@@ -13,6 +14,7 @@ import math
 from typing import Any
 
 from supernode.facility.data import facility_data
+from supernode.facility.hosts import host_weight_kg
 from supernode.facility.racks import RackPlan
 from supernode.spec.resolved import Cluster
 
@@ -26,12 +28,17 @@ def rack_weight_kg(cluster: Cluster, plan: RackPlan) -> tuple[float, str]:
     if racks is not None and racks.weight_kg:
         return racks.weight_kg, "stated"
     data = facility_data()["weight"]
-    host = cluster.spec.host
-    host_kg = host.weight_kg or data["per_rack_unit_kg"] * (host.rack_units or 1)
+    host_kg, _ = host_weight_kg(cluster)
     liquid = plan.cooling in ("liquid", "hybrid", "immersion")
     total = (data["empty_rack_kg"] + min(plan.hosts_per_rack, cluster.hosts) * host_kg
-             + plan.switch_trays_per_rack * data["per_rack_unit_kg"]
              + (data["liquid_manifold_kg"] if liquid else 0.0))
+    if plan.switch_trays_per_rack:
+        # a rack-scale domain (NVL72 class): switch trays, the power shelves feeding the
+        # trays, the NVLink cable spine and the DC busbar (DGX GB200 user guide, Hardware)
+        scale = data["rack_scale"]
+        total += (plan.switch_trays_per_rack * scale["switch_tray_kg"]
+                  + scale["power_shelves"] * scale["power_shelf_kg"]
+                  + scale["nvlink_spine_kg"] + scale["busbar_kg"])
     return total, "parts"
 
 

@@ -175,10 +175,15 @@ def _fabric_power(cluster: Cluster, topo: TopologyReport) -> dict[str, float]:
     data = facility_data()["power"]
     box_w = switch_power_w(out.switch, data["switch_box_pj_per_bit"])
     switches = sum(topo.switches.get(t, 0) for t in ("leaf", "spine", "core"))
-    optics = sum(topo.optical_transceivers.get(t, 0) for t in ("leaf", "spine", "core"))
-    in_hosts = cluster.hosts * cluster.host.nic_count if out.medium in ("optical", "mixed") else 0
-    optics = max(optics - in_hosts, 0)
-    optics_w = optics * transceiver_w(out.switch.port_bandwidth_bytes_per_s * 8 / 1e9)
+    # switch-end modules: a leaf link has one, a switch-to-switch link two; a twin-port cage
+    # serves ports_per_cage of them, its module carrying their bits (energy per bit)
+    per_cage = max(1, out.switch.ports_per_cage)
+    optics = 0
+    for tier in ("leaf", "spine", "core"):
+        links = topo.optical_transceivers.get(tier, 0) // 2
+        optics += (1 if tier == "leaf" else 2) * math.ceil(links / per_cage)
+    optics_w = optics * transceiver_w(per_cage * out.switch.port_bandwidth_bytes_per_s * 8
+                                      / 1e9)
     return {"switches": switches, "switches_w": switches * box_w, "optics": optics,
             "optics_w": optics_w, "total_w": switches * box_w + optics_w}
 

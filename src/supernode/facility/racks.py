@@ -1,8 +1,9 @@
 """How the cluster fills racks: compute racks, network racks, what each holds.
 
 The cluster file's ``racks`` block says how many hosts and scale-up switch trays a rack
-holds; without it, hosts are packed by height (``weight.rack_units`` U per rack) and the
-assumption is reported. Fabric switches (leaf, spine, core) go to network racks of
+holds (refused at load when they cannot fit); without it, hosts are packed by height (the
+host's from the cluster file, else the host catalog: :mod:`supernode.facility.hosts`) and
+the assumption is reported. Fabric switches (leaf, spine, core) go to network racks of
 ``layout.switches_per_network_rack`` each.
 """
 
@@ -12,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from supernode.facility.data import facility_data
+from supernode.facility.hosts import host_rack_units
 from supernode.spec.resolved import Cluster
 from supernode.topology.metrics import TopologyReport
 
@@ -46,14 +48,16 @@ def rack_plan(cluster: Cluster, topo: TopologyReport) -> RackPlan:
     """Racks of ``cluster`` from its ``racks`` block (or packed by height, noted)."""
     spec = cluster.spec.racks
     notes: list[str] = []
+    units = facility_data()["weight"]["rack_units"]
+    height, source = host_rack_units(cluster)
     if spec is not None:
+        # a stated packing is checked at load (cluster/consistency.py, catalogued heights)
         per_rack, trays, cooling = spec.hosts_per_rack, spec.switch_trays_per_rack, spec.cooling
     else:
-        units = facility_data()["weight"]["rack_units"]
-        per_rack = max(1, units // (cluster.spec.host.rack_units or 4))
+        per_rack = max(1, units // height)
         trays, cooling = 0, None
-        notes.append(f"no racks block: {per_rack} hosts per rack assumed (a {units}U rack); "
-                     "state racks.hosts_per_rack")
+        notes.append(f"no racks block: {per_rack} hosts of {height}U ({source}) per rack "
+                     f"assumed (a {units}U rack); state racks.hosts_per_rack")
     compute = math.ceil(cluster.hosts / per_rack)
     chips = sum(topo.switches.get(t, 0) for t in SCALE_UP_SWITCH_TIERS)
     fabric = sum(topo.switches.get(t, 0) for t in FABRIC_SWITCH_TIERS)

@@ -46,6 +46,8 @@ class LabelNames(StrictModel):
     switch_port: str = Field(description="Switch port label (infiniband_exporter: port).")
     cdu: str = Field(description="CDU label of coolant sensor series.")
     rack: str = Field(description="Rack label of rack air sensor series.")
+    xid: str = Field("xid", description="Xid code label of DCGM_EXP_XID_ERRORS_TOTAL "
+                                        "(dcgm-exporter: xid).")
 
     @field_validator("*")
     @classmethod
@@ -87,6 +89,8 @@ class Thresholds(StrictModel):
     link_saturation_ratio: float = Field(gt=0, le=1)
     link_saturation_for_s: PositiveInt
     xid_min_events_24h: PositiveInt
+    xid_application_codes: list[PositiveInt] = Field(
+        min_length=1, description="Xid codes left out of the Xid trend (application faults).")
     thermal_violation_ratio: float = Field(gt=0, le=1)
     thermal_violation_unit_s: PositiveFloat
     busy_utilisation_percent: float = Field(ge=0, le=100)
@@ -125,6 +129,8 @@ class LinkBer(StrictModel):
                                           "watch level.")
     trend_window_s: PositiveInt = Field(description="Recent window of the trend.")
     history_window_s: PositiveInt = Field(description="Reference window of the trend.")
+    symbol_counter_max: PositiveInt = Field(65535, description="Value at which the "
+                                            "symbol_error counter saturates (16 bits).")
 
 
 class MonitorConfig(StrictModel):

@@ -14,7 +14,8 @@ from importlib import resources
 from supernode.spec.loader import parse_text
 from supernode.textsafe import comment_safe
 
-PREFIX = "DCGM_FI_"
+#: DCGM fields, and the exporter's own metrics (DCGM_EXP_XID_ERRORS_TOTAL).
+PREFIX = ("DCGM_FI_", "DCGM_EXP_")
 
 
 @cache

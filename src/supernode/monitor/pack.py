@@ -37,7 +37,7 @@ ALL_ALERTS = (
     "NvswitchTemperatureAboveBaseline", "NvswitchPowerBaselineDeviation",
     "NvswitchFatalError", "SwitchPortDrops", "NicPortDrops", "ScaleOutLinkSaturated",
     "LinkDown", "LinkBerAboveDrainThreshold", "SwitchPortBerAboveDrainThreshold",
-    "LinkBerRising", "LinkSnrBelowBaseline",
+    "LinkBerRising", "LinkSymbolCounterSaturated", "LinkSnrBelowBaseline",
     "CoolantDeltaTOutOfRange", "CoolantDeltaTCritical", "CoolantSupplyTemperatureHigh",
     "CoolantFlowBelowBaseline", "RackAirDeltaTHigh", "NvlinkFaultsInSupernode",
     "LinkFaultsUnderLeafSwitch", "FaultsUnderPowerShelf", "ThermalFaultsUnderCdu",

@@ -102,7 +102,7 @@ def alerts(ctx: PackContext) -> list[AlertRule]:
 
 
 def _counter_alerts(ctx: PackContext) -> list[AlertRule]:
-    t = ctx.config.thresholds
+    t, ber = ctx.config.thresholds, ctx.config.link_ber
     snr_mean, _, snr_enough = baseline_terms(ctx.rec(f"{SNR}_avg1h"), t.baseline_window_s)
     snr_low = ctx.rec(SNR).lt(snr_mean - t.link_snr_drop_db).and_(snr_enough)
     return [
@@ -124,6 +124,16 @@ def _counter_alerts(ctx: PackContext) -> list[AlertRule]:
                   "temperature).", "Check the transceiver and cable; if it flaps, replace "
                   "it; move the job's traffic off the rail.", "nic", 0, "network",
                   ("nic_link_downed",)),
+        AlertRule("LinkSymbolCounterSaturated",
+                  ctx.on_nic(ctx.sel("nic_symbol_errors").ge(ber.symbol_counter_max)),
+                  "warning", "seed 003 §4.2", f"{_nic(ctx)} symbol_error counter saturated "
+                  f"at {ber.symbol_counter_max:,}: its BER cannot be read",
+                  "The IB PortCounters SymbolErrorCounter is 16 bits and stops at its "
+                  "maximum (it does not wrap): rate() then reads 0 and the BER rules go "
+                  "blind. At the drain BER of 1e-12 a 400G link fills it in about 45 h.",
+                  "Read the BER from the 64-bit extended counters (mlxlink / UFM), clear "
+                  "the port counters (perfquery -R) and re-measure over the BER window.",
+                  "nic", 0, "network", ("nic_symbol_errors",)),
         AlertRule("LinkSnrBelowBaseline", snr_low, "warning", "seed 003 §4.2",
                   f"{_nic(ctx)} SNR {value('%.1f')} dB, {t.link_snr_drop_db:g} dB under its "
                   "baseline", "Link SNR is falling under its 7-day baseline.",

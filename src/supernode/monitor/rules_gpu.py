@@ -11,17 +11,17 @@ from __future__ import annotations
 
 from supernode.monitor.context import PackContext
 from supernode.monitor.placement import GPU_TOPOLOGY
-from supernode.monitor.promql import Aggregate, Call, Expr, RangeCall, Selector
+from supernode.monitor.promql import Aggregate, Call, Expr, Matcher, RangeCall, Selector
 from supernode.monitor.rules import AlertRule, RecordingRule
 from supernode.monitor.templates import label, value
 
 UTIL = "supernode:gpu_utilisation_percent:avg5m"
 SM_ACTIVE = "supernode:gpu_sm_active_ratio:avg5m"
 LATENCY_RISE = "supernode:collective_latency:rise_ratio"
-XID_1H = "supernode:gpu_xid_changes:1h"
-XID_1H_BEFORE = "supernode:gpu_xid_changes:1h_before"
-XID_24H = "supernode:gpu_xid_changes:24h"
-XID_24H_BEFORE = "supernode:gpu_xid_changes:24h_before"
+XID_1H = "supernode:gpu_xid_errors:1h"
+XID_1H_BEFORE = "supernode:gpu_xid_errors:1h_before"
+XID_24H = "supernode:gpu_xid_errors:24h"
+XID_24H_BEFORE = "supernode:gpu_xid_errors:24h_before"
 THROTTLE = "supernode:gpu_thermal_throttle:ratio10m"
 BUSY = {"temperature": "supernode:gpu_temperature_c:busy",
         "power": "supernode:gpu_power_w:busy"}
@@ -47,12 +47,10 @@ def signals(ctx: PackContext) -> list[RecordingRule]:
         RecordingRule(UTIL, ctx.on_gpu(ctx.over("avg_over_time", "gpu_utilisation", 300))),
         RecordingRule(SM_ACTIVE, ctx.on_gpu(ctx.over("avg_over_time", "gpu_sm_active", 300))),
         RecordingRule(LATENCY_RISE, ctx.on_host(lat)),
-        RecordingRule(XID_1H, ctx.on_gpu(ctx.over("changes", "gpu_xid", HOUR_S))),
-        RecordingRule(XID_1H_BEFORE, ctx.on_gpu(ctx.over("changes", "gpu_xid", HOUR_S,
-                                                         HOUR_S))),
-        RecordingRule(XID_24H, ctx.on_gpu(ctx.over("changes", "gpu_xid", DAY_S))),
-        RecordingRule(XID_24H_BEFORE, ctx.on_gpu(ctx.over("changes", "gpu_xid", DAY_S,
-                                                          DAY_S))),
+        RecordingRule(XID_1H, ctx.on_gpu(xid_events(ctx, HOUR_S))),
+        RecordingRule(XID_1H_BEFORE, ctx.on_gpu(xid_events(ctx, HOUR_S, HOUR_S))),
+        RecordingRule(XID_24H, ctx.on_gpu(xid_events(ctx, DAY_S))),
+        RecordingRule(XID_24H_BEFORE, ctx.on_gpu(xid_events(ctx, DAY_S, DAY_S))),
         RecordingRule(THROTTLE, ctx.on_gpu(ctx.over("rate", "gpu_thermal_violation", 600)
                                            * unit)),
     ]
@@ -61,6 +59,26 @@ def signals(ctx: PackContext) -> list[RecordingRule]:
         out.append(RecordingRule(f"{BUSY[kind]}_avg10m",
                                  RangeCall("avg_over_time", ctx.rec(BUSY[kind]), 600)))
     return out
+
+
+def xid_events(ctx: PackContext, range_s: int, offset_s: int = 0) -> Expr:
+    """Hardware Xid errors per GPU in ``range_s`` ending ``offset_s`` ago.
+
+    dcgm-exporter's ``DCGM_EXP_XID_ERRORS_TOTAL`` counts the errors of each Xid code (label
+    ``xid``) since the exporter started (``DCGM_FI_DEV_XID_ERRORS`` only holds the last
+    code, so repeats are invisible; ``DCGM_EXP_XID_ERRORS_COUNT`` is a gauge over a sliding
+    window, no counter). Application Xids (13, 31, 43, 45: NVIDIA's Xid catalog resolves
+    them with RESTART_APP / CHECK_APP, a user program's fault) are filtered out. A code's
+    series appears at its first error, so a series absent ``range_s`` before counts its
+    whole value; the others count their ``increase()`` (counter resets handled)."""
+    codes = "|".join(str(c) for c in ctx.config.thresholds.xid_application_codes)
+    series = ctx.sel("gpu_xid")
+    series = Selector(series.metric, (*series.matchers,
+                                      Matcher(ctx.config.labels.xid, "!~", codes)))
+    now = series.offset(offset_s)
+    new = now.unless(series.offset(offset_s + range_s))
+    grown = RangeCall("increase", now, range_s)
+    return Aggregate("sum", new.or_(grown), without=(ctx.config.labels.xid,))
 
 
 def baselines(ctx: PackContext) -> list[RecordingRule]:
@@ -110,8 +128,9 @@ def _xid(ctx: PackContext) -> list[AlertRule]:
     hourly = ctx.rec(XID_1H).gt(ctx.rec(XID_1H_BEFORE).or_(ctx.rec(XID_1H) * 0))
     daily = ctx.rec(XID_24H).gt(ctx.rec(XID_24H_BEFORE).or_(ctx.rec(XID_24H) * 0)) \
         .and_(ctx.rec(XID_24H).ge(t.xid_min_events_24h))
-    note = ("DCGM_FI_DEV_XID_ERRORS holds the last Xid, so the rule counts changes; a "
-            "repeated identical Xid is not a change.")
+    codes = ", ".join(str(c) for c in t.xid_application_codes)
+    note = (f"Counts DCGM_EXP_XID_ERRORS_TOTAL by Xid code, application Xids ({codes}) "
+            "left out; a repeated Xid counts each time.")
     return [
         AlertRule("GpuXidErrorsRising", hourly, "warning", "seed 001 §4.4",
                   f"{_where(ctx)}: {value('%.0f')} Xid event(s) in the last hour, more than "

@@ -273,3 +273,13 @@ def _as_value(value: Value) -> Value:
 def ramp(start: float, step: float, count: int) -> list[float]:
     """``count`` values from ``start`` rising by ``step`` (a counter)."""
     return [start + step * i for i in range(count)]
+
+
+def xid_counter(events: list[int]) -> list[Value]:
+    """``DCGM_EXP_XID_ERRORS_TOTAL`` of one (GPU, Xid code): absent until the first error
+    (at step ``events[0]``), then the count of errors so far, one more at each step of
+    ``events`` (held after the last)."""
+    out: list[Value] = [None] * events[0]
+    for step in range(events[0], events[-1] + 1):
+        out.append(float(sum(1 for e in events if e <= step)))
+    return out

@@ -120,6 +120,20 @@ def nic_ber(ctx: PackContext) -> Scenario:
         Check(3 * HOUR, "LinkBerAboveDrainThreshold", (kit.nic_alert(a),))], HOUR, long=True)
 
 
+def symbol_saturated(ctx: PackContext) -> Scenario:
+    """NIC A's symbol_error counter climbs 100 a minute from 65,000 and stops at 65,535 at
+    minute 6 (fires from then; its rate() reads 0 after). NIC B climbs from 60,000 (silent)."""
+    kit = Kit(ctx, 12)
+    a, b = kit.nic(0), kit.nic(1)
+    kit.nic_info(a, b)
+    top = float(ctx.config.link_ber.symbol_counter_max)
+    kit.nic_series("nic_symbol_errors", a, [min(top, 65000.0 + 100 * i) for i in range(12)])
+    kit.nic_series("nic_symbol_errors", b, ramp(60000.0, 100.0, 12))
+    return kit.scenario("LinkSymbolCounterSaturated", [
+        Check(3 * 60, "LinkSymbolCounterSaturated", ()),
+        Check(10 * 60, "LinkSymbolCounterSaturated", (kit.nic_alert(a),))])
+
+
 def ber_rising(ctx: PackContext) -> Scenario:
     """Hourly, 8 days. A: BER 0.25x the floor for 7 days, then 12.5x (fires); B: flat;
     C: 0.75x the floor on the last day (3x its history, but under the floor: silent)."""
@@ -158,5 +172,6 @@ SCENARIOS: dict[str, Callable[[PackContext], Scenario]] = {
     "LinkDown": link_down,
     "LinkBerAboveDrainThreshold": nic_ber,
     "LinkBerRising": ber_rising,
+    "LinkSymbolCounterSaturated": symbol_saturated,
     "LinkSnrBelowBaseline": snr,
 }

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from supernode.monitor.context import PackContext
 from supernode.monitor.placement import GpuPlace, HostPlace
-from supernode.monitor.scenarios import Check, Kit, Scenario, _frozen, ramp
+from supernode.monitor.scenarios import Check, Kit, Scenario, _frozen, ramp, xid_counter
 
 HOUR = 3600
 
@@ -136,7 +136,7 @@ def _xid_hosts(ctx: PackContext, name: str, parent: str, hosts: list[HostPlace],
     for host in (*hosts, other):
         gpu = kit.gpus_of(host)[0]
         _healthy(kit, gpu)
-        kit.gpu_series("gpu_xid", gpu, [0.0] * 5 + [48.0])
+        kit.gpu_series("gpu_xid", gpu, xid_counter([5]), xid="48")
     value = getattr(hosts[0], parent)
     return kit.scenario(name, [Check(3 * 60, name, ()),
                                Check(10 * 60, name, (_parent(ctx, parent, value),))])

@@ -11,7 +11,15 @@ from collections.abc import Callable
 
 from supernode.monitor.context import PackContext
 from supernode.monitor.infometrics import host_labels
-from supernode.monitor.scenarios import Check, Kit, Scenario, _frozen, known, ramp
+from supernode.monitor.scenarios import (
+    Check,
+    Kit,
+    Scenario,
+    _frozen,
+    known,
+    ramp,
+    xid_counter,
+)
 
 HOUR = 3600
 
@@ -40,30 +48,34 @@ def bottleneck(ctx: PackContext) -> Scenario:
 
 
 def xid_hourly(ctx: PackContext) -> Scenario:
-    """GPU A: first Xid (79) at minute 100: 1 change this hour vs 0 before (fires).
-    GPU B: one change in each hour (43 at 30, 45 at 100): not rising (silent)."""
+    """GPU A: first Xid 79 at minute 100: its series is new this hour, 1 error vs 0 the
+    hour before (fires). GPU B: hardware Xid 48 at minutes 20, 30, 40, then 100: 1 this
+    hour vs 2-3 before (silent at both checks), and application Xid 43 five times this
+    hour (left out: would fire if counted)."""
     kit = Kit(ctx, 111)
     a, b = kit.gpu(0), kit.gpu(1)
     kit.gpu_info(a, b)
-    kit.gpu_series("gpu_xid", a, [0.0] * 100 + [79.0])
-    kit.gpu_series("gpu_xid", b, [0.0] * 30 + [43.0] * 70 + [45.0])
+    kit.gpu_series("gpu_xid", a, xid_counter([100]), xid="79")
+    kit.gpu_series("gpu_xid", b, xid_counter([20, 30, 40, 100]), xid="48")
+    kit.gpu_series("gpu_xid", b, xid_counter([60, 70, 80, 90, 100]), xid="43")
     return kit.scenario("GpuXidErrorsRising", [
         Check(95 * 60, "GpuXidErrorsRising", ()),
         Check(110 * 60, "GpuXidErrorsRising", (kit.gpu_alert(a),))])
 
 
 def xid_daily(ctx: PackContext) -> Scenario:
-    """Hourly steps; at 44 h the last day [20 h, 44 h] is compared with the day before.
-    A: changes at 10 h, 30 h, 40 h: 2 vs 1 (fires). B: 3 vs 3 (2, 6, 10 h and 30, 34,
-    38 h: flat, silent). C: one change at 30 h, under the 2-event minimum (silent)."""
+    """Hourly steps; at 44 h the last day (20-44 h) is compared with the day before.
+    A: Xid 48 at 10 h, Xid 79 at 30 h and 40 h: 2 vs 1 (fires). B: Xid 79 at 2, 6, 10 h
+    and at 30, 38 h: 2 vs 3 (silent), with application Xid 13 at 25-40 h (left out).
+    C: one Xid 79 at 30 h, under the 2-event minimum (silent)."""
     kit = Kit(ctx, 45)
     a, b, c = kit.gpu(0), kit.gpu(1), kit.gpu(2)
     kit.gpu_info(a, b, c)
-    kit.gpu_series("gpu_xid", a, [0.0] * 10 + [31.0] * 20 + [43.0] * 10 + [79.0])
-    b_values = [0.0] * 2 + [31.0] * 4 + [33.0] * 4 + [31.0] * 20 + [43.0] * 4 + [45.0] * 4 \
-        + [43.0]
-    kit.gpu_series("gpu_xid", b, b_values)
-    kit.gpu_series("gpu_xid", c, [0.0] * 30 + [43.0])
+    kit.gpu_series("gpu_xid", a, xid_counter([10]), xid="48")
+    kit.gpu_series("gpu_xid", a, xid_counter([30, 40]), xid="79")
+    kit.gpu_series("gpu_xid", b, xid_counter([2, 6, 10, 30, 38]), xid="79")
+    kit.gpu_series("gpu_xid", b, xid_counter(list(range(25, 41))), xid="13")
+    kit.gpu_series("gpu_xid", c, xid_counter([30]), xid="79")
     return kit.scenario("GpuXidErrorsRising24h", [
         Check(44 * HOUR, "GpuXidErrorsRising24h", (kit.gpu_alert(a),))], HOUR, long=True)
 

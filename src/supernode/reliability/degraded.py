@@ -23,7 +23,7 @@ from supernode.collectives.fabric import Fabric
 from supernode.errors import InputError
 from supernode.estimate.model import Estimate, estimate_plan
 from supernode.estimate.system import SystemModel
-from supernode.reliability.domains import DEGRADE, FailureMode, with_speed
+from supernode.reliability.domains import DEGRADE, INTERRUPT, FailureMode, with_speed
 from supernode.spec.plan import ParallelPlan
 from supernode.spec.workload import WorkloadSpec
 
@@ -107,7 +107,8 @@ def price_modes(job: Job, modes: list[FailureMode], netsim: dict[str, float] | N
     """Every mode with its degraded speed: estimate (or netsim step ratio where given)."""
     out, cache = [], {}
     for mode in modes:
-        if mode.effect != DEGRADE or mode.tier is None:
+        # a degrading mode, or an interruption whose restart runs degraded (a lost plane)
+        if mode.effect not in (DEGRADE, INTERRUPT) or mode.tier is None:
             out.append(mode)
             continue
         key = (mode.tier, round(mode.bandwidth_loss, 9))

@@ -4,9 +4,11 @@ One :class:`FailureMode` per (component, location) of the job's inventory, from 
 
 * a GPU or its HBM, a host, a PSU, a NIC: the host (tray) leaves the job; the job restarts
   from its checkpoint, unless it can isolate the host and shrink data parallelism;
-* one scale-up switch chip (plane): the domain's scale-up bandwidth drops by ``1/planes``;
-  one cabled NVLink: its GPU loses ``1/links`` and, collectives running at the slowest
-  rank's pace, so does its domain. A hot standby of at least that share absorbs either;
+* one cabled NVLink: a live link fault (Xid 74) stops the job and NVIDIA's health checks
+  drain the GPU with an inactive link, so its tray leaves the job (restart on a spare tray);
+  one scale-up switch chip (plane): the job stops and restarts with the domain's scale-up
+  bandwidth ``1/planes`` lower until the tray is replaced; a hot standby of at least that
+  share keeps the restarted job at full speed;
 * a NIC-to-leaf link or transceiver: its host loses a rail (the job stops; with dual-homed
   NICs the host runs on the other leaf at reduced bandwidth);
 * a leaf: every host under it loses a rail; a spine, core or switch-to-switch link: the
@@ -56,6 +58,8 @@ class FailureMode:
     speed: float = 1.0
     netsim_spec: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: Share of its scale-up domain's bandwidth the failed unit carried (before standby).
+    domain_loss: float = 0.0
 
     def to_dict(self) -> dict:
         """JSON-ready row of the blast-radius table."""
@@ -64,7 +68,8 @@ class FailureMode:
                 "detection": self.detection, "takes_down": self.takes_down,
                 "gpus_out": self.gpus_out, "hosts_out": self.hosts_out, "effect": self.effect,
                 "bandwidth_loss": self.bandwidth_loss, "tier": self.tier, "speed": self.speed,
-                "netsim_spec": self.netsim_spec, "notes": self.notes}
+                "netsim_spec": self.netsim_spec, "notes": self.notes,
+                "domain_loss": self.domain_loss}
 
 
 def _fabric_widths(cluster: Cluster) -> dict[str, float]:
@@ -131,16 +136,37 @@ def _mode(cluster: Cluster, inv: Inventory, rate: ComponentRate, location: str, 
                                       f"({hosts * per_host:,} GPUs; no spare CDU)",
                            gpus_out=hosts * per_host, hosts_out=hosts, effect=INTERRUPT)
     if location.startswith("scale_up"):
-        loss = _scale_up_loss(cluster, location, c, inv)
-        effect = ABSORBED if standby >= loss else DEGRADE
-        what = "one plane" if c == "nvswitch" else "one link of a GPU"
-        spec = f"switch:{location}/0/0" if c == "nvswitch" else None
-        return FailureMode(**base, detection="switch" if c == "nvswitch" else "link",
-                           takes_down=f"{what}: the domain's scale-up bandwidth -{loss:.1%}",
-                           gpus_out=0, hosts_out=0, effect=effect,
-                           bandwidth_loss=max(0.0, loss - standby), tier="scale_up",
-                           netsim_spec=spec)
+        return _scale_up_mode(base, cluster, inv, c, location, standby)
     return _fabric_mode(base, c, location, per_host, dual_homed, widths, cluster)
+
+
+def _scale_up_mode(base: _ModeBase, cluster: Cluster, inv: Inventory, c: str, location: str,
+                   standby: float) -> FailureMode:
+    """A cabled NVLink or a scale-up switch chip: a live fault stops the job.
+
+    A live NVLink fault is Xid 74 (NVIDIA Xid catalog: ``NVLINK_ERROR``), and NVIDIA's
+    health check ``nvlink_active`` (max 0 inactive links per GPU) drains the GPU, then resets
+    it (NVIDIA Health Validation, NVLink checks). So a lost cabled link takes its GPU's tray
+    out: the job restarts on a spare tray (or waits for the repair; ``shrink``: without it).
+    A lost switch chip faults every GPU's link through it; the job restarts with one plane
+    fewer, its domain ``1/planes`` slower until the switch tray is replaced, unless the hot
+    standby covers the plane (NVML reports such a fabric as ``DEGRADED_BW``).
+    """
+    per_host = inv.gpus_per_host
+    loss = _scale_up_loss(cluster, location, c, inv)
+    if c == "nvlink":
+        return FailureMode(**base, detection="link",
+                           takes_down=f"the job stops (Xid 74); its GPU's tray ({per_host} "
+                                      f"GPUs) is drained, restart on a spare tray",
+                           gpus_out=per_host, hosts_out=1, effect=INTERRUPT,
+                           domain_loss=loss)
+    after = max(0.0, loss - standby)
+    then = (f"restart a plane short (scale-up -{loss:.1%}) until the tray is replaced"
+            if after > 0 else f"restart; the hot standby covers the lost plane (-{loss:.1%})")
+    return FailureMode(**base, detection="switch", takes_down=f"the job stops; {then}",
+                       gpus_out=0, hosts_out=0, effect=INTERRUPT, bandwidth_loss=after,
+                       tier="scale_up" if after > 0 else None,
+                       netsim_spec=f"switch:{location}/0/0", domain_loss=loss)
 
 
 def _fabric_mode(base: _ModeBase, c: str, location: str, per_host: int, dual_homed: bool,

@@ -1,15 +1,18 @@
 """Monte Carlo goodput of one training job: seeded, numpy-vectorised within each run.
 
-One run draws every failure class's arrivals over the horizon (a Poisson process, or a
-Weibull renewal process of the same mean rate), then computes without an event loop:
+One run draws every failure class's arrivals over the horizon (a Poisson process, or the
+superposition of one stationary Weibull renewal process per unit of the class, of the
+unit's mean rate: units of a fleet in service at random ages), then computes without an
+event loop:
 
 1. **Spares.** A hardware failure takes ``hosts_out`` hosts out for ``repair_s``. The job may
    restart once the hosts out of service are no more than the spare hosts: the level of
    that step function is a cumulative sum over sorted boundaries, and the first time it is
    low enough after each failure is a reverse running minimum.
-2. **Progress clock.** Degrading failures (a lost plane, a lost uplink) slow the job to
-   ``speed`` until repaired; an isolated failure (``shrink``) pauses it, then runs it with
-   fewer replicas until a spare joins. Progress ``P(t) = ∫ speed`` is piecewise linear.
+2. **Progress clock.** Degrading failures (a lost uplink) slow the job to ``speed`` until
+   repaired, and so does a restart onto a degraded domain (a lost scale-up plane); an
+   isolated failure (``shrink``) pauses it, then runs it with fewer replicas until a spare
+   joins. Progress ``P(t) = ∫ speed`` is piecewise linear.
 3. **Restarts.** A restart-class failure at ``t`` loses the work since the last checkpoint;
    the job is back at ``max(t + restart_s, spare ready) + resume_s``. Between two failures it
    makes ``A = P(next) - P(back)`` of progress, kept in whole cycles of ``τ`` work plus a
@@ -46,6 +49,8 @@ class FailureClass:
     repair_s: float = 0.0
     speed: float = 1.0
     pause_s: float = 0.0
+    #: Units the class's rate covers (Weibull: one renewal process per unit).
+    units: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -62,12 +67,23 @@ class MonteCarloSpec:
     seed: int = 0
 
 
-def arrivals(rng: np.random.Generator, rate: float, horizon: float, shape: float) -> np.ndarray:
-    """Sorted arrival times in [0, horizon) of a renewal process of mean rate ``rate``."""
+#: Most units drawn as separate renewal processes; a class of more is split into this many.
+MAX_RENEWAL_UNITS = 1_000_000
+
+
+def arrivals(rng: np.random.Generator, rate: float, horizon: float, shape: float,
+             units: float = 1.0) -> np.ndarray:
+    """Sorted arrival times in [0, horizon) of ``units`` renewal processes (one per unit,
+    stationary) of total mean rate ``rate``: their superposition. One unit: an ordinary
+    renewal process from 0 (as before). Exponential (``shape`` 1): a Poisson process of
+    ``rate``, whatever the units."""
     if rate <= 0 or horizon <= 0:
         return np.empty(0)
     if shape == 1.0:
         return np.sort(rng.uniform(0.0, horizon, rng.poisson(rate * horizon)))
+    n = min(MAX_RENEWAL_UNITS, max(1, round(units)))
+    if n > 1:
+        return _unit_renewals(rng, rate / n, horizon, shape, n)
     scale = 1.0 / (rate * math.gamma(1.0 + 1.0 / shape))
     mean = rate * horizon
     times = np.cumsum(scale * rng.weibull(shape, int(mean + 6 * math.sqrt(mean) + 16)))
@@ -75,6 +91,27 @@ def arrivals(rng: np.random.Generator, rate: float, horizon: float, shape: float
         more = np.cumsum(scale * rng.weibull(shape, int(mean / 2 + 16)))
         times = np.concatenate([times, times[-1] + more])
     return times[times < horizon]
+
+
+def _unit_renewals(rng: np.random.Generator, rate: float, horizon: float, shape: float,
+                   n: int) -> np.ndarray:
+    """Superposed arrivals of ``n`` Weibull renewal processes, each of mean rate ``rate``,
+    in equilibrium (units of a fleet in service, at random ages: stationary renewal; its
+    count keeps the mean rate): the first arrival is the residual of a length-biased
+    interval, ``U L`` with ``(L / scale)^k ~ Gamma(1 + 1/k)`` (vectorised over the units
+    still inside the horizon)."""
+    scale = 1.0 / (rate * math.gamma(1.0 + 1.0 / shape))
+    length = scale * rng.gamma(1.0 + 1.0 / shape, 1.0, n) ** (1.0 / shape)
+    clock = rng.uniform(0.0, 1.0, n) * length
+    first = clock < horizon
+    out = [clock[first]]
+    alive = np.flatnonzero(first)
+    while alive.size:
+        clock[alive] += scale * rng.weibull(shape, alive.size)
+        inside = clock[alive] < horizon
+        out.append(clock[alive][inside])
+        alive = alive[inside]
+    return np.sort(np.concatenate(out)) if out else np.empty(0)
 
 
 def ready_times(t: np.ndarray, hosts: np.ndarray, repair: np.ndarray, spares: int
@@ -125,7 +162,7 @@ def progress_at(clock: tuple[np.ndarray, np.ndarray, np.ndarray], q: np.ndarray)
 def _draw(spec: MonteCarloSpec, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     times, owner = [], []
     for i, c in enumerate(spec.classes):
-        t = arrivals(rng, c.rate_per_s, spec.horizon_s, spec.weibull_shape)
+        t = arrivals(rng, c.rate_per_s, spec.horizon_s, spec.weibull_shape, c.units)
         times.append(t)
         owner.append(np.full(t.size, i, dtype=np.int64))
     t = np.concatenate(times) if times else np.empty(0)
@@ -158,6 +195,10 @@ def simulate_run(spec: MonteCarloSpec, run: int) -> np.ndarray:
     back = np.maximum(ts + pause, ready[shrink]) + spec.join_s
     windows += [np.column_stack([ts, ts + pause, np.zeros(ts.size)]),
                 np.column_stack([ts + pause, back, col["speed"][shrink]])]
+    # a restart onto a degraded domain (a lost scale-up plane) runs slower until the repair
+    slow = restart & (col["speed"] < 1.0)
+    windows.append(np.column_stack([t[slow], t[slow] + col["repair_s"][slow],
+                                    col["speed"][slow]]))
     clock = progress_clock(np.concatenate(windows))
     tr = t[restart]
     done = np.maximum(tr + col["restart_s"][restart], ready[restart]) + col["resume_s"][restart]

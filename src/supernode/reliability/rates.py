@@ -39,6 +39,8 @@ class LevelSpec(StrictModel):
     """Fleet-wide failures per 1,000 node-days (combined by geometric mean)."""
 
     failures_per_1000_node_days: list[PositiveFloat] = Field(min_length=1)
+    #: The cluster each level was measured on (same order).
+    names: list[str] | None = None
     gpus_per_node: PositiveInt
     source: str
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from supernode.reliability.level import level_sensitivity
 from supernode.reliability.montecarlo import METRICS
 from supernode.reliability.rates import DAY_S
 from supernode.reliability.recovery import RecoveryTimes, recovery_objective
@@ -90,11 +91,21 @@ class ReliabilityResult:
             failures[m.component] = failures.get(m.component, 0.0) + m.rate_per_s * DAY_S
             if m.effect == "interrupt":
                 stops[m.component] = stops.get(m.component, 0.0) + m.rate_per_s * DAY_S
+        # rates no public fleet statistic backs (an ASSUMPTION in the data file, not
+        # overridden by the cluster): their share of the interruptions is shown
+        assumed = sorted(c for c in failures if c in self.rates
+                         and self.rates[c].assumption
+                         and self.rates[c].source != "cluster override")
+        assumed_stops = sum(stops.get(c, 0.0) for c in assumed)
+        total = sum(stops.values())
         return {"failures_per_day": sum(failures.values()),
-                "interruptions_per_day": sum(stops.values()),
+                "interruptions_per_day": total,
                 "failures_per_day_by_component": failures,
                 "interruptions_per_day_by_component": stops,
-                "job_mtbf_s": self.scenario.mtbf_s}
+                "job_mtbf_s": self.scenario.mtbf_s,
+                "assumed_rates": {"components": assumed,
+                                  "interruptions_per_day": assumed_stops,
+                                  "share": assumed_stops / total if total > 0 else 0.0}}
 
     def recovery(self) -> dict[str, Any]:
         """Recovery paths and the 10-minute objective."""
@@ -106,9 +117,11 @@ class ReliabilityResult:
         """Hot-standby share against seed 001's 10 %, where it comes from (``topology``:
         spare switch ports, ``stated`` in the cluster, ``option``: a what-if, ``none``), and
         the largest single scale-up loss."""
-        losses = [m.bandwidth_loss + (self.scenario.design.hot_standby_share
-                                      if m.effect in ("degrade", "absorbed") else 0.0)
-                  for m in self.scenario.modes if m.tier == "scale_up"]
+        # one failed link or chip, before the standby: from the modes (a two-level domain's
+        # spine chips too) and from the domain itself (HGX counts its board's in ``gpu``)
+        losses = [m.domain_loss for m in self.scenario.modes if m.domain_loss > 0]
+        if self.standby is not None and self.standby.largest_single_loss > 0:
+            losses.append(self.standby.largest_single_loss)
         share = self.scenario.design.hot_standby_share
         worst = max(losses, default=0.0)
         origin = self.standby.to_dict() if self.standby else {"source": "option"}
@@ -156,15 +169,17 @@ class ReliabilityResult:
                           "assumption": r.assumption}
                       for n, r in self.rates.items() if n in self.inventory.components()},
             "interruptions": self.interruptions(),
+            "level": level_sensitivity(s, self.rates, self.times),
             "blast_radius": [m.to_dict() for m in s.modes],
             "degraded_modes": [{"component": m.component, "location": m.location,
                                 "effect": m.effect, "speed": m.speed,
                                 "step_time_s": j.nominal.step_time_s / m.speed if m.speed
                                 else None, "repair_s": m.repair_s}
                                for m in s.modes if m.effect in ("degrade", "shrink",
-                                                                "absorbed")],
+                                                                "absorbed") or m.speed < 1],
             "checkpoint": self.checkpoint(), "recovery": self.recovery(),
             "goodput": {"analytic": s.analytic_goodput, "degraded_share": s.degraded_share,
+                        "spare_wait_share": s.spare_wait_share,
                         "monte_carlo": mc},
             "hot_standby": self.hot_standby(), "what_if": [w.to_dict() for w in self.what_if],
             "rules": self.rule_checks(),

@@ -19,6 +19,7 @@ from supernode.reliability.standby import (
     HotStandby,
     hot_standby,
     measured_hot_standby,
+    on_board,
 )
 from supernode.rules._fmt import pct
 from supernode.rules.fabric_rules import fixed_topology
@@ -35,8 +36,8 @@ def _chips_fix(facts: Facts, hs: HotStandby, threshold: float) -> tuple[int, flo
     and the share the re-run topology measures with them (None when no such fix exists)."""
     up = facts.cluster.scale_up
     radix = facts.topology["radix"].get(hs.tier or "")
-    if not up.switch_chips or not radix or hs.tier is None:
-        return None
+    if not up.switch_chips or not radix or hs.tier is None or on_board(facts.topology, hs.tier):
+        return None  # a baseboard's switch chips are fixed by the board
     # a plane is one switch chip every card links to: more planes need more card ports
     per_plane = max(1, up.links_per_accelerator // up.switch_chips)
     most = facts.cluster.accelerator.scale_up_ports // per_plane
@@ -68,8 +69,10 @@ def _goodput_with(facts: Facts, threshold: float) -> str | None:
       at least 10 % spare switch bandwidth inside the switch cluster so that losing a
       link does not push bandwidth below the level at which training jobs stall.
       Measured as free ports over ports in use on the worst scale-up switch tier (spare
-      switch planes count in full), unless the cluster states reliability.hot_standby_share;
-      the reliability model absorbs every lost plane or link no larger than this share.""")
+      switch planes count in full; free ports of baseboard switch chips lead off the board
+      and count as none), unless the cluster states reliability.hot_standby_share; a live
+      NVLink fault stops the job either way, and the job restarted after a lost plane no
+      larger than this share runs at full speed.""")
 def hot_standby_bandwidth(facts: Facts, threshold: Threshold) -> Outcome:
     """The hot-standby share (stated, or measured from the topology's spare ports)."""
     hs = hot_standby(facts.cluster, facts.topology)

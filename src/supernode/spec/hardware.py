@@ -175,6 +175,8 @@ class SwitchSpec(StrictModel):
                           "Ethernet or RoCE in the name or marketing name: ethernet; "
                           "otherwise infiniband).")
     power_w: float | None = Field(None, gt=0, description="Switch power in W.")
+    ports_per_cage: int = Field(1, ge=1, le=8, description="Ports one optical module serves "
+                                "(twin-port OSFP cages: 2).")
     source: list[str] = Field(default_factory=list, description="Where each figure comes from.")
     confidence: Confidence | None = Field(None, description="How well the figures are sourced.")
     notes: str | None = Field(None, description="Caveats.")

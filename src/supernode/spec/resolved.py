@@ -68,6 +68,8 @@ class Switch:
     power_w: float | None
     #: What the ports speak (:data:`~supernode.spec.hardware.SwitchProtocol`).
     protocol: str = "infiniband"
+    #: Ports one optical module serves (twin-port OSFP cages: 2).
+    ports_per_cage: int = 1
 
     @property
     def ethernet(self) -> bool:
@@ -196,4 +198,5 @@ def convert_switch(spec: SwitchSpec) -> Switch:
         in_network_reduction=spec.in_network_reduction,
         power_w=spec.power_w,
         protocol=switch_protocol(spec),
+        ports_per_cage=spec.ports_per_cage,
     )

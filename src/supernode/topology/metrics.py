@@ -11,9 +11,11 @@ traces are not cables), and every optical cable has two transceivers.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from supernode.catalog import find_host
 from supernode.spec.resolved import Cluster
 from supernode.topology.cluster_graph import fabric_layout, host_link_count
 from supernode.topology.domain_metrics import DomainMetrics
@@ -44,6 +46,9 @@ class TopologyReport:
     links: dict[str, int]
     cables: dict[str, int]
     optical_transceivers: dict[str, int]
+    #: Optical modules per tier: link ends over the ports one module serves (a twin-port
+    #: OSFP cage serves two), the physical transceivers to buy and power.
+    optical_modules: dict[str, int]
     diameter_hops: dict[str, int | None]
     diameter_switch_hops: dict[str, int | None]
     mean_hops: dict[str, float | None]
@@ -95,6 +100,32 @@ def _cables(
     return _tiers(cables, LINK_TIERS), _tiers(optics, LINK_TIERS)
 
 
+def _modules(cluster: Cluster, fab: FabricMetrics | None, optics: dict[str, int]
+             ) -> dict[str, int]:
+    """Optical modules per tier: each optical link has two ends; on the scale-out tiers a
+    switch end shares a module with ``switch.ports_per_cage - 1`` others (Quantum-2 QM9700:
+    32 twin-port OSFP cages for 64 ports), and a NIC end with the host's
+    ``nic_ports_per_cage - 1`` (host catalog: DGX H100/B200, 4 OSFP cages for 8 NICs)."""
+    out = dict(optics)
+    so = cluster.scale_out
+    if fab is None or so is None:
+        return out
+    per_switch = max(1, so.switch.ports_per_cage)
+    entry = find_host(cluster.spec.host.name, cluster.host.accelerators_per_host,
+                      generic=False)
+    per_nic = entry.nic_ports_per_cage if entry is not None else 1
+    for tier in fab.links:
+        ends = optics.get(tier, 0)
+        if not ends:
+            continue
+        links = ends // 2
+        if tier == "leaf":  # NIC to leaf: a host end and a switch end
+            out[tier] = math.ceil(links / per_nic) + math.ceil(links / per_switch)
+        else:
+            out[tier] = 2 * math.ceil(links / per_switch)
+    return out
+
+
 def _latency(cluster: Cluster, dom: DomainMetrics, fab: FabricMetrics | None
              ) -> dict[str, float | None]:
     up = cluster.scale_up
@@ -141,6 +172,7 @@ def topology_report(cluster: Cluster) -> TopologyReport:
         links=_tiers(links, LINK_TIERS),
         cables=cables,
         optical_transceivers=optics,
+        optical_modules=_modules(cluster, fab, optics),
         diameter_hops={"scale_up": dom.diameter_hops,
                        "scale_out": fab.diameter_hops if fab else None},
         diameter_switch_hops={"scale_up": dom.diameter_switches,

@@ -61,7 +61,7 @@ class FabricPower(ResultModel):
 
     switches: int = field("Switch boxes.")
     switches_w: float = field("Their power (W).")
-    optics: int = field("Transceivers outside hosts.")
+    optics: int = field("Optical modules outside hosts (a twin-port cage counted once).")
     optics_w: float = field("Their power (W).")
     total_w: float = field("The fabric (W).")
 
@@ -219,8 +219,10 @@ class Cabling(ResultModel):
     scale_out_links_per_rack: int = field("Fabric links leaving one rack.")
     fibre_cores_per_rack: float = field("Fibre cores one rack needs.")
     structured_cabling_cores: int = field("Cores of one structured-cabling trunk.")
-    transceivers: dict[str, int] = field("Optical transceivers per tier.")
+    transceivers: dict[str, int] = field("Optical modules per tier (twin-port cages "
+                                         "counted once).")
     transceivers_total: int = field("All of them.")
+    transceiver_ends: dict[str, int] = field("Optical link ends per tier (two per cable).")
     cables: dict[str, int] = field("Cables per tier.")
     cables_total: int = field("All of them.")
     scale_up: ScaleUpRun = field("Scale-up runs.")

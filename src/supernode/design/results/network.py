@@ -127,7 +127,10 @@ class TopologyResults(ResultModel):
     switches: dict[str, int] = field("Switches per tier (scale_up_l1, leaf, spine, ...).")
     links: dict[str, int] = field("Links per tier (host, scale_up, leaf, ...).")
     cables: dict[str, int] = field("Copper or optical cables per tier.")
-    optical_transceivers: dict[str, int] = field("Optical transceivers per tier.")
+    optical_transceivers: dict[str, int] = field("Optical link ends per tier (two per "
+                                                 "optical cable).")
+    optical_modules: dict[str, int] = field("Optical modules per tier (a twin-port OSFP "
+                                            "cage serves two link ends).")
     diameter_hops: HopCounts = field("Longest shortest path, in links.")
     diameter_switch_hops: HopCounts = field("Longest shortest path, in switches crossed.")
     mean_hops: ScaleUpScaleOut = field("Mean path length, in links.")

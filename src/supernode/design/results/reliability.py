@@ -51,6 +51,34 @@ class FailureRate(ResultModel):
     assumption: str | None = field("The assumption made, or null.")
 
 
+class AssumedRates(ResultModel):
+    """The components whose default rate no public fleet statistic backs."""
+
+    components: list[str] = field("Components with an assumed rate (data file).")
+    interruptions_per_day: float = field("Their job interruptions per day.")
+    share: float = field("Their share of the job interruptions.")
+
+
+class LevelRow(ResultModel):
+    """The answer at one failure level."""
+
+    name: str = field("default, or the cluster the level was measured on (RSC-1, RSC-2).")
+    failures_per_1000_node_days: float = field("Job-interrupting failures per 1,000 "
+                                               "node-days.")
+    factor: float = field("Scale of the sourced rates against the default level.")
+    interruptions_per_day: float = field("Job interruptions per day at this level.")
+    analytic_goodput: float = field("Analytic goodput at this level.")
+
+
+class FailureLevel(ResultModel):
+    """The fleet failure level and how the answer moves between its sources."""
+
+    failures_per_1000_node_days: float = field("Default level (per 1,000 node-days).")
+    combined: str = field("How the sources are combined (geometric mean).")
+    source: str = field("The publication.")
+    at: list[LevelRow] = field("The answer at the default level and at each source's.")
+
+
 class Interruptions(ResultModel):
     """Failures and job interruptions per day."""
 
@@ -61,6 +89,7 @@ class Interruptions(ResultModel):
         "Interruptions per day by component.")
     job_mtbf_s: float | None = field("Mean time between job interruptions (s); null when "
                                      "nothing interrupts the job.")
+    assumed_rates: AssumedRates = field("Interruptions from rates with no public source.")
 
 
 class BlastRadiusRow(ResultModel):
@@ -81,6 +110,8 @@ class BlastRadiusRow(ResultModel):
     speed: float = field("Throughput while degraded, over nominal.")
     netsim_spec: str | None = field("The failure as a simulator spec, or null.")
     notes: list[str] = field("Notes.")
+    domain_loss: float = field("Share of its scale-up domain's bandwidth the unit carried "
+                               "(before hot standby); 0 off the scale-up tier.")
 
 
 class DegradedMode(ResultModel):
@@ -196,6 +227,8 @@ class Goodput(ResultModel):
 
     analytic: float = field("Daly's model, less degraded running.")
     degraded_share: float = field("Share of time lost to degraded running.")
+    spare_wait_share: float = field("Expected wait for spare hosts per unit of wall time "
+                                    "(the analytic goodput is divided by 1 + this).")
     monte_carlo: MonteCarlo = field("The Monte Carlo.")
 
 
@@ -268,6 +301,7 @@ class ReliabilityResults(ResultModel):
     inventory: list[InventoryRow] = field("Units per component and location.")
     rates: dict[str, FailureRate] = field("Failure rate per component.")
     interruptions: Interruptions = field("Failures and interruptions per day.")
+    level: FailureLevel = field("The failure level and the answer at each source's.")
     blast_radius: list[BlastRadiusRow] = field("What each failure does.")
     degraded_modes: list[DegradedMode] = field("The failures the job runs through.")
     checkpoint: Checkpoint = field("Checkpoint size, cost, intervals.")
