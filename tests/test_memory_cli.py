@@ -84,3 +84,13 @@ def test_litmus_program_runs_and_imports_back(tmp_path) -> None:
     assert imported.exit_code == 0, imported.output
     rows = json.loads(imported.stdout)["tests"]
     assert {r["test"] for r in rows} == {"MP", "SB", "IRIW"}
+
+
+def test_place_shows_the_saving_and_map_json_has_coherence() -> None:
+    out = _run("place", "--cluster", "cloudmatrix384", "--seed", "1", "--json")
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert data["saving"] > 0.3 and data["units"] == 16 and data["group"] == 8
+    rows = json.loads(_run("--cluster", "gb200-nvl72", "--json").stdout)["coherence"]
+    assert {r["sharers"] for r in rows} == {2, 4, 8}
+    assert all(r["messages_per_write"] >= 1 for r in rows)

@@ -7,7 +7,9 @@ access tier and the cost of one accelerator leaving, failing or joining
 directory protocol on the cluster's fabric with ``--units`` units sharing two lines
 (optionally with an ``--inject``-ed fault) and checks its history: exit 0 when consistent,
 exit 1 with the verdict and the minimal failing history
-(:func:`supernode.memory.consistency.check_coherence`). ``litmus`` writes the litmus-test
+(:func:`supernode.memory.consistency.check_coherence`). ``place`` optimises the homes of a
+seeded KV-cache access matrix on the domain and shows the traffic saved against
+interleaving (:mod:`supernode.memory.placement`). ``litmus`` writes the litmus-test
 program (message passing, store buffering, IRIW) to ``--out`` for a real machine
 (:mod:`supernode.memory.litmus`).
 """
@@ -15,6 +17,7 @@ program (message passing, store buffering, IRIW) to ``--out`` for a real machine
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
@@ -24,7 +27,10 @@ from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.errors import InputError
 from supernode.textsafe import rich_safe
 
-ACTIONS = ("map", "check", "litmus")
+if TYPE_CHECKING:
+    from supernode.memory.model import MemoryModel
+
+ACTIONS = ("map", "check", "place", "litmus")
 
 
 def _size(n: float) -> str:
@@ -42,7 +48,7 @@ def _map(cluster_name: str, working_set_gbyte: float | None, json_output: bool) 
     model = memory_model(load_cluster(cluster_name),
                          None if working_set_gbyte is None else working_set_gbyte * 1e9)
     if json_output:
-        print_json(model.as_dict())
+        print_json({**model.as_dict(), "coherence": _coherence_table(model, True)})
         return
     spec = model.spec
     stdout.print(f"{rich_safe(model.cluster)}: one global space of {_size(model.global_bytes)}"
@@ -74,9 +80,67 @@ def _map(cluster_name: str, working_set_gbyte: float | None, json_output: bool) 
                      f"{c.seconds * 1e3:.3g} ms on the fabric ({c.how}; "
                      f"{model.as_dict()['used_fraction']:.0%} of memory in use)",
                      highlight=False)
+    _coherence_table(model, json_output=False)
     assumed = [a for k in model.kinds for a in k.assumed]
     if assumed:
         stdout.print(f"assumed (no public source): {', '.join(assumed)}", highlight=False)
+
+
+def _coherence_table(model: MemoryModel, json_output: bool) -> list[dict[str, object]]:
+    """Messages and traffic per access for 2/4/8 sharers on the nearest remote tier."""
+    from supernode.memory.coherence import sharing_cost
+    from supernode.memory.defaults import fabric_defaults
+
+    acc = model.kinds[0].name
+    remote = [p for p in model.paths if p.requester == acc and p.target == acc
+              and p.tier != "local"]
+    if not remote:
+        return []
+    tier = remote[0]
+    one_way = tier.latency_s / 2
+    rows = []
+    for sharers in (2, 4, 8):
+        for policy in ("invalidate", "update"):
+            cost = sharing_cost(sharers, 0.3, model.spec.line_bytes, 1 << 16, 0.0,
+                                model.spec.protocol, policy, one_way,
+                                int(fabric_defaults()["header_bytes"]), 1e6, 5000, 0)
+            rows.append({"tier": tier.tier, "policy": policy, **cost.as_dict()})
+    if json_output:
+        return rows
+    table = Table(title=f"coherence per access ({model.spec.protocol.upper()}, 30% writes,"
+                        f" 64 KiB shared, {tier.tier} tier, 1 M accesses/s)",
+                  title_justify="left")
+    for col in ("sharers", "policy", "msgs/access", "msgs/write", "B/access", "wait ns",
+                "MB/s"):
+        table.add_column(col, justify="left" if col == "policy" else "right")
+    for r in rows:
+        table.add_row(str(r["sharers"]), str(r["policy"]), f"{r['messages_per_access']:.2f}",
+                      f"{r['messages_per_write']:.2f}", f"{r['bytes_per_access']:.0f}",
+                      f"{float(r['latency_s_per_access']) * 1e9:.0f}",  # type: ignore[arg-type]
+                      f"{float(r['bandwidth_bytes_per_s']) / 1e6:.0f}")  # type: ignore[arg-type]
+    stdout.print(table)
+    return rows
+
+
+def _place(cluster_name: str, seed: int, json_output: bool) -> None:
+    from supernode.cluster.load import load_cluster
+    from supernode.memory.placement import cost_matrix, kv_cache_example, optimise
+
+    cluster = load_cluster(cluster_name)
+    units = max(2, min(16, cluster.scale_up.size))
+    group = max(1, min(units, cluster.scale_up.group_size
+                       if cluster.scale_up.switch_tiers == 2 else units))
+    pages = 4 * units
+    reads, writes, distance = kv_cache_example(units, pages, seed, group)
+    placed = optimise(cost_matrix(reads, writes, distance), capacity=pages // units + 1)
+    if json_output:
+        print_json({"units": units, "pages": pages, "group": group, "seed": seed,
+                    **placed.as_dict()})
+        return
+    stdout.print(f"{units} units ({group} per switch group), {pages} KV-cache pages (seeded "
+                 f"access matrix, seed {seed}): interleaved {placed.baseline_cost / 1e9:.3g}"
+                 f" GB-hops/s, optimised {placed.cost / 1e9:.3g} GB-hops/s of remote and "
+                 f"coherence traffic: {placed.saving:.1%} saved", highlight=False)
 
 
 def _check(cluster_name: str, seed: int, inject: str | None, units: int,
@@ -120,10 +184,11 @@ def _check(cluster_name: str, seed: int, inject: str | None, units: int,
 @app.command("memory")
 @handles_input_errors
 def memory_command(
-    action: str = typer.Argument("map", help="What to do: map|check|litmus."),
+    action: str = typer.Argument("map", help="What to do: map|check|place|litmus."),
     cluster: str = typer.Option(None, "--cluster", help="Cluster file or preset name "
                                 "(map, check)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the simulated run (check)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the simulated run (check) or of "
+                             "the access matrix (place)."),
     inject: str = typer.Option(None, "--inject", help="Fault to inject (check): "
                                "lost-invalidation|delayed-invalidation|stale-map|"
                                "flow-control."),
@@ -159,5 +224,7 @@ def memory_command(
                                       "name, e.g. --cluster gb200-nvl72")
     if action == "map":
         _map(cluster, working_set_gbyte, json_output)
+    elif action == "place":
+        _place(cluster, seed, json_output)
     else:
         _check(cluster, seed, inject, units, json_output)
