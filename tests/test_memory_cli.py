@@ -59,6 +59,7 @@ def test_check_exit_codes_and_minimal_history() -> None:
     (["--cluster", "no-such-cluster"], "no such file or preset"),
     (["frobnicate", "--cluster", "gb200-nvl72"], "ACTION"),
     (["litmus"], "--out"),
+    (["published", "--units", "0"], "--units"),
 ])
 def test_bad_input_is_one_error_line(args: list[str], where: str) -> None:
     out = _run(*args)

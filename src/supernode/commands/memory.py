@@ -11,7 +11,8 @@ exit 1 with the verdict and the minimal failing history
 seeded KV-cache access matrix on the domain and shows the traffic saved against
 interleaving (:mod:`supernode.memory.placement`). ``litmus`` writes the litmus-test
 program (message passing, store buffering, IRIW) to ``--out`` for a real machine
-(:mod:`supernode.memory.litmus`).
+(:mod:`supernode.memory.litmus`). ``published`` compares the model with published
+figures of real coherent fabrics (:mod:`supernode.memory.published`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from supernode.textsafe import rich_safe
 if TYPE_CHECKING:
     from supernode.memory.model import MemoryModel
 
-ACTIONS = ("map", "check", "place", "litmus")
+ACTIONS = ("map", "check", "place", "litmus", "published")
 
 
 def _size(n: float) -> str:
@@ -143,6 +144,23 @@ def _place(cluster_name: str, seed: int, json_output: bool) -> None:
                  f"coherence traffic: {placed.saving:.1%} saved", highlight=False)
 
 
+def _published(json_output: bool) -> None:
+    from supernode.memory.published import comparisons
+
+    rows = comparisons()
+    if json_output:
+        print_json({"figures": [r.as_dict() for r in rows]})
+        return
+    table = Table(title="memory model vs published figures", title_justify="left")
+    for col in ("fabric", "metric", "published", "model", "error", "ok"):
+        table.add_column(col, justify="right" if col in ("model", "error") else "left")
+    for r in rows:
+        table.add_row(r.fabric, r.metric, r.published, f"{r.model:.3g}",
+                      "-" if r.error is None else f"{r.error:+.1%}",
+                      "yes" if r.within else f"no: {r.note}")
+    stdout.print(table)
+
+
 def _check(cluster_name: str, seed: int, inject: str | None, units: int,
            json_output: bool) -> None:
     from supernode.cluster.load import load_cluster
@@ -184,7 +202,7 @@ def _check(cluster_name: str, seed: int, inject: str | None, units: int,
 @app.command("memory")
 @handles_input_errors
 def memory_command(
-    action: str = typer.Argument("map", help="What to do: map|check|place|litmus."),
+    action: str = typer.Argument("map", help="What to do: map|check|place|litmus|published."),
     cluster: str = typer.Option(None, "--cluster", help="Cluster file or preset name "
                                 "(map, check)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the simulated run (check) or of "
@@ -203,6 +221,9 @@ def memory_command(
     """Global address map, remote access per tier, coherence check and litmus tests."""
     if action not in ACTIONS:
         raise InputError("ACTION", f"{action!r}: one of {', '.join(ACTIONS)}")
+    if action == "published":
+        _published(json_output)
+        return
     if action == "litmus":
         if out is None:
             raise InputError("--out", "required: the folder to write the litmus program "
