@@ -95,3 +95,30 @@ def test_place_shows_the_saving_and_map_json_has_coherence() -> None:
     rows = json.loads(_run("--cluster", "gb200-nvl72", "--json").stdout)["coherence"]
     assert {r["sharers"] for r in rows} == {2, 4, 8}
     assert all(r["messages_per_write"] >= 1 for r in rows)
+
+
+def _norm(line: str) -> str:
+    return " ".join("".join(" " if "\u2500" <= c <= "\u257f" else c for c in line).split())
+
+
+def test_docs_examples_are_the_real_output() -> None:
+    """Every `$ supernode memory ...` example of docs/memory.md prints what it shows."""
+    import shlex
+    from pathlib import Path
+
+    doc = (Path(__file__).parent.parent / "docs" / "memory.md").read_text(encoding="utf-8")
+    blocks = doc.split("```")[1::2]
+    examples = 0
+    for block in blocks:
+        lines = block.strip("\n").splitlines()
+        if not lines or not lines[0].startswith("$ supernode memory"):
+            continue
+        examples += 1
+        argv = shlex.split(lines[0][2:])[1:]
+        register_all()
+        result = CliRunner().invoke(app, argv)
+        produced = {_norm(line) for line in result.output.splitlines()}
+        for shown in lines[1:]:
+            if _norm(shown):
+                assert _norm(shown) in produced, shown
+    assert examples == 2
