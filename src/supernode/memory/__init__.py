@@ -4,6 +4,7 @@ The map (:mod:`.units`, :mod:`.addrmap`, :mod:`.translation`, :mod:`.fabric`,
 :mod:`.model`), changes of membership and the epoch protocol (:mod:`.membership`,
 :mod:`.epoch`), the cost of coherence and placement (:mod:`.coherence`,
 :mod:`.placement`), the seeded protocol simulator and its checker (:mod:`.program`,
-:mod:`.sim`, :mod:`.checker`, :mod:`.consistency`), litmus tests (:mod:`.litmus`) and the
+:mod:`.channels`, :mod:`.directory`, :mod:`.sim`, :mod:`.checker`,
+:mod:`.consistency`), litmus tests (:mod:`.litmus`, :mod:`.litmus_program`) and the
 comparison with published figures (:mod:`.published`).
 """

@@ -42,68 +42,17 @@ from __future__ import annotations
 import heapq
 import random
 from collections import deque
-from dataclasses import dataclass, field
 
+from supernode.memory.channels import Channels, Record, Run, Timing
+from supernode.memory.directory import DELAY_HOPS, Dir, HomeSide
 from supernode.memory.program import Op
 
+__all__ = ["DELAY_HOPS", "FAULTS", "Record", "Run", "Timing", "simulate"]
+
 FAULTS = ("lost-invalidation", "delayed-invalidation", "stale-map", "flow-control")
-#: Hop latencies a delayed invalidation arrives late by.
-DELAY_HOPS = 20.0
-_EPS = 1e-15
 
 
-@dataclass(frozen=True)
-class Timing:
-    """The simulated fabric (seconds)."""
-
-    hop_s: float = 1e-6          # one-way latency between two units (message header)
-    jitter_s: float = 0.3e-6     # mean of the exponential extra delay per message
-    data_s: float = 3e-9         # serialisation of one line of data
-    local_s: float = 20e-9       # a cache hit, or a message to the unit itself
-    credits: int = 1             # messages in flight per (sender, receiver) channel
-
-
-@dataclass(frozen=True)
-class Record:
-    """One completed (or, with ``end`` None, unfinished) operation of the history."""
-
-    index: int
-    unit: int
-    kind: str
-    line: int
-    value: int       # written value, or the value the read returned
-    start: float
-    end: float | None
-
-
-@dataclass
-class Run:
-    """What one simulation produced."""
-
-    history: list[Record]
-    trace: list[tuple]   # (what, time, unit, line, value[, state])
-    fault: str | None
-    seed: int
-    units: int
-    nacks: int = 0
-    messages: int = 0
-    stale_unit: int | None = None
-
-
-@dataclass
-class _Dir:
-    mem: int = 0
-    sharers: set[int] = field(default_factory=set)
-    owner: int | None = None
-    busy: list | None = None          # [kind, requester, waiting]
-    queue: deque = field(default_factory=deque)
-    installed: bool = True
-    fenced: bool = False
-    migrating: bool = False
-    new_home: int = -1
-
-
-class _Sim:
+class _Sim(HomeSide):
     def __init__(self, program: list[Op], units: int, lines: int, timing: Timing,
                  seed: int, fault: str | None, migrate_at_s: float | None) -> None:
         self.rng = random.Random(seed * 7919 + 17)
@@ -114,11 +63,11 @@ class _Sim:
         self.q: list = []
         self.seq = 0
         self.now = 0.0
-        self.chan: dict[tuple[int, int], list] = {}
+        self.channels = Channels(timing.credits, fault == "flow-control")
         self.cache: list[dict[int, list]] = [{} for _ in range(units)]
         self.home = [line % units for line in range(lines)]
         self.view = [[line % units for line in range(lines)] for _ in range(units)]
-        self.dirs = {(line % units, line): _Dir() for line in range(lines)}
+        self.dirs = {(line % units, line): Dir() for line in range(lines)}
         self.progs: list[deque[Op]] = [deque() for _ in range(units)]
         for op in program:
             self.progs[op.unit].append(op)
@@ -145,23 +94,7 @@ class _Sim:
         t = self.t
         travel = (t.local_s if src == dst else t.hop_s) + self.rng.expovariate(1.0 / t.jitter_s)
         travel += (t.data_s if data else 0.0) + extra_s
-        ch = self.chan.get((src, dst))
-        if ch is None:
-            ch = self.chan[(src, dst)] = [[], 0.0]
-        flying = [d for d in ch[0] if d > self.now]
-        when = self.now + travel
-        if len(flying) >= t.credits:
-            first = min(flying)
-            if self.fault == "flow-control":
-                when = self.now + (first - self.now) * 0.5   # the bypass: ahead of the queue
-            else:
-                when = max(when, first + travel)             # wait for a credit
-                when = max(when, ch[1] + _EPS)
-        else:
-            when = max(when, ch[1] + _EPS)
-        flying.append(when)
-        ch[0] = flying
-        ch[1] = max(ch[1], when)
+        when = self.channels.delivery(self.now, src, dst, travel)
         self._at(when, ("msg", dst, src, msg))
 
     def run(self) -> None:
@@ -232,7 +165,7 @@ class _Sim:
         elif kind == "Retry":
             self.try_recall(dst, msg[1])
         elif kind == "Migrate":
-            d = self.dirs.setdefault((dst, msg[1]), _Dir(installed=False))
+            d = self.dirs.setdefault((dst, msg[1]), Dir(installed=False))
             d.mem, d.installed = msg[2], True
             self.serve_queue(dst, msg[1])
 
@@ -275,118 +208,6 @@ class _Sim:
         if pending is not None:
             self.request(unit, pending[0])
 
-    # -- homes -------------------------------------------------------------------------
-    def at_home(self, home: int, msg: tuple) -> None:
-        d = self.dirs.get((home, msg[1]))
-        if d is None or d.fenced:
-            self.send(home, msg[2], ("Nack", msg[1]))
-        elif d.busy is not None or d.migrating or not d.installed:
-            d.queue.append(msg)
-        else:
-            self.start(home, d, msg)
-
-    def start(self, home: int, d: _Dir, msg: tuple) -> None:
-        kind, line, req = msg
-        if kind == "GetS":
-            if d.owner is not None and d.owner != req:
-                d.busy = ["S", req, 1]
-                self.send(home, d.owner, ("Recall", line, False))
-            else:
-                self.grant(home, d, line, req, False)
-            return
-        others = [s for s in sorted(d.sharers) if s != req]
-        waiting = 0
-        for i, s in enumerate(others):
-            if self.fault == "lost-invalidation" and i == 0:
-                continue                       # the directory forgets one sharer
-            if self.fault == "delayed-invalidation":
-                self.send(home, s, ("Inv", line, False), extra_s=DELAY_HOPS * self.t.hop_s)
-                continue                       # acknowledged at once by the switch
-            self.send(home, s, ("Inv", line, True))
-            waiting += 1
-        if d.owner is not None and d.owner != req:
-            self.send(home, d.owner, ("Recall", line, True))
-            waiting += 1
-        if waiting == 0:
-            self.grant(home, d, line, req, True)
-        else:
-            d.busy = ["M", req, waiting]
-
-    def grant(self, home: int, d: _Dir, line: int, req: int | None, exclusive: bool) -> None:
-        if req is None:                         # the migration's recall finished
-            self.finish_migration(home, d, line)
-            return
-        if exclusive:
-            d.sharers, d.owner = set(), req
-        else:
-            if d.owner is not None:
-                d.sharers.add(d.owner)
-                d.owner = None
-            d.sharers.add(req)
-        d.busy = None
-        self.send(home, req, ("Data", line, d.mem, exclusive), data=True)
-        self.serve_queue(home, line)
-
-    def on_ack(self, home: int, line: int) -> None:
-        d = self.dirs[(home, line)]
-        if d.busy is None:
-            return
-        d.busy[2] -= 1
-        if d.busy[2] <= 0:
-            kind, req, _ = d.busy
-            d.busy = None
-            self.grant(home, d, line, req, kind != "S")
-
-    def serve_queue(self, home: int, line: int) -> None:
-        d = self.dirs[(home, line)]
-        while d.queue and d.busy is None and not d.migrating and d.installed:
-            msg = d.queue.popleft()
-            if d.fenced:
-                self.send(home, msg[2], ("Nack", line))
-            else:
-                self.start(home, d, msg)
-        if d.fenced:
-            while d.queue:
-                self.send(home, d.queue.popleft()[2], ("Nack", line))
-
-    # -- membership change -------------------------------------------------------------
-    def migrate(self) -> None:
-        for line in range(self.lines):
-            old = self.home[line]
-            d = self.dirs[(old, line)]
-            d.migrating, d.new_home = True, (old + 1) % self.units
-            self.dirs.setdefault((d.new_home, line), _Dir(installed=False))
-            self.dirs[(d.new_home, line)].installed = False
-            self.try_recall(old, line)
-
-    def try_recall(self, home: int, line: int) -> None:
-        d = self.dirs[(home, line)]
-        if d.busy is not None:
-            self._at(self.now + self.t.hop_s, ("msg", home, home, ("Retry", line)))
-            return
-        waiting = 0
-        for s in sorted(d.sharers):
-            self.send(home, s, ("Inv", line, True))
-            waiting += 1
-        if d.owner is not None:
-            self.send(home, d.owner, ("Recall", line, True))
-            waiting += 1
-        d.sharers, d.owner = set(), None
-        if waiting:
-            d.busy = ["X", None, waiting]
-        else:
-            self.finish_migration(home, d, line)
-
-    def finish_migration(self, home: int, d: _Dir, line: int) -> None:
-        d.busy, d.migrating = None, False
-        d.sharers, d.owner = set(), None
-        self.home[line] = d.new_home
-        self.send(home, d.new_home, ("Migrate", line, d.mem), data=True)
-        if self.fault != "stale-map":
-            d.fenced = True                    # old translations are refused from now on
-        for unit in range(self.units):
-            self.send(home, unit, ("Map", line, d.new_home))
-        self.serve_queue(home, line)
 
 
 def simulate(program: list[Op], units: int, lines: int, seed: int,
