@@ -144,3 +144,18 @@ def test_memory_block_in_a_cluster_file_overrides_and_is_checked(tmp_path) -> No
     path.write_text(json.dumps(doc))
     with pytest.raises(InputError, match="line_bytes"):
         load_cluster(path)
+
+
+def test_preprocessing_units_bring_their_own_memory_into_the_map(tmp_path) -> None:
+    import json
+
+    doc = json.loads(load_cluster("gb200-nvl72").spec.model_dump_json(exclude_none=True))
+    doc["host"]["other_units"] = [{"name": "dpu", "kind": "preprocessing", "count": 1,
+                                   "memory_gbyte": 32}]
+    path = tmp_path / "hetero.json"
+    path.write_text(json.dumps(doc))
+    model = memory_model(load_cluster(path))
+    assert [(r.role, r.units) for r in model.regions] == [("accelerator", 72), ("cpu", 36),
+                                                          ("dpu", 18)]
+    assert model.kinds[2].capacity_bytes == 32e9
+    assert any(p.requester == "dpu" and p.target == "gb200" for p in model.paths)
