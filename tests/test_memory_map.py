@@ -159,3 +159,12 @@ def test_preprocessing_units_bring_their_own_memory_into_the_map(tmp_path) -> No
                                                           ("dpu", 18)]
     assert model.kinds[2].capacity_bytes == 32e9
     assert any(p.requester == "dpu" and p.target == "gb200" for p in model.paths)
+
+
+def test_torus_mean_path_pays_a_link_latency_per_extra_hop() -> None:
+    cluster = load_cluster("tpu-v4-pod")
+    paths = [p for p in memory_model(cluster).paths if p.tier != "local"]
+    near, mean = paths
+    assert near.hops == 1 and mean.hops > 1
+    link = cluster.scale_up.link_latency_s
+    assert mean.latency_s - near.latency_s == pytest.approx(2 * (mean.hops - 1) * link)

@@ -65,10 +65,10 @@ def _map(cluster_name: str, working_set_gbyte: float | None, json_output: bool) 
     stdout.print(table)
     table = Table(title="remote access (round trip, sustained per direction)",
                   title_justify="left")
-    for col in ("from", "to", "tier", "switch hops", "latency ns", "GB/s"):
+    for col in ("from", "to", "tier", "hops", "latency ns", "GB/s"):
         table.add_column(col, justify="left" if col in ("from", "to", "tier") else "right")
     for p in model.paths:
-        table.add_row(rich_safe(p.requester), rich_safe(p.target), p.tier, str(p.switch_hops),
+        table.add_row(rich_safe(p.requester), rich_safe(p.target), p.tier, str(p.hops),
                       f"{p.latency_s * 1e9:.0f}", f"{p.bandwidth_bytes_per_s / 1e9:.0f}")
     stdout.print(table)
     for role, t in model.translations.items():
