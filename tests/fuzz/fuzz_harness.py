@@ -153,7 +153,8 @@ def _json_problem(text: str) -> str | None:
 
 #: Commands whose exit code 1 is a documented verdict (a failed design rule, a benchmark
 #: under the gate, a firing alert), with the option that turns it on (None: always on).
-VERDICT_EXITS = {"check": None, "compare": "--fail-below", "health": "--fail-on"}
+VERDICT_EXITS = {"check": None, "compare": "--fail-below", "health": "--fail-on",
+                 "memory": "--inject"}
 
 
 def verdict_exit(argv: list[str]) -> bool:

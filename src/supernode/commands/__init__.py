@@ -56,6 +56,7 @@ COMMAND_MODULES = (
     "supernode.commands.schedule",
     "supernode.commands.export",
     "supernode.commands.serve",
+    "supernode.commands.memory",
 )
 
 _registered = False

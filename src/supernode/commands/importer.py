@@ -148,3 +148,26 @@ def nccl_xml_command(
     else:
         text = render_host_yaml(result, source=file.name)
     _emit(text, output, [file], as_json)
+
+
+@import_app.command("litmus")
+@handles_input_errors
+def litmus_command(
+    file: Path = typer.Argument(..., help="Results JSON of the `supernode memory litmus` "
+                                          "program."),
+    as_json: bool = typer.Option(False, "--json", help="Print the verdicts as JSON."),
+) -> None:
+    """Read litmus-test results (MP, SB, IRIW) and say which outcomes SC forbids were seen."""
+    from supernode.importers.litmus import import_litmus
+
+    result = import_litmus(file)
+    if as_json:
+        typer.echo(json_text(result))
+        return
+    typer.echo(f"{result['machine']} {result['system']} ({result['variant']})")
+    for row in result["tests"]:
+        typer.echo(f"{row['test']}: {row['seen']} of {row['iterations']} runs showed "
+                   f"{row['sc_forbidden']} (forbidden under SC; allowed by "
+                   f"{row['allowed_by']})")
+    if result["note"]:
+        typer.echo(f"note: {result['note']}")

@@ -21,6 +21,7 @@ from supernode.spec.hardware import (
     PcieSpec,
     SwitchSpec,
 )
+from supernode.spec.memory import MemorySpec
 from supernode.spec.reliability import ReliabilitySpec
 
 Medium = Literal["pcb", "copper", "optical", "mixed"]
@@ -280,3 +281,6 @@ class ClusterSpec(StrictModel):
         None, description="Failure-rate overrides and recovery design (optional).")
     economics: EconomicsSpec | None = Field(
         None, description="Prices the design review uses (optional; docs/design.md).")
+    memory: MemorySpec | None = Field(
+        None, description="Global address space over the units' memories (optional; "
+        "docs/memory.md).")

@@ -1,0 +1,41 @@
+"""The memory model's defaults, read from ``data/memory/defaults.yaml`` (file units).
+
+Each figure there names its source or is listed under ``assumed``; the loader returns
+them as plain dictionaries of file units (GB, GB/s, ns), converted to SI by the callers.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from supernode.spec.loader import parse_text
+
+SCHEMA = "supernode-memory-defaults/1"
+
+
+@lru_cache(maxsize=1)
+def memory_defaults() -> dict[str, Any]:
+    """The bundled defaults document (``data/memory/defaults.yaml``)."""
+    path = resources.files("supernode") / "data" / "memory" / "defaults.yaml"
+    data: dict[str, Any] = parse_text(path.read_text(encoding="utf-8"), "defaults.yaml")
+    assert data.get("schema") == SCHEMA, "data/memory/defaults.yaml: unexpected schema"
+    return data
+
+
+def cpu_defaults(model: str) -> dict[str, Any]:
+    """Defaults of a CPU model: the entry whose name the model contains (``Grace``,
+    ``Kunpeng 920``), else ``default``."""
+    cpus: dict[str, dict[str, Any]] = memory_defaults()["cpus"]
+    lowered = model.lower()
+    for name, entry in cpus.items():
+        if name != "default" and name in lowered:
+            return entry
+    return cpus["default"]
+
+
+def fabric_defaults() -> dict[str, Any]:
+    """Header bytes per memory packet and the directory's lookup latency (ns)."""
+    fabric: dict[str, Any] = memory_defaults()["fabric"]
+    return fabric

@@ -1,0 +1,167 @@
+"""The home side of :mod:`.sim`: one directory per (home, line) and its transitions.
+
+A home serialises the requests to its lines (a blocking directory: one transaction per
+line at a time, the others queued), applies GetS and GetM as :mod:`.sim` describes, and
+runs the membership change: recall every copy, hand the line to its new home, fence the
+old epoch (NACK whatever still arrives), broadcast the new map. The faults that live at
+the home (``lost-invalidation``, ``delayed-invalidation``, ``stale-map``) are applied
+here.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from supernode.memory.channels import Timing
+
+#: Hop latencies a delayed invalidation arrives late by.
+DELAY_HOPS = 20.0
+
+
+@dataclass
+class Dir:
+    """One line's directory at one home."""
+
+    mem: int = 0
+    sharers: set[int] = field(default_factory=set)
+    owner: int | None = None
+    busy: list | None = None          # [kind, requester, waiting]
+    queue: deque = field(default_factory=deque)
+    installed: bool = True
+    fenced: bool = False
+    migrating: bool = False
+    new_home: int = -1
+
+
+class HomeSide:
+    """The directory transitions, mixed into the simulator (which provides the fabric)."""
+
+    dirs: dict[tuple[int, int], Dir]
+    fault: str | None
+    t: Timing
+    units: int
+    lines: int
+    home: list[int]
+    now: float
+
+    def send(self, src: int, dst: int, msg: tuple, data: bool = False,
+             extra_s: float = 0.0) -> None:
+        """Put a message on the fabric (the simulator's)."""
+        raise NotImplementedError
+
+    def _at(self, when: float, event: tuple) -> None:
+        raise NotImplementedError
+
+    # -- homes -------------------------------------------------------------------------
+    def at_home(self, home: int, msg: tuple) -> None:
+        d = self.dirs.get((home, msg[1]))
+        if d is None or d.fenced:
+            self.send(home, msg[2], ("Nack", msg[1]))
+        elif d.busy is not None or d.migrating or not d.installed:
+            d.queue.append(msg)
+        else:
+            self.start(home, d, msg)
+
+    def start(self, home: int, d: Dir, msg: tuple) -> None:
+        kind, line, req = msg
+        if kind == "GetS":
+            if d.owner is not None and d.owner != req:
+                d.busy = ["S", req, 1]
+                self.send(home, d.owner, ("Recall", line, False))
+            else:
+                self.grant(home, d, line, req, False)
+            return
+        others = [s for s in sorted(d.sharers) if s != req]
+        waiting = 0
+        for i, s in enumerate(others):
+            if self.fault == "lost-invalidation" and i == 0:
+                continue                       # the directory forgets one sharer
+            if self.fault == "delayed-invalidation":
+                self.send(home, s, ("Inv", line, False), extra_s=DELAY_HOPS * self.t.hop_s)
+                continue                       # acknowledged at once by the switch
+            self.send(home, s, ("Inv", line, True))
+            waiting += 1
+        if d.owner is not None and d.owner != req:
+            self.send(home, d.owner, ("Recall", line, True))
+            waiting += 1
+        if waiting == 0:
+            self.grant(home, d, line, req, True)
+        else:
+            d.busy = ["M", req, waiting]
+
+    def grant(self, home: int, d: Dir, line: int, req: int | None, exclusive: bool) -> None:
+        if req is None:                         # the migration's recall finished
+            self.finish_migration(home, d, line)
+            return
+        if exclusive:
+            d.sharers, d.owner = set(), req
+        else:
+            if d.owner is not None:
+                d.sharers.add(d.owner)
+                d.owner = None
+            d.sharers.add(req)
+        d.busy = None
+        self.send(home, req, ("Data", line, d.mem, exclusive), data=True)
+        self.serve_queue(home, line)
+
+    def on_ack(self, home: int, line: int) -> None:
+        d = self.dirs[(home, line)]
+        if d.busy is None:
+            return
+        d.busy[2] -= 1
+        if d.busy[2] <= 0:
+            kind, req, _ = d.busy
+            d.busy = None
+            self.grant(home, d, line, req, kind != "S")
+
+    def serve_queue(self, home: int, line: int) -> None:
+        d = self.dirs[(home, line)]
+        while d.queue and d.busy is None and not d.migrating and d.installed:
+            msg = d.queue.popleft()
+            if d.fenced:
+                self.send(home, msg[2], ("Nack", line))
+            else:
+                self.start(home, d, msg)
+        if d.fenced:
+            while d.queue:
+                self.send(home, d.queue.popleft()[2], ("Nack", line))
+
+    # -- membership change -------------------------------------------------------------
+    def migrate(self) -> None:
+        for line in range(self.lines):
+            old = self.home[line]
+            d = self.dirs[(old, line)]
+            d.migrating, d.new_home = True, (old + 1) % self.units
+            self.dirs.setdefault((d.new_home, line), Dir(installed=False))
+            self.dirs[(d.new_home, line)].installed = False
+            self.try_recall(old, line)
+
+    def try_recall(self, home: int, line: int) -> None:
+        d = self.dirs[(home, line)]
+        if d.busy is not None:
+            self._at(self.now + self.t.hop_s, ("msg", home, home, ("Retry", line)))
+            return
+        waiting = 0
+        for s in sorted(d.sharers):
+            self.send(home, s, ("Inv", line, True))
+            waiting += 1
+        if d.owner is not None:
+            self.send(home, d.owner, ("Recall", line, True))
+            waiting += 1
+        d.sharers, d.owner = set(), None
+        if waiting:
+            d.busy = ["X", None, waiting]
+        else:
+            self.finish_migration(home, d, line)
+
+    def finish_migration(self, home: int, d: Dir, line: int) -> None:
+        d.busy, d.migrating = None, False
+        d.sharers, d.owner = set(), None
+        self.home[line] = d.new_home
+        self.send(home, d.new_home, ("Migrate", line, d.mem), data=True)
+        if self.fault != "stale-map":
+            d.fenced = True                    # old translations are refused from now on
+        for unit in range(self.units):
+            self.send(home, unit, ("Map", line, d.new_home))
+        self.serve_queue(home, line)

@@ -1,0 +1,227 @@
+"""A seeded discrete-event simulator of a directory coherence protocol on the fabric.
+
+Seed 003 §4.3: to find a consistency problem, let several units read and write the same
+memory at once and check the results. Each unit runs a program (:mod:`.program`) against
+its cache; each line has a home (its directory, on the unit whose memory holds it:
+``home = line mod units``) that serialises requests to the line (a blocking MSI
+directory, Sorin, Hill & Wood, 'A Primer on Memory Consistency and Cache Coherence',
+2nd ed. 2020, ch. 8):
+
+* a read miss sends GetS; the home recalls the line from an owner in M (it downgrades
+  to S and returns the data), adds the reader to the sharers and sends the data;
+* a write sends GetM; the home sends Inv to every other sharer and a recall to the
+  owner, waits for every InvAck and the owner's data, then grants M with the data;
+* hits are served from the cache.
+
+The fabric (:class:`Timing`): one-way latency per message plus seeded exponential
+jitter; messages between one pair of units stay in order (one virtual channel, FIFO, the
+order the protocol relies on) while different pairs reorder freely; each channel has
+``credits`` messages in flight at most and a message beyond waits for a credit
+(back-pressure). Midway every line changes home (a membership change): the old home
+recalls every copy, hands the line to the new home, fences its epoch (requests stamped
+with it are NACKed and retried with the new map, :mod:`.epoch`) and the new map is
+broadcast.
+
+Faults (``--inject``), each a defect seed 003 names:
+
+* ``lost-invalidation``: the directory drops the Inv to one sharer per write (its copy
+  survives) - every write to a shared line;
+* ``delayed-invalidation``: the switch acknowledges an Inv at once and delivers it late
+  (``DELAY_HOPS`` hop latencies): the writer is granted M while copies still live;
+* ``stale-map``: the old home does not fence its epoch after the change and one unit
+  misses the map broadcast: its accesses resolve to the old owner;
+* ``flow-control``: a link whose credits are exhausted lets the new message bypass the
+  queued ones (the bus flow-control defect of seed 003 §4.3): per-pair order breaks.
+
+The run's history (operations with start and end times) and trace (every copy
+installed, dropped, written, read) go to :mod:`.checker`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from collections import deque
+
+from supernode.memory.channels import Channels, Record, Run, Timing
+from supernode.memory.directory import DELAY_HOPS, Dir, HomeSide
+from supernode.memory.program import Op
+
+__all__ = ["DELAY_HOPS", "FAULTS", "Record", "Run", "Timing", "simulate"]
+
+FAULTS = ("lost-invalidation", "delayed-invalidation", "stale-map", "flow-control")
+
+
+class _Sim(HomeSide):
+    def __init__(self, program: list[Op], units: int, lines: int, timing: Timing,
+                 seed: int, fault: str | None, migrate_at_s: float | None) -> None:
+        self.rng = random.Random(seed * 7919 + 17)
+        self.t = timing
+        self.fault = fault
+        self.units = units
+        self.lines = lines
+        self.q: list = []
+        self.seq = 0
+        self.now = 0.0
+        self.channels = Channels(timing.credits, fault == "flow-control")
+        self.cache: list[dict[int, list]] = [{} for _ in range(units)]
+        self.home = [line % units for line in range(lines)]
+        self.view = [[line % units for line in range(lines)] for _ in range(units)]
+        self.dirs = {(line % units, line): Dir() for line in range(lines)}
+        self.progs: list[deque[Op]] = [deque() for _ in range(units)]
+        for op in program:
+            self.progs[op.unit].append(op)
+        self.pending: list[tuple[Op, float] | None] = [None] * units
+        self.history: list[Record] = []
+        self.trace: list[tuple] = []
+        self.nacks = 0
+        self.messages = 0
+        self.stale = self.rng.randrange(units) if fault == "stale-map" else None
+        for unit in range(units):
+            self._next(unit)
+        if migrate_at_s is not None and units > 1:
+            self._at(migrate_at_s, ("migrate",))
+
+    # -- events ------------------------------------------------------------------------
+    def _at(self, when: float, event: tuple) -> None:
+        self.seq += 1
+        heapq.heappush(self.q, (when, self.seq, event))
+
+    def send(self, src: int, dst: int, msg: tuple, data: bool = False,
+             extra_s: float = 0.0) -> None:
+        """Queue ``msg`` on channel (src, dst) with its latency, jitter and credits."""
+        self.messages += 1
+        t = self.t
+        travel = (t.local_s if src == dst else t.hop_s) + self.rng.expovariate(1.0 / t.jitter_s)
+        travel += (t.data_s if data else 0.0) + extra_s
+        when = self.channels.delivery(self.now, src, dst, travel)
+        self._at(when, ("msg", dst, src, msg))
+
+    def run(self) -> None:
+        while self.q:
+            when, _, event = heapq.heappop(self.q)
+            self.now = when
+            if event[0] == "msg":
+                self.deliver(event[1], event[2], event[3])
+            elif event[0] == "issue":
+                self.issue(event[1])
+            else:
+                self.migrate()
+
+    # -- units -------------------------------------------------------------------------
+    def _next(self, unit: int, after_s: float = 0.0) -> None:
+        if self.progs[unit]:
+            self._at(self.now + after_s + self.progs[unit][0].think_s, ("issue", unit))
+
+    def _done(self, unit: int, value: int, after_s: float = 0.0) -> None:
+        """Complete the pending operation ``after_s`` from now (a hit takes local_s; its
+        access is performed now, so no event can slip in between)."""
+        op, start = self.pending[unit]  # type: ignore[misc]
+        self.history.append(Record(op.index, unit, op.kind, op.line, value, start,
+                                   self.now + after_s))
+        self.pending[unit] = None
+        self._next(unit, after_s)
+
+    def issue(self, unit: int) -> None:
+        op = self.progs[unit].popleft()
+        self.pending[unit] = (op, self.now)
+        entry = self.cache[unit].get(op.line)
+        state = entry[0] if entry else "I"
+        if op.kind == "r" and state in ("S", "M"):
+            self.trace.append(("read", self.now, unit, op.line, entry[1]))  # type: ignore[index]
+            self._done(unit, entry[1], self.t.local_s)  # type: ignore[index]
+        elif op.kind == "w" and state == "M":
+            entry[1] = op.value  # type: ignore[index]
+            self.trace.append(("write", self.now, unit, op.line, op.value))
+            self._done(unit, op.value, self.t.local_s)
+        else:
+            self.request(unit, op)
+
+    def request(self, unit: int, op: Op) -> None:
+        kind = "GetS" if op.kind == "r" else "GetM"
+        self.send(unit, self.view[unit][op.line], (kind, op.line, unit))
+
+    def deliver(self, dst: int, src: int, msg: tuple) -> None:
+        kind = msg[0]
+        if kind in ("GetS", "GetM"):
+            self.at_home(dst, msg)
+        elif kind == "Data":
+            self.on_data(dst, msg[1], msg[2], msg[3])
+        elif kind == "Inv":
+            self.on_inv(dst, src, msg[1], msg[2])
+        elif kind == "InvAck":
+            self.on_ack(dst, msg[1])
+        elif kind == "Recall":
+            self.on_recall(dst, src, msg[1], msg[2])
+        elif kind == "RecallData":
+            d = self.dirs[(dst, msg[1])]
+            d.mem = msg[2]
+            self.on_ack(dst, msg[1])
+        elif kind == "Nack":
+            self.on_nack(dst, msg[1])
+        elif kind == "Map":
+            if dst != self.stale:
+                self.view[dst][msg[1]] = msg[2]
+        elif kind == "Retry":
+            self.try_recall(dst, msg[1])
+        elif kind == "Migrate":
+            d = self.dirs.setdefault((dst, msg[1]), Dir(installed=False))
+            d.mem, d.installed = msg[2], True
+            self.serve_queue(dst, msg[1])
+
+    def on_data(self, unit: int, line: int, value: int, exclusive: bool) -> None:
+        pending = self.pending[unit]
+        if pending is None or pending[0].line != line:
+            return  # a stray grant (only a defect delivers one)
+        op = pending[0]
+        if exclusive:
+            self.cache[unit][line] = ["M", op.value]
+            self.trace.append(("write", self.now, unit, line, op.value))
+            self._done(unit, op.value)
+        else:
+            self.cache[unit][line] = ["S", value]
+            self.trace.append(("install", self.now, unit, line, value))
+            self.trace.append(("read", self.now, unit, line, value))
+            self._done(unit, value)
+
+    def on_inv(self, unit: int, home: int, line: int, ack: bool) -> None:
+        if self.cache[unit].pop(line, None) is not None:
+            self.trace.append(("drop", self.now, unit, line, 0))
+        if ack:
+            self.send(unit, home, ("InvAck", line))
+
+    def on_recall(self, unit: int, home: int, line: int, invalidate: bool) -> None:
+        entry = self.cache[unit].get(line)
+        value = entry[1] if entry else -1
+        if invalidate or entry is None:
+            if self.cache[unit].pop(line, None) is not None:
+                self.trace.append(("drop", self.now, unit, line, 0))
+        else:
+            entry[0] = "S"
+            self.trace.append(("install", self.now, unit, line, value))
+        self.send(unit, home, ("RecallData", line, value), data=True)
+
+    def on_nack(self, unit: int, line: int) -> None:
+        self.nacks += 1
+        self.view[unit][line] = self.home[line]     # refetch the map (fenced: retry)
+        pending = self.pending[unit]
+        if pending is not None:
+            self.request(unit, pending[0])
+
+
+
+def simulate(program: list[Op], units: int, lines: int, seed: int,
+             fault: str | None = None, timing: Timing | None = None,
+             migrate_at_s: float | None = None) -> Run:
+    """Run ``program`` on ``units`` units sharing ``lines`` lines; ``migrate_at_s`` (None:
+    no change of membership) is when every line changes home."""
+    if fault is not None and fault not in FAULTS:
+        raise ValueError(f"unknown fault {fault!r}")
+    sim = _Sim(program, units, lines, timing or Timing(), seed, fault, migrate_at_s)
+    sim.run()
+    for unit, pending in enumerate(sim.pending):
+        if pending is not None:
+            op, start = pending
+            sim.history.append(Record(op.index, unit, op.kind, op.line, -1, start, None))
+    return Run(sim.history, sim.trace, fault, seed, units, sim.nacks, sim.messages,
+               sim.stale)
