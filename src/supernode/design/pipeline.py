@@ -132,7 +132,7 @@ def _given_plan(doc: dict[str, Any] | None, gpus: int, global_batch: int,
     return plan_from_data(data, source=source)
 
 
-def _fit(cluster, workload, global_batch: int, workers: int | None
+def _fit(cluster, workload, global_batch: int, workers: int | None, searched=()
          ) -> tuple[dict | None, str | None]:
     """The planner's workload fit at 8 GPUs and at the supernode's size (or why not), at
     the price model's prices: the cluster's own domain at its GPU-hour price, 8-GPU
@@ -145,7 +145,8 @@ def _fit(cluster, workload, global_batch: int, workers: int | None
     try:
         fit = workload_fit(FitInput(workload, cluster.spec, None, global_batch,
                                     tuple(sorted({CONVENTIONAL_DOMAIN, cluster.scale_up.size})),
-                                    price_per_gpu_hour=price, workers=workers, **extra))
+                                    price_per_gpu_hour=price, workers=workers,
+                                    searched=tuple(searched), **extra))
         return fit, None
     except InputError as exc:
         return None, f"workload fit not computed: {exc.message}"
@@ -277,7 +278,8 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
     given = _given_plan(doc, target.gpus, target.global_batch_sequences, str(inputs.plan))
     report = plan_job(target, top=inputs.top, reference=given, workers=inputs.workers)
     view = given_view(target, given, report) if given is not None else best_view(report)
-    fit, fit_note = _fit(cluster, workload, target.global_batch_sequences, inputs.workers)
+    fit, fit_note = _fit(cluster, workload, target.global_batch_sequences, inputs.workers,
+                         (report,))
     plan, order = simulation_plan(view, report, given) if view is not None else (None, ())
     clock("simulate")
     sim = what_if = None

@@ -17,13 +17,15 @@ asked for. The answer puts numbers on the seed's three questions:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from supernode.errors import InputError
 from supernode.planner.build import build_target
 from supernode.planner.economics import default_economics
 from supernode.planner.report import PlanReport, plan_job
+from supernode.planner.search import PlanTarget
+from supernode.planner.space import SearchSpace
 from supernode.planner.variants import with_domain_size
 from supernode.reliability.rates import expected_interruptions
 from supernode.spec.cluster import ClusterSpec
@@ -57,6 +59,19 @@ class FitInput:
     price_per_gpu_hour: float | None = None
     supernode_premium: float = DEFAULT_SUPERNODE_PREMIUM
     workers: int | None = 1  # processes per plan search (None: as many as pay)
+    #: Plan reports the caller has already searched (the design review's own plan
+    #: search): a size whose search would be the same one reuses it (:func:`same_search`).
+    searched: tuple[PlanReport, ...] = ()
+
+
+def same_search(a: PlanTarget, b: PlanTarget) -> bool:
+    """True when planning ``a`` and ``b`` is one search: the same model, machine, job size,
+    batch, precision and prices; only the notes and the wording of the price's source
+    may differ (neither enters a plan's score)."""
+    def bare(t: PlanTarget) -> str:
+        econ = replace(t.economics, price_note="") if t.economics is not None else None
+        return repr(replace(t, notes=(), economics=econ))
+    return bare(a) == bare(b)
 
 
 def usable_sizes(spec: ClusterSpec, sizes: tuple[int, ...], gpus: int) -> list[int]:
@@ -71,6 +86,12 @@ def _plan_size(req: FitInput, size: int, gpus: int, price: float) -> tuple[PlanR
     spec = with_domain_size(req.cluster, size, gpus)
     target, scaled = build_target(spec, req.workload, gpus, req.global_batch,
                                   price_per_gpu_hour=price, add_tiers=True)
+    for report in req.searched:
+        if report.outcome.objective == "time" and \
+                not report.outcome.allow_cross_domain_tp and \
+                report.outcome.space == SearchSpace() and \
+                same_search(report.outcome.target, target):
+            return report, scaled
     return plan_job(target, top=1, workers=req.workers), scaled
 
 
