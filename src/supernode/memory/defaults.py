@@ -15,13 +15,18 @@ from supernode.spec.loader import parse_text
 SCHEMA = "supernode-memory-defaults/1"
 
 
+def bundled(name: str, schema: str) -> dict[str, Any]:
+    """The packaged document ``data/memory/<name>``, checked to be of ``schema``."""
+    path = resources.files("supernode") / "data" / "memory" / name
+    data: dict[str, Any] = parse_text(path.read_text(encoding="utf-8"), name)
+    assert data.get("schema") == schema, f"data/memory/{name}: unexpected schema"
+    return data
+
+
 @lru_cache(maxsize=1)
 def memory_defaults() -> dict[str, Any]:
     """The bundled defaults document (``data/memory/defaults.yaml``)."""
-    path = resources.files("supernode") / "data" / "memory" / "defaults.yaml"
-    data: dict[str, Any] = parse_text(path.read_text(encoding="utf-8"), "defaults.yaml")
-    assert data.get("schema") == SCHEMA, "data/memory/defaults.yaml: unexpected schema"
-    return data
+    return bundled("defaults.yaml", SCHEMA)
 
 
 def cpu_defaults(model: str) -> dict[str, Any]:

@@ -16,12 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
-from supernode.memory.defaults import cpu_defaults
+from supernode.memory.defaults import bundled, cpu_defaults
 from supernode.memory.fabric import line_efficiency, remote_latency_s
-from supernode.spec.loader import parse_text
 from supernode.units import NS
 
 SCHEMA = "supernode-memory-published/1"
@@ -54,10 +52,7 @@ class Comparison:
 @lru_cache(maxsize=1)
 def published() -> dict[str, Any]:
     """The bundled figures document."""
-    path = resources.files("supernode") / "data" / "memory" / "published.yaml"
-    data: dict[str, Any] = parse_text(path.read_text(encoding="utf-8"), "published.yaml")
-    assert data.get("schema") == SCHEMA, "data/memory/published.yaml: unexpected schema"
-    return data
+    return bundled("published.yaml", SCHEMA)
 
 
 def model_values() -> dict[str, float]:
