@@ -20,6 +20,7 @@ the parent's memory and take closures, for work too short to pay for a spawned w
 
 from __future__ import annotations
 
+import concurrent.futures.process as _process_pools
 import multiprocessing
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -96,9 +97,14 @@ def stop_pool(pool: ProcessPoolExecutor, grace_s: float = 2.0) -> None:
     # The pool's manager thread closes its wake-up pipe as it ends; left running, it races
     # concurrent.futures' exit hook, which writes to that pipe unlocked before Python 3.12
     # (an "OSError: Bad file descriptor" traceback at exit after Ctrl-C). Let it end first.
+    # On a loaded machine it may outlive the join's grace: then the hook is told to leave
+    # this pool's pipe alone (the manager thread is still joined by the interpreter's own
+    # shutdown, and ends by itself: the pool is shut down).
     manager = getattr(pool, "_executor_manager_thread", None)
     if manager is not None and manager.is_alive():
         manager.join(grace_s)
+    if manager is not None:
+        _process_pools._threads_wakeups.pop(manager, None)
 
 
 def _on_ray(function: Callable[..., T], tasks: Sequence[Sequence[Any]], workers: int,
