@@ -38,6 +38,7 @@ import numpy as np
 import supernode.collectives.innetwork as innetwork
 from supernode.collectives import busbw_bytes_per_s, choose
 from supernode.collectives.efficiency import EfficiencyTable, as_tables, ideal_tables
+from supernode.collectives.efficiency_table import Tables
 from supernode.collectives.explain import explain
 from supernode.collectives.fabric import Fabric
 from supernode.collectives.registry import candidates_for, get_algorithm
@@ -151,7 +152,7 @@ def tier_bounds(op: str, message_bytes, ranks: int, fabric: Fabric, tables=None,
 
 
 def compare_set(measurement: MeasurementSet, cluster: Cluster, *,
-                tables: Mapping[str, EfficiencyTable] | None = None,
+                tables: Tables | Mapping[str, EfficiencyTable] | None = None,
                 placement: str = "out_of_place", ranks_per_domain: int | None = None
                 ) -> SetComparison:
     """Compare every row of a collective ``measurement`` with the model on ``cluster``."""
