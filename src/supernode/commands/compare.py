@@ -10,18 +10,17 @@ cluster's own calibration (``--calibration``, from ``supernode calibrate``).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
 from supernode.cluster.load import load_cluster
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
 from supernode.commands._plan_options import CalibrationFile, calibrated
+from supernode.commands._progress import progress
 from supernode.commands._results_options import (
     RanksPerDomain,
     RunsCluster,
@@ -185,19 +184,16 @@ def compare_command(
     plot: Path = typer.Option(None, "--plot", help="Write busbw plots into this folder."),
     calibration: CalibrationFile = None,
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress on stderr (bar or lines)."),
 ) -> None:
     """Measured vs predicted collectives, share of each tier's bound, and findings."""
     gate = _gate(fail_below, min_bytes, max_bytes, gate_op)
     loaded = load_cluster(cluster)
-    show = not quiet and len(results) > 1 and sys.stderr.isatty()
-    with Progress(TextColumn("comparing"), BarColumn(), TextColumn("{task.completed}/"
-                  "{task.total} files"), console=stderr, disable=not show) as bar:
-        task = bar.add_task("compare", total=len(results))
+    with progress("compare", len(results), "files",
+                  quiet or json_output or len(results) < 2) as bar:
         report = compare_results(loaded, results, op=op, ranks=ranks,
                                  ranks_per_domain=ranks_per_domain, placement=placement,
-                                 gate=gate,
-                                 progress=lambda _: bar.advance(task))
+                                 gate=gate, progress=lambda name: bar.advance(Path(name).name))
     data = report_dict(report)
     data["calibration"] = _calibration(calibration)
     plots: list[str] = []
