@@ -106,7 +106,8 @@ def test_plan_that_does_not_fit_exits_2() -> None:
     assert_bad_input(run(*BASE, "--tp", "8", "--pp", "2", "--dp", "4", "--global-batch", "64"),
                      "plan.dp")
     assert_bad_input(run(*BASE, "--tp", "16", "--global-batch", "64"), "plan.tp")
-    assert_bad_input(run(*BASE, "--tp", "8", "--pp", "2"), "global_batch_sequences")
+    # no --global-batch: the default of every command (4 Mi tokens), not an error
+    assert run(*BASE, "--tp", "8", "--pp", "2").exit_code == 0
 
 
 def test_placement_errors_exit_2(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ import json
 import math
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from supernode.commands import app, register_all
@@ -231,3 +232,27 @@ def test_plan_compare_ranks_a_given_plan(tmp_path):
     out = run("plan", "--cluster", "dgx-h100-superpod-su", "--workload", "llama3-70b",
               "--compare", str(bad))
     assert out.exit_code == 2 and "plan.dp" in out.stderr
+
+
+def test_size_writes_a_cluster_file_every_command_loads(tmp_path):
+    """``size --out c.yaml``: the phase-1 build (not the template's one unit) as a cluster
+    file that plan, topology and reliability load; the fabric check in the output (9,984
+    H100 NICs exceed a two-tier fat tree of radix-64 switches, 64²/2 = 2,048 ports, so
+    three tiers)."""
+    path = tmp_path / "c.yaml"
+    args = ("size", "--workload", "llama3-405b", "--tokens", "15e12", "--days", "90")
+    result = run(*args, "--out", str(path))
+    assert result.exit_code == 0, result.output
+    assert "fabric check: 9,984 GPUs need a three-tier fabric with radix-64 switches" in \
+        result.output
+    data = json.loads(run(*args, "--json").output)["sized_cluster"]
+    assert (data["gpus"], data["tiers"], data["radix"]) == (9984, 3, 64)
+    assert data["gpus"] == json.loads(run(*args, "--json").output)["phase1_gpus"]
+    doc = yaml.safe_load(path.read_text())
+    assert doc["name"] == "dgx-h100-superpod-su-sized-9984" and doc["scale_out"]["tiers"] == 3
+    planned = run("plan", "--cluster", str(path), "--workload", "llama3-405b", "--json")
+    assert planned.exit_code == 0, planned.output
+    assert json.loads(planned.output)["gpus"] == 9984
+    topo = run("topology", str(path), "--json")
+    assert topo.exit_code == 0, topo.output
+    assert run("reliability", "--cluster", str(path), "--workload", "llama3-405b").exit_code == 0

@@ -69,7 +69,7 @@ ROLES = [
     ("sweep", re.compile(r"^SPEC$|sweep spec", re.I)),
     ("validation", re.compile(r"validation", re.I)),
     ("accelerator", re.compile(r"accelerator", re.I)),
-    ("sizes", re.compile(r"^--sizes$", re.I)),
+    ("sizes", re.compile(r"^(--sizes|--min-bytes|--max-bytes)$", re.I)),
 ]
 
 
@@ -149,6 +149,7 @@ PLAUSIBLE = {
     "--utilization": ["0.4", "0.5", "plan"], "--nic-speed-gbit-per-s": ["400", "800"],
     "--jobs": ["20", "100", "500"], "--ber": ["1e-12", "2.4e-4", "0.5"],
     "--message-bytes": ["1048576", str(2**40)],
+    "--gate-op": ["all_reduce", "all_to_all", "all_gather"],
     "--framework": ["megatron-core", "torchtitan", "llm-foundry", "nemo-automodel"],
     "--power-limit-w": ["500", "700", "100"],
 }

@@ -69,6 +69,7 @@ OPTION_LIMITS: dict[str, OptionLimit] = {
     "--interval": OptionLimit(1, MAX_DURATION_S, "s"),
     "--arrival-rate-per-h": OptionLimit(0, 1e6, "jobs per hour", low_open=True),
     "--units": OptionLimit(2, 8, "units (memory check: units sharing the lines)"),
+    "--hold-out": OptionLimit(0, 64, "sizes per test"),
 }
 
 #: Ranges by the unit suffix of an option's name (``--interval-s``: seconds): the file

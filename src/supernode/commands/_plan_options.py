@@ -5,7 +5,9 @@ Each option is one :class:`~supernode.spec.plan.ParallelPlan` field (``--global-
 is ``global_batch_sequences``) and means the same everywhere: a value given fixes the
 knob, a knob left out is chosen (``estimate``, ``simulate``) or searched (``plan``).
 ``--gpus`` is the job's size: the cluster grows by whole scalable units when it is
-smaller, and a smaller job uses the first GPUs. The options are declared once, in
+smaller, and a smaller job uses the first GPUs. A plan without ``--global-batch`` takes the
+one default of every command (4 Mi tokens:
+:func:`supernode.workload.batch.with_default_batch`). The options are declared once, in
 :data:`PLAN_OPTIONS`; a command takes the ones it needs with :func:`plan_options` and
 receives them parsed once, as :class:`PlanOptions`.
 

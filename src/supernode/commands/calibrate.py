@@ -73,6 +73,16 @@ def _print_summary(doc: dict[str, Any]) -> None:
                  f"group(s) from {len(doc['sources'])} file(s); rms log error "
                  f"{fit['rms_log_error_packaged']:.3f} (packaged) -> "
                  f"{fit['rms_log_error_calibrated']:.3f} (calibrated)", highlight=False)
+    if fit["held_out"]:
+        worst = max(fit["held_out"], key=lambda r: abs(r["error"]))
+        stdout.print(f"held-out check: a fit without the largest size(s) of each test "
+                     f"predicts those {len(fit['held_out'])} row(s) within "
+                     f"{fit['held_out_max_abs_error']:.1%} (worst: "
+                     f"{rich_safe(Path(worst['source']).name)} {worst['op']} "
+                     f"{worst['message_bytes']:,} B, {worst['error']:+.1%})", highlight=False)
+    else:
+        stdout.print("held-out check: none (no test has more sizes than --hold-out + 2)",
+                     highlight=False)
     from supernode.measurements.identify import SENSITIVITY_MIN
 
     shown = [p for p in doc["parameters"] if p["status"] != "not_identified"
@@ -119,6 +129,9 @@ def calibrate_command(
     ranks: UnsaidRanks = None,
     ranks_per_domain: RanksPerDomain = None,
     placement: TimingPlacement = "out_of_place",
+    hold_out: int = typer.Option(1, "--hold-out", metavar="N",
+                                 help="Check the fit on the N largest sizes of each test, "
+                                      "held back from a second fit (0: no check)."),
     json_output: bool = typer.Option(False, "--json", help="Print the calibration as JSON."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
@@ -142,7 +155,7 @@ def calibrate_command(
         sets, sources = read_sources(results, op, ranks, ranks_per_domain,
                                      lambda: bar.advance(task))
     cal = calibrate_cluster(loaded, sets, placement=placement,
-                            ranks_per_domain=ranks_per_domain)
+                            ranks_per_domain=ranks_per_domain, hold_out=hold_out)
     for entry in sources:
         entry["rows"] = sum(len(g.message_bytes) for g in cal.groups
                             if g.source == entry["path"])

@@ -57,11 +57,11 @@ def check_command(
                                   "iteration (the link-utilisation rule needs it)."),
     seed: int = seed_option("Seed of the ECMP hash."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress on stderr (bar or lines)."),
 ) -> None:
     """Check a design against the rules; exit 1 when an error-severity rule fails."""
     inputs = design_input(cluster, workload, plan, rules, name, simulate, seed, None)
-    with progress_display(quiet or json_output) as bar:
+    with progress_display(quiet or json_output, "check") as bar:
         data = run_design(inputs, stage_hook(bar)).to_dict()
     if json_output:
         print_json({"verdict": data["verdict"], "findings": data["findings"],

@@ -29,27 +29,25 @@ from supernode.errors import InputError
 from supernode.estimate.system import system_from_cluster
 from supernode.spec.resolved import MAX_ACCELERATORS
 from supernode.textsafe import rich_safe
+from supernode.units import parse_size_bytes
 
-_SUFFIX = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
 #: Most message sizes in one call (nccl-tests sweeps are a few dozen).
 MAX_SIZES = 1_000
 #: Most rack counts in one ``--racks`` curve.
 MAX_RACK_COUNTS = 64
 
 
-def parse_size(text: str) -> int:
-    """Parse a message size such as ``1048576``, ``64K``, ``16M`` or ``8G`` (binary units)."""
-    raw = text.strip().upper().removesuffix("B")
-    suffix = raw[-1:] if raw[-1:] in _SUFFIX else ""
-    number = raw[: len(raw) - len(suffix)]
+def parse_size(text: str, option: str = "--sizes") -> int:
+    """Parse a message size such as ``1048576``, ``64K``, ``16M``, ``64MiB`` or ``8G``
+    (binary units, :func:`supernode.units.parse_size_bytes`) of 1 byte to 1 TiB."""
     try:
-        value = float(number) * _SUFFIX[suffix]
+        value = parse_size_bytes(text)
     except ValueError:
-        raise InputError("--sizes", f"not a message size: {text!r} (e.g. 1048576, 64K, 1G)"
-                         ) from None
+        raise InputError(option, f"not a message size: {text!r} (e.g. 1048576, 64K, 64MiB, "
+                                 "1G)") from None
     if not 1 <= value <= MAX_MESSAGE_BYTES:
-        raise InputError("--sizes", f"{text!r}: sizes must be between 1 byte and 1 TiB")
-    return int(value)
+        raise InputError(option, f"{text!r}: sizes must be between 1 byte and 1 TiB")
+    return value
 
 
 @app.command("collective")

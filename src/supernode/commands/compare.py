@@ -10,18 +10,17 @@ cluster's own calibration (``--calibration``, from ``supernode calibrate``).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
 from supernode.cluster.load import load_cluster
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
 from supernode.commands._plan_options import CalibrationFile, calibrated
+from supernode.commands._progress import progress
 from supernode.commands._results_options import (
     RanksPerDomain,
     RunsCluster,
@@ -29,11 +28,14 @@ from supernode.commands._results_options import (
     UnsaidOp,
     UnsaidRanks,
 )
+from supernode.errors import InputError
 from supernode.measurements.findings import size_label
+from supernode.measurements.gate import Gate
 from supernode.measurements.report import report_dict
 from supernode.measurements.run import compare_results
 from supernode.outputs import output_folder
 from supernode.textsafe import rich_safe
+from supernode.units import parse_size_bytes
 
 _MARK = {"critical": "[bold red]critical[/]", "warning": "[yellow]warning[/]",
          "info": "[cyan]info[/]"}
@@ -47,11 +49,12 @@ def _collective_table(entry: dict[str, Any]) -> Table:
              f"{job['ranks']} ranks ({rich_safe(job['ranks_source'])}) on {job['domains']} "
              f"domain(s) of {job['ranks_per_domain']}, {entry['tool']}{rich_safe(version)}")
     table = Table(title=title, title_justify="left")
-    for col in ("size", "busbw GB/s", "model GB/s", "meas/model", "time us", "model us",
-                "algorithm", f"share of bound ({' | '.join(tiers)})"):
+    lines = [b["tier"] for b in entry["rows"][0]["line_rates"]] if entry["rows"] else tiers
+    for col in ("size", "busbw GB/s", "model GB/s", "share of model", "time us", "model us",
+                "algorithm", f"share of line rate ({' | '.join(lines)})"):
         table.add_column(col, justify="left" if col in ("algorithm", "size") else "right")
     for r in entry["rows"]:
-        shares = " | ".join(f"{b['share']:.0%}" for b in r["bounds"])
+        shares = " | ".join(f"{b['share']:.0%}" for b in r["line_rates"])
         ratio = f"{r['measured_over_predicted']:.0%}"
         table.add_row(size_label(r["message_bytes"]), f"{r['measured_busbw_gbyte_per_s']:.1f}",
                       f"{r['predicted_busbw_gbyte_per_s']:.1f}",
@@ -59,9 +62,14 @@ def _collective_table(entry: dict[str, Any]) -> Table:
                       f"{r['measured_time_s'] * 1e6:,.1f}", f"{r['predicted_time_s'] * 1e6:,.1f}",
                       r["algorithm"], shares)
     effects = dict.fromkeys((r["path"], "; ".join(r["effects"])) for r in entry["rows"])
-    lines = [f"model path: {rich_safe(path)}; effect: {rich_safe(effect)}"
-             for path, effect in effects]
-    table.caption = "\n".join(lines)
+    caption = [f"model path: {rich_safe(path)}; effect: {rich_safe(effect)}"
+               for path, effect in effects]
+    rates = ", ".join(f"{b['tier']} {b['line_rate_busbw_gbyte_per_s']:,.1f} GB/s"
+                      for b in entry["rows"][-1]["line_rates"]) if entry["rows"] else ""
+    if rates:
+        caption.append(f"line rate in busbw at {size_label(entry['rows'][-1]['message_bytes'])}"
+                       f": {rates} (each tier alone at line rate; share = measured busbw / it)")
+    table.caption = "\n".join(caption)
     table.caption_justify = "left"
     return table
 
@@ -119,9 +127,38 @@ def _print_report(data: dict[str, Any], plots: list[str]) -> None:
         stdout.print(f"wrote {rich_safe(path)}", highlight=False)
     gate = data["gate"]
     if gate is not None:
+        for failure in gate["failures"]:
+            stdout.print(f"  gate fails {rich_safe(Path(failure['source']).name)}: "
+                         f"{rich_safe(failure['reason'], None)}", highlight=False)
         verdict = "passed" if gate["passed"] else "FAILED"
-        stdout.print(f"gate {verdict}: {gate['failed_rows']} of {gate['rows']} rows under "
-                     f"{gate['threshold']:.0%} of the prediction", highlight=False)
+        unjudged = (f"; {gate['rows_not_judged']} row(s) outside it not judged"
+                    if gate["rows_not_judged"] else "")
+        stdout.print(f"gate {verdict}: {gate['failed_rows']} of {gate['rows']} rows "
+                     f"({rich_safe(gate['scope'])}) under {gate['threshold']:.0%} of the "
+                     f"prediction{unjudged}", highlight=False)
+
+
+def _gate(fail_below: float | None, min_bytes: str | None, max_bytes: str | None,
+          ops: list[str] | None) -> Gate | None:
+    """The gate of the command line (None without ``--fail-below``; a range without it is
+    refused: it would judge nothing)."""
+    if fail_below is None:
+        for name, value in (("--min-bytes", min_bytes), ("--max-bytes", max_bytes),
+                            ("--gate-op", ops)):
+            if value:
+                raise InputError(name, "selects the rows the gate judges; give --fail-below")
+        return None
+    return Gate(fail_below, _size(min_bytes, "--min-bytes") or 0,
+                _size(max_bytes, "--max-bytes"), tuple(ops or ()))
+
+
+def _size(text: str | None, option: str) -> int | None:
+    if text is None:
+        return None
+    try:
+        return parse_size_bytes(text)
+    except ValueError as exc:
+        raise InputError(option, str(exc)) from None
 
 
 @app.command("compare")
@@ -137,21 +174,26 @@ def compare_command(
     placement: TimingPlacement = "out_of_place",
     fail_below: float = typer.Option(None, "--fail-below", metavar="SHARE",
                                      help="Exit 1 when a row is under SHARE x the prediction."),
+    min_bytes: str = typer.Option(None, "--min-bytes", metavar="SIZE",
+                                  help="The gate judges sizes from SIZE up (e.g. 64MiB)."),
+    max_bytes: str = typer.Option(None, "--max-bytes", metavar="SIZE",
+                                  help="The gate judges sizes up to SIZE (e.g. 8GiB)."),
+    gate_op: list[str] = typer.Option(None, "--gate-op", metavar="OP",
+                                      help="The gate judges only this collective "
+                                           "(repeatable; default: all)."),
     plot: Path = typer.Option(None, "--plot", help="Write busbw plots into this folder."),
     calibration: CalibrationFile = None,
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress on stderr (bar or lines)."),
 ) -> None:
     """Measured vs predicted collectives, share of each tier's bound, and findings."""
+    gate = _gate(fail_below, min_bytes, max_bytes, gate_op)
     loaded = load_cluster(cluster)
-    show = not quiet and len(results) > 1 and sys.stderr.isatty()
-    with Progress(TextColumn("comparing"), BarColumn(), TextColumn("{task.completed}/"
-                  "{task.total} files"), console=stderr, disable=not show) as bar:
-        task = bar.add_task("compare", total=len(results))
+    with progress("compare", len(results), "files",
+                  quiet or json_output or len(results) < 2) as bar:
         report = compare_results(loaded, results, op=op, ranks=ranks,
                                  ranks_per_domain=ranks_per_domain, placement=placement,
-                                 threshold=fail_below,
-                                 progress=lambda _: bar.advance(task))
+                                 gate=gate, progress=lambda name: bar.advance(Path(name).name))
     data = report_dict(report)
     data["calibration"] = _calibration(calibration)
     plots: list[str] = []

@@ -9,16 +9,13 @@ prints ``results.json``. With no arguments it runs the bundled flagship example.
 
 from __future__ import annotations
 
-import sys
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from supernode.commands import app
-from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
+from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.commands._plan_options import (
     CalibrationFile,
     PlanFile,
@@ -26,6 +23,7 @@ from supernode.commands._plan_options import (
     calibrated,
     with_help,
 )
+from supernode.commands._progress import Steps, progress
 from supernode.commands._seed import seed_option
 from supernode.design import FLAGSHIP, STAGES, DesignInput, example, run_design
 from supernode.errors import InputError
@@ -52,24 +50,18 @@ def design_input(cluster: str | None, workload: str | None, plan: Path | None,
                        prometheus_major=prometheus_major, workers=workers)
 
 
-def progress_display(quiet: bool):
-    """A rich progress bar of the stages on stderr, or nothing (quiet or not a terminal)."""
-    if quiet or not sys.stderr.isatty() or not sys.stdout.isatty():
-        return nullcontext(None)
-    return Progress(TextColumn("{task.description:<10}"), BarColumn(),
-                    TextColumn("{task.completed}/{task.total} stages"), TimeElapsedColumn(),
-                    console=stderr, transient=True)
+def progress_display(quiet: bool, label: str = "design"):
+    """The stages' progress on stderr (:func:`supernode.commands._progress.progress`): a
+    bar on a terminal, one line per stage when piped, nothing when ``quiet``."""
+    return progress(label, len(STAGES) + 1, "stages", quiet)
 
 
-def stage_hook(bar):
+def stage_hook(bar: Steps):
     """Progress callback moving ``bar`` to the stage being run."""
-    if bar is None:
-        return None
-    task = bar.add_task("validate", total=len(STAGES) + 1)
 
     def hook(stage: str, index: int, total: int) -> None:
         """Show the stage now running."""
-        bar.update(task, description=stage, completed=index)
+        bar.update(stage, index)
     return hook
 
 
@@ -103,7 +95,7 @@ def design_command(
     calibration: CalibrationFile = None,
     workers: SearchWorkers = None,
     json_output: bool = typer.Option(False, "--json", help="Print results.json only."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress on stderr (bar or lines)."),
 ) -> None:
     """Review a design: topology, plans, simulation, reliability, facility, monitoring,
     scheduling, rules -> report folder with the exported topology and monitoring files."""

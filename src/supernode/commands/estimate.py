@@ -15,7 +15,6 @@ from supernode.commands._plan_options import (
     calibrated,
     plan_options,
 )
-from supernode.errors import InputError
 from supernode.estimate.interval import interval_fields
 from supernode.estimate.model import (
     COMM_SHARE_THRESHOLD,
@@ -27,6 +26,7 @@ from supernode.estimate.system import SystemModel, job_system
 from supernode.spec.plan import plan_from_data
 from supernode.spec.planfile import plan_data
 from supernode.textsafe import rich_safe
+from supernode.workload.batch import with_default_batch
 from supernode.workload.presets import load_workload, with_framework
 
 
@@ -119,10 +119,7 @@ def estimate_command(
     cluster_spec = load_cluster_spec(cluster)
     precision_name = flags.get("precision") or "bf16"
     system = _capped(job_system(cluster_spec, gpus, precision_name), power_limit_w)
-    data = plan_data(plan, flags, system.gpus, "the job")
-    if "global_batch_sequences" not in data:
-        raise InputError("plan.global_batch_sequences",
-                         "required: give --global-batch or global_batch_sequences in the plan")
+    data = with_default_batch(plan_data(plan, flags, system.gpus, "the job"), spec)
     parsed = plan_from_data(data, source=str(plan) if plan else "plan")
     if parsed.precision != precision_name:
         system = _capped(job_system(cluster_spec, gpus, parsed.precision), power_limit_w)

@@ -41,31 +41,38 @@ def _rates(values: list[str]) -> dict[str, float]:
 
 
 #: The plan options reliability takes (the knobs its model reads).
-RELIABILITY_PLAN_OPTIONS = ("plan", "tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch",
+RELIABILITY_PLAN_OPTIONS = ("plan", "gpus", "tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch",
                             "global_batch", "recompute", "sequence_parallel", "zero_stage",
                             "distributed_optimizer", "precision")
 
 
-def _plan(loaded, workload, plan_file, flags):
+def _plan(loaded, workload, plan_file, flags, gpus=None):
     """The plan from the file and flags (the plan fields given), or the planner's best
-    when none is given."""
+    on ``gpus`` (default: every GPU of the cluster) when none is given."""
+    job = gpus or loaded.accelerators
     if plan_file is None and set(flags) <= {"global_batch_sequences"}:
         from supernode.planner.default_plan import default_plan
 
-        plan, _, _ = default_plan(workload, loaded, loaded.accelerators,
+        plan, _, _ = default_plan(workload, loaded, job,
                                   flags.get("global_batch_sequences"))
         return plan, (f"no plan given: the planner's best (tp={plan.tp}, pp={plan.pp}, "
                       f"dp={plan.dp}, cp={plan.cp}, global batch "
                       f"{plan.global_batch_sequences:,})")
-    data = plan_data(plan_file, flags, loaded.accelerators)
-    if "global_batch_sequences" not in data:
-        from supernode.workload.batch import default_global_batch
+    from supernode.workload.batch import with_default_batch
 
-        gpus = (int(data.get("tp", 1)) * int(data.get("pp", 1)) * int(data["dp"])
-                * int(data.get("cp", 1)))
-        dp = int(data["dp"])
-        data["global_batch_sequences"] = -(-default_global_batch(workload, gpus) // dp) * dp
+    data = with_default_batch(plan_data(plan_file, flags, job), workload)
     return plan_from_data(data, source=str(plan_file) if plan_file else "plan"), None
+
+
+def _job_cluster(cluster: str, gpus: int | None):
+    """The cluster, grown by whole units to hold ``gpus`` (``--gpus``: as ``plan`` and
+    ``estimate`` grow it, :func:`supernode.cluster.scaling.scale_cluster`)."""
+    if gpus is None:
+        return load_cluster(cluster)
+    from supernode.cluster.load import load_cluster_spec
+    from supernode.cluster.scaling import scale_cluster
+
+    return scale_cluster(load_cluster_spec(cluster), gpus).cluster
 
 
 def _progress(quiet: bool):
@@ -114,9 +121,9 @@ def reliability_command(
         from supernode.outputs import check_output_folder
 
         check_output_folder(plot, "--plot", input_paths(cluster, workload, options.plan))
-    loaded = load_cluster(cluster)
+    loaded = _job_cluster(cluster, options.gpus)
     spec = load_workload(workload)
-    chosen, note = _plan(loaded, spec, options.plan, options.fields)
+    chosen, note = _plan(loaded, spec, options.plan, options.fields, options.gpus)
     settings = ReliabilityOptions(
         days=days, runs=runs, seed=seed, weibull_shape=weibull, spare_hosts=spares,
         hot_standby_share=hot_standby, checkpoint_write_gbyte_per_s=write_bw,

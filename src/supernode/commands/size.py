@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 from rich.table import Table
 
@@ -10,6 +12,8 @@ from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
 from supernode.commands._plan_options import GlobalBatch
 from supernode.errors import InputError
+from supernode.outputs import check_output_file, write_text
+from supernode.planner.sized_cluster import cluster_file_text, sized_cluster
 from supernode.planner.sizing import DEFAULT_HEADROOM, SizingInput, size, template_for
 from supernode.textsafe import rich_safe
 from supernode.workload.presets import load_workload
@@ -101,14 +105,31 @@ def size_command(
     headroom: float = typer.Option(DEFAULT_HEADROOM, "--headroom",
                                    help="Growth headroom of phase 2 (seed: 0.2-0.3)."),
     global_batch: GlobalBatch = None,
+    out: Path | None = typer.Option(None, "--out", help="Write the sized cluster (phase 1) "
+                                    "as a cluster file here (atomically)."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Cards, memory, sync bandwidth, supernodes and links for a training requirement."""
+    inputs = [p for p in (cluster, workload) if p]
+    if out is not None:
+        check_output_file(out, "--out", inputs=inputs)
     template = load_cluster_spec(cluster) if cluster else template_for(accelerator)
     req = SizingInput(load_workload(workload), tokens, days, template,
                       _utilization(utilization), headroom, global_batch)
     result = size(req)
+    gpus = result["phase1_gpus"]
+    spec, fabric = sized_cluster(template, gpus, f"{template.name}-sized-{gpus}")
+    result["sized_cluster"] = {**fabric, "file": str(out) if out is not None else None}
+    if out is not None:
+        write_text(out, cluster_file_text(spec, (
+            f"supernode size --workload {workload} --tokens {tokens:g} --days {days:g}: "
+            f"phase 1, {gpus:,} GPUs\n{fabric['check']}")), "--out", inputs=inputs)
     if json_output:
         print_json(result)
     else:
         print_sizing(result)
+        stdout.print(f"fabric check: {rich_safe(fabric['check'])}", highlight=False)
+        if out is not None:
+            stdout.print(f"wrote {rich_safe(str(out))} (cluster {rich_safe(fabric['name'])}: "
+                         f"supernode plan --cluster {rich_safe(str(out))} ...)",
+                         highlight=False)

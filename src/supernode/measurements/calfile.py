@@ -95,13 +95,29 @@ class GroupEntry(StrictModel):
     calibrated_busbw_gbyte_per_s: list[float] = Field(description="Calibrated busbw.")
 
 
+class HeldOutEntry(StrictModel):
+    """One row held back from the check fit and predicted by it."""
+
+    source: str = Field(description="Results file of the row.")
+    op: str = Field(description="Collective.")
+    message_bytes: int = Field(ge=0, description="nccl-tests size, bytes.")
+    measured_busbw_gbyte_per_s: float = Field(ge=0, description="Measured busbw, GB/s.")
+    predicted_busbw_gbyte_per_s: float = Field(ge=0, description="Check fit's busbw, GB/s.")
+    error: float = Field(description="Predicted / measured - 1.")
+
+
 class FitEntry(StrictModel):
-    """How well the model describes the rows, before and after (in sample)."""
+    """How well the model describes the rows, before and after (in sample), and the
+    held-out check (the largest sizes of each test predicted by a fit without them)."""
 
     rows: int = Field(ge=1, description="Collective rows fitted.")
     groups: int = Field(ge=1, description="Groups (set, op, ranks) fitted.")
     rms_log_error_packaged: float = Field(ge=0, description="RMS ln(pred/meas), packaged.")
     rms_log_error_calibrated: float = Field(ge=0, description="RMS ln(pred/meas), fitted.")
+    held_out: list[HeldOutEntry] = Field(default_factory=list, max_length=MAX_ENTRIES,
+                                         description="Rows held back from the check fit.")
+    held_out_max_abs_error: float | None = Field(None, ge=0, description="Largest |error| "
+                                                 "of the held-out rows (null: none).")
 
 
 class CalibrationFile(StrictModel):
@@ -155,7 +171,15 @@ def calibration_document(cal: ClusterCalibration, sources: list[dict[str, Any]],
         "placement": cal.placement, "procedure": PROCEDURE, "sources": sources,
         "fit": {"rows": cal.rows, "groups": len(cal.groups),
                 "rms_log_error_packaged": round(cal.rms_log_error_packaged, 6),
-                "rms_log_error_calibrated": round(cal.rms_log_error_calibrated, 6)},
+                "rms_log_error_calibrated": round(cal.rms_log_error_calibrated, 6),
+                "held_out": [{"source": r.source, "op": r.op, "message_bytes": r.message_bytes,
+                              "measured_busbw_gbyte_per_s": round(
+                                  r.measured_busbw_bytes_per_s / GBYTE_PER_S, 6),
+                              "predicted_busbw_gbyte_per_s": round(
+                                  r.predicted_busbw_bytes_per_s / GBYTE_PER_S, 6),
+                              "error": round(r.error, 6)} for r in cal.held_out],
+                "held_out_max_abs_error": (None if cal.held_out_max_abs_error is None
+                                           else round(cal.held_out_max_abs_error, 6))},
         "parameters": [{"table": p.table, "parameter": p.parameter, "status": p.status,
                         "value": p.value, "packaged": p.packaged,
                         "ci95": list(p.ci95) if p.ci95 else None,

@@ -16,12 +16,23 @@ cluster's measured collectives, each costed on its job's group view
   effect, not a result), are refused and the rest refitted, until every free parameter is
   identified. Refused parameters keep their packaged values and are reported with why.
 
-Case ids, file names and sizes are never looked at; sizes the user holds back are simply
-not given.
+Efficiencies and ratios live in (0, 1]: the fit keeps them there (bounded log
+parameters), and the upper end of their 95 % intervals is taken in the logit of the value
+(the delta method from the log-space Jacobian: ``d logit(p) / d ln p = 1 / (1 - p)``), so
+no interval end passes 1; a fit whose log-space interval would have crossed 1 says so in its reason
+(the rows cannot tell it from line rate).
+
+The fit is checked out of sample: the same procedure run without the largest
+``hold_out`` sizes of every test (of at least ``hold_out + 3`` sizes) predicts them, and
+the relative busbw errors are reported (``held_out``). The parameters written are the fit
+on every row.
+
+Case ids and file names are never looked at.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -37,6 +48,8 @@ from supernode.collectives.efficiency_file import (
     tables_from_file_spec,
 )
 from supernode.errors import InputError
+from supernode.measurements.calibration_checks import HeldOutRow, bounded_interval
+from supernode.measurements.compare import compare_set
 from supernode.measurements.groups import MeasuredGroup, measured_groups
 from supernode.measurements.identify import (
     data_jacobian,
@@ -96,6 +109,12 @@ class ClusterCalibration:
     groups: tuple[GroupResult, ...]
     rms_log_error_packaged: float
     rms_log_error_calibrated: float
+    held_out: tuple[HeldOutRow, ...] = ()
+
+    @property
+    def held_out_max_abs_error(self) -> float | None:
+        """The largest |error| of the held-out rows (None: nothing held out)."""
+        return max((abs(r.error) for r in self.held_out), default=None)
 
     @property
     def fitted(self) -> dict[Key, float]:
@@ -162,8 +181,38 @@ def fit_groups(sets: Iterable[MeasurementSet], cluster: Cluster, *, placement: s
 
 def calibrate_cluster(cluster: Cluster, sets: Iterable[MeasurementSet], *,
                       placement: str = "out_of_place", ranks_per_domain: int | None = None,
-                      starts: int = STARTS) -> ClusterCalibration:
-    """Fit ``cluster``'s efficiency parameters from ``sets`` (module docstring)."""
+                      starts: int = STARTS, hold_out: int = 1) -> ClusterCalibration:
+    """Fit ``cluster``'s efficiency parameters from ``sets``, and check the fit on the
+    largest ``hold_out`` sizes of each test held back from a second fit (module
+    docstring; 0: no check)."""
+    sets = list(sets)
+    cal = _calibrate(cluster, sets, placement, ranks_per_domain, starts)
+    if hold_out < 1:
+        return cal
+    kept, held = [], []
+    for s in sets:
+        rows = sorted(s.collectives, key=lambda r: r.message_bytes)
+        if s.op is not None and len(rows) >= hold_out + 3:
+            kept.append(dataclasses.replace(s, collectives=tuple(rows[:-hold_out])))
+            held.append(dataclasses.replace(s, collectives=tuple(rows[-hold_out:])))
+        else:
+            kept.append(s)
+    if not held:
+        return cal
+    check = _calibrate(cluster, kept, placement, ranks_per_domain, starts)
+    tables = tables_from_file_spec(with_values(read_efficiency_file(), check.fitted))
+    rows_out = [HeldOutRow(s.source, c.op, r.message_bytes, r.measured_busbw_bytes_per_s,
+                           r.predicted_busbw_bytes_per_s)
+                for s in held for c in [compare_set(s, cluster, tables=tables,
+                                                    placement=placement,
+                                                    ranks_per_domain=ranks_per_domain)]
+                for r in c.rows]
+    return dataclasses.replace(cal, held_out=tuple(rows_out))
+
+
+def _calibrate(cluster: Cluster, sets: list[MeasurementSet], placement: str,
+               ranks_per_domain: int | None, starts: int) -> ClusterCalibration:
+    """One fit of every row of ``sets`` (:func:`calibrate_cluster` without the check)."""
     spec = read_efficiency_file()
     measured, groups = fit_groups(sets, cluster, placement=placement,
                                   ranks_per_domain=ranks_per_domain, spec=spec)
@@ -214,9 +263,9 @@ def _parameter(key: Key, packaged: dict[Key, float], final: dict[Key, float],
                intervals: dict, sensitivity: dict[Key, float],
                refused: dict[Key, tuple[str, str]]) -> ParameterResult:
     if key in final:
+        interval, reason = bounded_interval(key, final[key], intervals.get(key))
         return ParameterResult(key[0], key[1], "fitted", final[key], packaged[key],
-                               tuple(intervals[key]) if key in intervals else None,
-                               sensitivity.get(key, 0.0))
+                               interval, sensitivity.get(key, 0.0), reason)
     status, reason = refused.get(key, ("not_identified", "the fit did not settle"))
     return ParameterResult(key[0], key[1], status, packaged[key], packaged[key], None,
                            sensitivity.get(key, 0.0), reason)

@@ -69,11 +69,11 @@ def below_model(comparison: SetComparison) -> list[Finding]:
     ratio = statistics.median(r.ratio for r in rows)
     if ratio >= MODEL_SHORTFALL:
         return []
-    binding = rows[-1].binding
-    share = statistics.median(r.binding.share for r in rows)
+    binding = rows[-1].binding_line_rate
+    share = statistics.median(r.binding_line_rate.share for r in rows)
     op = comparison.op.replace("_", "-")
     message = (f"{op} {_job_words(comparison)} reaches {ratio:.0%} of the model's prediction "
-               f"and {share:.0%} of what {_tier_noun(binding.tier)} allow from "
+               f"and {share:.0%} of {_tier_noun(binding.tier)}' line rate from "
                f"{size_label(rows[0].message_bytes)} up ({binding.tier} binds): check the "
                "settings below, and that the cluster description matches the job")
     return [Finding("warning", "below_model", message,
@@ -89,7 +89,8 @@ def above_model(comparison: SetComparison) -> list[Finding]:
         worst = max(over, key=lambda r: r.binding.share)
         out.append(Finding("warning", "above_bound", (
             f"{size_label(worst.message_bytes)} reaches {worst.binding.share:.0%} of the "
-            f"line-rate bound of {worst.binding.tier}: the job had more bandwidth than the "
+            f"idealised line-rate bound of {worst.binding.tier} (the best algorithm at line "
+            "rate, in-switch reduction included): the job had more bandwidth than the "
             "cluster description gives it (NIC count or speed, in-network reduction, ranks "
             "per domain)"), variables("NCCL_IB_HCA", "NCCL_NVLS_ENABLE", "NCCL_COLLNET_ENABLE")))
     ratio = statistics.median(r.ratio for r in rows)

@@ -1,7 +1,7 @@
 """Plots of a comparison (matplotlib, Agg backend, PNG), drawn from the report's rows only.
 
 ``compare_<n>_<op>.png``: busbw against message size (log scale), measured and predicted,
-with the binding tier's line-rate bound dashed; the legend beside the data, no software
+with the binding tier's line rate (in busbw) dashed; the legend beside the data, no software
 stamp in the file (identical rows, identical bytes).
 """
 
@@ -24,11 +24,11 @@ def plot_collective(index: int, entry: dict[str, Any], directory: Path) -> Path:
     ax.plot(sizes, [r["predicted_busbw_gbyte_per_s"] for r in rows], "s--", label="model")
     bounds: dict[str, list[float]] = {}
     for r in rows:
-        for b in r["bounds"]:
-            bounds.setdefault(b["tier"], []).append(b["bound_busbw_gbyte_per_s"])
-    binding = rows[-1]["binding_tier"]
+        for b in r["line_rates"]:
+            bounds.setdefault(b["tier"], []).append(b["line_rate_busbw_gbyte_per_s"])
+    binding = rows[-1]["line_rate_tier"]
     ax.plot(sizes, bounds[binding], ":", color="grey",
-            label=f"line-rate bound ({plot_safe(binding)})")
+            label=f"line rate ({plot_safe(binding)})")
     ax.set_xscale("log", base=2)
     ax.set_ylim(bottom=0)
     ax.set_xlabel("message size (bytes)")

@@ -8,8 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from supernode.measurements.compare import SetComparison, below_gate
+from supernode.measurements.compare import SetComparison
 from supernode.measurements.findings import Finding
+from supernode.measurements.gate import Gate, failure_reason, gate_rows
 from supernode.measurements.links_compare import PointComparison
 from supernode.measurements.model import MeasurementSet
 from supernode.units import GBYTE_PER_S
@@ -23,7 +24,7 @@ class CompareReport:
     collectives: list[tuple[SetComparison, list[Finding]]] = field(default_factory=list)
     points: list[PointComparison] = field(default_factory=list)
     other: list[tuple[MeasurementSet, list[Finding]]] = field(default_factory=list)
-    threshold: float | None = None
+    gate: Gate | None = None
 
 
 def finding_dict(f: Finding) -> dict[str, Any]:
@@ -37,7 +38,7 @@ def _gb(value: float) -> float:
 
 
 def collective_dict(c: SetComparison, findings: list[Finding],
-                    threshold: float | None) -> dict[str, Any]:
+                    gate: Gate | None) -> dict[str, Any]:
     """One collective comparison as plain data (GB/s and seconds, keys with units)."""
     m, job = c.measurement, c.job
     rows = [{
@@ -52,7 +53,12 @@ def collective_dict(c: SetComparison, findings: list[Finding],
         "measured_over_predicted": r.ratio, "binding_tier": r.binding.tier,
         "bounds": [{"tier": b.tier, "bound_busbw_gbyte_per_s": _gb(b.bound_busbw_bytes_per_s),
                     "share": b.share} for b in r.bounds],
-        "below_gate": threshold is not None and r.ratio < threshold,
+        "line_rate_tier": r.binding_line_rate.tier,
+        "line_rates": [{"tier": b.tier,
+                        "line_rate_busbw_gbyte_per_s": _gb(b.bound_busbw_bytes_per_s),
+                        "share": b.share} for b in r.line_rates],
+        "gated": gate is not None and gate.judges(c.op, r),
+        "below_gate": gate is not None and gate.fails(c.op, r),
     } for r in c.rows]
     return {
         "source": m.source, "tool": m.tool, "tool_version": m.tool_version,
@@ -78,23 +84,30 @@ def point_dict(p: PointComparison) -> dict[str, Any]:
 
 
 def gate_dict(report: CompareReport) -> dict[str, Any] | None:
-    """The regression gate: rows under ``threshold`` × prediction (None without a gate)."""
-    if report.threshold is None:
+    """The regression gate: the judged rows under ``threshold`` x prediction, each with
+    why it fails (None without a gate)."""
+    gate = report.gate
+    if gate is None:
         return None
-    failed = [(c.measurement.source, r) for c, _ in report.collectives
-              for r in below_gate(c, report.threshold)]
-    total = sum(len(c.rows) for c, _ in report.collectives)
-    return {"threshold": report.threshold, "rows": total, "failed_rows": len(failed),
-            "passed": not failed,
-            "failures": [{"source": s, "message_bytes": r.message_bytes,
-                          "measured_over_predicted": r.ratio} for s, r in failed]}
+    judged, failures = 0, []
+    for c, _ in report.collectives:
+        rows, failed = gate_rows(c, gate)
+        judged += len(rows)
+        failures += [{"source": c.measurement.source, "op": c.op,
+                      "message_bytes": r.message_bytes, "measured_over_predicted": r.ratio,
+                      "reason": failure_reason(c, r, gate)} for r in failed]
+    return {"threshold": gate.threshold, "min_bytes": gate.min_bytes,
+            "max_bytes": gate.max_bytes, "ops": list(gate.ops), "scope": gate.scope(),
+            "rows": judged, "rows_not_judged": sum(len(c.rows) for c, _ in report.collectives)
+            - judged, "failed_rows": len(failures), "passed": not failures,
+            "failures": failures}
 
 
 def report_dict(report: CompareReport) -> dict[str, Any]:
     """The whole report as plain data."""
     return {
         "cluster": report.cluster,
-        "collectives": [collective_dict(c, f, report.threshold) for c, f in report.collectives],
+        "collectives": [collective_dict(c, f, report.gate) for c, f in report.collectives],
         "point_to_point": [point_dict(p) for p in report.points],
         "logs": [{"source": m.source, "tool": m.tool,
                   "findings": [finding_dict(f) for f in fs]} for m, fs in report.other],

@@ -6,9 +6,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from supernode.collectives.efficiency import EfficiencyTable
-from supernode.errors import InputError
 from supernode.measurements.compare import compare_set
 from supernode.measurements.findings import Finding, comparison_findings
+from supernode.measurements.gate import Gate
 from supernode.measurements.links_compare import point_comparisons
 from supernode.measurements.log_findings import nccl_log_findings
 from supernode.measurements.reader import check_results_files, read_results
@@ -20,20 +20,18 @@ def compare_results(cluster: Cluster, paths: Sequence[str | Path], *, op: str | 
                     ranks: int | None = None, ranks_per_domain: int | None = None,
                     placement: str = "out_of_place",
                     tables: Mapping[str, EfficiencyTable] | None = None,
-                    threshold: float | None = None,
+                    gate: Gate | None = None,
                     progress: Callable[[str], None] | None = None) -> CompareReport:
     """Compare every results file in ``paths`` with the model of ``cluster``.
 
     ``tables``: efficiency tables to predict with (default: the packaged ones; a
-    calibration of this cluster when there is one). ``threshold``: the regression gate,
-    the share of the prediction under which a row fails. ``progress`` is called with each
+    calibration of this cluster when there is one). ``gate``: the regression gate
+    (:class:`~supernode.measurements.gate.Gate`: the share of the prediction under which
+    a judged row fails, and which rows it judges). ``progress`` is called with each
     file's name once it is done.
     """
     check_results_files(paths)
-    if threshold is not None and not 0.0 < threshold <= 10.0:
-        raise InputError("--fail-below", f"got {threshold}; a share of the prediction in "
-                                         "(0, 10], e.g. 0.9")
-    report = CompareReport(cluster=cluster.name, threshold=threshold)
+    report = CompareReport(cluster=cluster.name, gate=gate)
     for path in paths:
         for s in read_results(path, op=op, ranks=ranks, ranks_per_domain=ranks_per_domain):
             if s.collectives and s.op is None:

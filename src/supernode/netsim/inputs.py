@@ -15,6 +15,7 @@ from supernode.spec.plan import ParallelPlan, plan_from_data
 from supernode.spec.planfile import fill_dp, merged_plan, plan_document
 from supernode.spec.resolved import Cluster
 from supernode.spec.workload import WorkloadSpec
+from supernode.workload.batch import with_default_batch
 from supernode.workload.presets import load_workload
 
 #: Picks the plan of a job given none: (workload, cluster, gpus, global batch or None) ->
@@ -53,10 +54,7 @@ def job_inputs(cluster: Cluster, workload: str | None, plan_file: Path | None,
             accelerators = reorder(accelerators, plan, order)
             notes.append(f"{job.name}: {note}")
         else:
-            data = fill_dp(data, gpus, f"job {job.name!r}")
-            if "global_batch_sequences" not in data:
-                raise InputError("plan.global_batch_sequences", "required: give "
-                                 "--global-batch or global_batch_sequences in the plan")
+            data = with_default_batch(fill_dp(data, gpus, f"job {job.name!r}"), spec)
             plan = plan_from_data(data, source=str(plan_file) if plan_file else "plan")
             accelerators = reorder(accelerators, plan, plan.order)  # --rank-order
         check_job_size(plan, gpus, job.name)

@@ -9,6 +9,7 @@ can take any odd factor of the GPU count.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from supernode.spec.workload import WorkloadSpec
 
@@ -43,3 +44,18 @@ def default_batch_reason(w: WorkloadSpec, gpus: int) -> tuple[int, str]:
     if batch != want:
         why += f", rounded up to a multiple of {quantum:,} (the GPUs' odd factors)"
     return batch, why
+
+
+def with_default_batch(data: dict[str, Any], w: WorkloadSpec) -> dict[str, Any]:
+    """A plan document's fields with ``global_batch_sequences`` set to the default (the
+    rule above, on the plan's ``tp x pp x dp x cp`` GPUs), rounded up to a multiple of
+    ``micro_batch x dp`` so the plan is legal, when the plan does not give one; ``data``
+    unchanged otherwise. Every command that takes explicit plan flags applies this, as
+    ``plan`` and ``design`` apply :func:`default_global_batch` to the plans they search."""
+    if "global_batch_sequences" in data or "dp" not in data:
+        return data
+    gpus = (int(data.get("tp", 1)) * int(data.get("pp", 1)) * int(data["dp"])
+            * int(data.get("cp", 1)))
+    quantum = int(data.get("micro_batch", 1)) * int(data["dp"])
+    batch = default_global_batch(w, max(gpus, 1))
+    return {**data, "global_batch_sequences": -(-batch // quantum) * quantum}
