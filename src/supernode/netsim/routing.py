@@ -37,6 +37,9 @@ from supernode.netsim.routes import Routes, RoutingConfig, Segments
 from supernode.netsim.subgraph import SubGraph, build_subgraph, walk
 from supernode.netsim.updown import fat_tree_shape
 
+#: Pair lists whose scale-up routes one router remembers (the same transfers recur every
+#: micro-batch; under adaptive fabric routing only the fabric part is routed again).
+MEMO_ENTRIES = 4096
 #: Tier code of direct accelerator-to-accelerator links (torus, mesh): their ends transit.
 DIRECT = TIER_CODES["scale_up"]
 
@@ -61,6 +64,8 @@ class Router:
         links = np.flatnonzero(fab)
         self.fabric = self._fabric(links) if links.size else None
         self._nics(usable)
+        self._reachable_memo: dict[bytes, np.ndarray] = {}
+        self._scale_up_memo: dict[bytes, tuple[list, np.ndarray]] = {}
 
     def _fabric(self, links: np.ndarray) -> SubGraph:
         """The fabric's subgraph, with closed-form up/down candidates on a regular fat tree
@@ -158,7 +163,15 @@ class Router:
             yield (table.shapes[k], pos, s_loc, t_loc, table.row_of[d], table.arc_link[k])
 
     def reachable(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-        """Mask of same-domain pairs joined by a scale-up path inside their domain."""
+        """Mask of same-domain pairs joined by a scale-up path inside their domain
+        (remembered per pair list: it depends on the network alone)."""
+        key = src.tobytes() + b"|" + dst.tobytes()
+        hit = self._reachable_memo.get(key)
+        if hit is None:
+            hit = self._remember(self._reachable_memo, key, self._reachable(src, dst))
+        return hit.copy()
+
+    def _reachable(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         ok = np.zeros(src.size, dtype=bool)
         if src.size == 0:
             return ok
@@ -176,10 +189,37 @@ class Router:
         ``flows`` are the pairs' flow numbers in ``seg``."""
         if src.size == 0:
             return
+        key = src.tobytes() + b"|" + dst.tobytes()
+        hit = self._scale_up_memo.get(key)
+        if hit is None:
+            hit = self._remember(self._scale_up_memo, key, self._scale_up(src, dst, keys))
+        parts, latency_s = hit
+        for local, links, shares in parts:
+            seg.add(flows[local], links, shares)
+        seg.delay(flows, latency_s)
+
+    def _scale_up(self, src: np.ndarray, dst: np.ndarray, keys: np.ndarray
+                  ) -> tuple[list[tuple[np.ndarray, np.ndarray, np.ndarray]], np.ndarray]:
+        """The scale-up segments of the pairs, by position in ``src`` (one part per domain
+        shape, in order), and each pair's scale-up latency in s. The walk's policy sees
+        no link load and the keys follow from the pairs and the seed, so the answer
+        depends on the pairs alone."""
+        parts = []
+        latency_s = np.zeros(src.size)
         for shape, pos, s, t, rows, table in self._by_shape(src, dst):
             w = walk(shape, s, t, keys[pos], self.scale_up_policy)
-            seg.add(flows[pos][w.flow], table[rows[w.flow], w.arc], w.share)
-            seg.delay(flows[pos], w.latency_s)
+            parts.append((pos[w.flow], table[rows[w.flow], w.arc], w.share))
+            latency_s[pos] += w.latency_s  # each pair is in one shape: added once
+        return parts, latency_s
+
+    @staticmethod
+    def _remember(memo: dict, key: bytes, value):
+        """Store ``value`` under ``key`` in ``memo`` (emptied once it holds
+        :data:`MEMO_ENTRIES`), and return it."""
+        if len(memo) >= MEMO_ENTRIES:
+            memo.clear()
+        memo[key] = value
+        return value
 
     def fabric_walk(self, src_nodes: np.ndarray, dst_nodes: np.ndarray, keys: np.ndarray,
                     load: np.ndarray | None, flows: np.ndarray, seg: Segments) -> None:
