@@ -212,12 +212,16 @@ class Environment:
         key = src.tobytes() + b"|" + dst.tobytes()
         if not self._adaptive and key in self._routes:
             return self._routes[key]
-        load = self.fluid.flows / self.fluid.capacity if self._adaptive else None
+        load = self._link_load if self._adaptive else None
         r = self.router.route(src, dst, load)
         out = (r.flow, r.link, r.share, r.latency_s)
         if not self._adaptive:
             self._routes[key] = out
         return out
+
+    def _link_load(self) -> np.ndarray:
+        """Flows per byte/s now on each link (what adaptive routing weighs)."""
+        return self.fluid.flows / self.fluid.capacity
 
     def _open(self, task: Task, spec: FlowSpec) -> None:
         src = np.asarray(spec.src, dtype=np.int64)

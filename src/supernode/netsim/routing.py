@@ -17,6 +17,7 @@ identically (translation-invariant).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
 
 import numpy as np
@@ -37,8 +38,9 @@ from supernode.netsim.routes import Routes, RoutingConfig, Segments
 from supernode.netsim.subgraph import SubGraph, build_subgraph, walk
 from supernode.netsim.updown import fat_tree_shape
 
-#: Pair lists whose scale-up routes one router remembers (the same transfers recur every
-#: micro-batch; under adaptive fabric routing only the fabric part is routed again).
+#: Pair lists (with their flow keys) whose scale-up routes one router remembers (the same
+#: transfers recur every micro-batch; under adaptive fabric routing only the fabric part
+#: is routed again).
 MEMO_ENTRIES = 4096
 #: Tier code of direct accelerator-to-accelerator links (torus, mesh): their ends transit.
 DIRECT = TIER_CODES["scale_up"]
@@ -118,11 +120,12 @@ class Router:
         """Scale-up subgraph of ``domain`` (None when it has no usable scale-up link)."""
         return self.domains.subgraph(domain)
 
-    def route(self, src: np.ndarray, dst: np.ndarray, load: np.ndarray | None = None
-              ) -> Routes:
+    def route(self, src: np.ndarray, dst: np.ndarray,
+              load: np.ndarray | Callable[[], np.ndarray] | None = None) -> Routes:
         """Routes of flows from accelerators ``src[i]`` to ``dst[i]`` (indices).
 
-        ``load``: flows per byte/s now on each link, for the ``adaptive`` policy.
+        ``load``: flows per byte/s now on each link, for the ``adaptive`` policy (or a
+        function giving it, called only when some pair leaves its scale-up domain).
         Raises :class:`InputError` when a pair is disconnected.
         """
         src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
@@ -137,7 +140,8 @@ class Router:
         outside[inside] = False
         rest = np.flatnonzero(outside & (src != dst))
         if rest.size:
-            fabric_routes(self, src[rest], dst[rest], keys[rest], load, rest, seg)
+            now = load() if callable(load) else load
+            fabric_routes(self, src[rest], dst[rest], keys[rest], now, rest, seg)
         return seg.routes()
 
     def _by_shape(self, src: np.ndarray, dst: np.ndarray):
@@ -189,7 +193,7 @@ class Router:
         ``flows`` are the pairs' flow numbers in ``seg``."""
         if src.size == 0:
             return
-        key = src.tobytes() + b"|" + dst.tobytes()
+        key = src.tobytes() + b"|" + dst.tobytes() + b"|" + keys.tobytes()
         hit = self._scale_up_memo.get(key)
         if hit is None:
             hit = self._remember(self._scale_up_memo, key, self._scale_up(src, dst, keys))
@@ -202,8 +206,8 @@ class Router:
                   ) -> tuple[list[tuple[np.ndarray, np.ndarray, np.ndarray]], np.ndarray]:
         """The scale-up segments of the pairs, by position in ``src`` (one part per domain
         shape, in order), and each pair's scale-up latency in s. The walk's policy sees
-        no link load and the keys follow from the pairs and the seed, so the answer
-        depends on the pairs alone."""
+        no link load, so the answer depends on the pairs and their flow keys alone (a
+        hop to or from a NIC carries the key of the whole path, not of the hop)."""
         parts = []
         latency_s = np.zeros(src.size)
         for shape, pos, s, t, rows, table in self._by_shape(src, dst):
