@@ -158,3 +158,22 @@ def test_default_plan_comes_from_the_planner():
     assert job["step_time_s"] == pytest.approx(best["step_time_s"], rel=1e-12)
     assert data["notes"][0].startswith("no plan given: the planner's best (tp="
                                        f"{best['tp']}, pp={best['pp']}, dp={best['dp']}")
+
+
+def test_what_if_table_reads_in_human_units() -> None:
+    """Knob values with thousands separators, not "1.8e+03"; a goodput change that rounds
+    to zero says so instead of "+0.0000" or "-0.0000" (issue 24's cosmetics)."""
+    from rich.console import Console
+
+    from supernode.commands.reliability import _what_if_table
+
+    rows = [{"knob": "checkpoint write GB/s", "current": 1800.0, "value": 3600.0,
+             "analytic_goodput": 0.99, "monte_carlo_goodput": 0.994, "delta_vs_base": -2e-6},
+            {"knob": "spare hosts", "current": 3, "value": 0, "analytic_goodput": 0.65,
+             "monte_carlo_goodput": 0.63, "delta_vs_base": -0.3657}]
+    console = Console(width=120, record=True)
+    console.print(_what_if_table({"what_if": rows}))
+    text = console.export_text()
+    assert "1,800" in text and "3,600" in text and "e+03" not in text
+    assert "no change" in text and "0.0000" not in text
+    assert "-0.3657" in text

@@ -222,7 +222,13 @@ def _what_if_table(d: dict) -> Table:
     for col in ("knob", "now", "what if", "analytic", "Monte Carlo", "vs now"):
         table.add_column(col, justify="left" if col == "knob" else "right")
     for w in d["what_if"]:
-        table.add_row(w["knob"], f"{w['current']:.3g}", f"{w['value']:.3g}",
+        table.add_row(w["knob"], f"{w['current']:,.4g}", f"{w['value']:,.4g}",
                       f"{w['analytic_goodput']:.4f}", f"{w['monte_carlo_goodput']:.4f}",
-                      f"{w['delta_vs_base']:+.4f}")
+                      _change(w["delta_vs_base"]))
     return table
+
+
+def _change(delta: float) -> str:
+    """A goodput difference at four decimals; "no change" where it rounds to zero (not
+    "+0.0000" or "-0.0000")."""
+    return "no change" if round(delta, 4) == 0 else f"{delta:+.4f}"
