@@ -20,9 +20,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 README = HERE / "README.md"
 #: Scripts on the shared harness, in the order the README shows them.
-SCRIPTS = ("cli_bench", "topology_bench", "estimate_bench", "plan_search", "netsim_bench",
-           "plot_bench", "reliability_bench", "compare_bench", "design_bench", "monitor_bench",
-           "schedule_bench", "limits_bench", "serve_bench")
+SCRIPTS = ("wait_bench", "cli_bench", "topology_bench", "estimate_bench", "plan_search",
+           "netsim_bench", "plot_bench", "reliability_bench", "compare_bench", "design_bench",
+           "monitor_bench", "schedule_bench", "limits_bench", "serve_bench")
 
 
 def scripts() -> list[str]:
