@@ -16,31 +16,31 @@ from supernode.spec.resolved import Cluster
 DEFAULT_HOST_RACK_UNITS = 4
 
 
-def host_rack_units(cluster: Cluster) -> tuple[int, str]:
-    """Height of one host in rack units and where it comes from (stated, catalog, default)."""
+def _stated_or_catalogued(cluster: Cluster, field: str) -> tuple[float, str] | None:
+    """The host's ``field`` as the cluster file states it, else as the host catalog gives
+    it, with where it comes from; None when neither knows it."""
     host = cluster.spec.host
-    if host.rack_units:
-        return host.rack_units, "stated"
+    stated = getattr(host, field)
+    if stated:
+        return stated, "stated"
     entry = find_host(host.name, host.accelerators_per_host)
     if entry is not None:
-        return entry.rack_units, f"catalog ({entry.name or 'generic'})"
+        return getattr(entry, field), f"catalog ({entry.name or 'generic'})"
+    return None
+
+
+def host_rack_units(cluster: Cluster) -> tuple[int, str]:
+    """Height of one host in rack units and where it comes from (stated, catalog, default)."""
+    known = _stated_or_catalogued(cluster, "rack_units")
+    if known is not None:
+        return int(known[0]), known[1]
     return DEFAULT_HOST_RACK_UNITS, "default"
 
 
 def host_weight_kg(cluster: Cluster) -> tuple[float, str]:
     """Weight of one host in kg and where it comes from (stated, catalog, per-U default)."""
-    host = cluster.spec.host
-    if host.weight_kg:
-        return host.weight_kg, "stated"
-    entry = find_host(host.name, host.accelerators_per_host)
-    if entry is not None:
-        return entry.weight_kg, f"catalog ({entry.name or 'generic'})"
+    known = _stated_or_catalogued(cluster, "weight_kg")
+    if known is not None:
+        return float(known[0]), known[1]
     units, _ = host_rack_units(cluster)
     return facility_data()["weight"]["per_rack_unit_kg"] * units, "default"
-
-
-def nic_ports_per_cage(cluster: Cluster) -> int:
-    """NIC ports one host-side optical module serves (twin-port OSFP cages: 2; else 1)."""
-    host = cluster.spec.host
-    entry = find_host(host.name, host.accelerators_per_host)
-    return entry.nic_ports_per_cage if entry is not None and entry.name else 1
