@@ -28,7 +28,7 @@ FULL = "h100-servers"
 #: Sections a run may leave null (each with a note), and ``artefacts`` (left out of a
 #: report rendered without its files).
 NULLABLE = {"reviewed_plan", "simulation", "reliability", "scheduling", "fit", "artefacts",
-            "summary"}
+            "summary", "reproduce"}
 
 
 def run(*args: str):

@@ -37,8 +37,9 @@ from supernode.design.plans import best_view, given_view, simulation_plan
 from supernode.design.power_cap import power_cap_trade
 from supernode.design.prices import price_model, stated_prices
 from supernode.design.reliability import DESIGN_DAYS, DESIGN_RUNS, run_reliability
+from supernode.design.reproduce import design_reproduce
 from supernode.design.results import SCHEMA, check_results
-from supernode.design.scheduling import run_scheduling, scheduling_remembered
+from supernode.design.scheduling import DESIGN_POLICIES, run_scheduling, scheduling_remembered
 from supernode.design.simulation import routing_what_if, run_simulation, simulation_results
 from supernode.design.summary import cluster_summary, workload_summary
 from supernode.errors import InputError
@@ -302,4 +303,5 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
     data["inputs"]["prometheus_major"] = major
     data["decisions"] = decision_records(data, cluster, ops["alt"])
     data["summary"] = executive_summary(data, what_if)
+    data["reproduce"] = design_reproduce(data, plan, order, list(DESIGN_POLICIES))
     return DesignResult(inputs, data, findings, clock.timings(), ops["files"])

@@ -21,6 +21,7 @@ def build_sections(results: dict[str, Any]) -> list[Section]:
     from supernode.report import (  # noqa: F401  (importing them registers their sections)
         sections_core,
         sections_reliability,
+        sections_reproduce,
         sections_review,
         sections_run,
         sections_scheduling,
