@@ -23,7 +23,8 @@ from supernode.commands import app, register_all
 from supernode.report import REPORT_FILES
 from supernode.report.blocks import lookup
 
-SECTION_IDS = ("summary", "verdict", "cluster", "plans", "simulation", "facility",
+SERVE_FILE = Path(__file__).parent / "data" / "serve" / "llama70b-chat.yaml"
+SECTION_IDS = ("summary", "verdict", "cluster", "plans", "serving", "simulation", "facility",
                "reliability", "scheduling", "monitoring", "artefacts", "reproduce", "findings",
                "decisions")
 NUMBER = re.compile(r"-?\d[\d,]*\.?\d*(?:e[+-]?\d+)?")
@@ -31,11 +32,12 @@ NUMBER = re.compile(r"-?\d[\d,]*\.?\d*(?:e[+-]?\d+)?")
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> Path:
-    """One design run of the flawed example (with simulation), shared by the tests here."""
+    """One design run of the flawed example (with simulation and the serving stage of a
+    chat workload), shared by the tests here."""
     register_all()
     out = tmp_path_factory.mktemp("design") / "flawed"
     result = CliRunner().invoke(app, ["design", "--example", "flawed", "--out", str(out),
-                                      "--quiet"])
+                                      "--serve", str(SERVE_FILE), "--quiet"])
     assert result.exit_code == 0, result.output
     return out
 

@@ -40,6 +40,7 @@ from supernode.design.reliability import DESIGN_DAYS, DESIGN_RUNS, run_reliabili
 from supernode.design.reproduce import design_reproduce
 from supernode.design.results import SCHEMA, check_results
 from supernode.design.scheduling import DESIGN_POLICIES, run_scheduling, scheduling_remembered
+from supernode.design.serving import run_serving
 from supernode.design.simulation import routing_what_if, run_simulation, simulation_results
 from supernode.design.summary import cluster_summary, workload_summary
 from supernode.errors import InputError
@@ -81,6 +82,8 @@ class DesignInput:
     #: processes per plan search (None: as many as pay); 1 also keeps the scheduling
     #: replay in this process
     workers: int | None = None
+    #: a serve file: the serving stage (design/serving.py) answers for serving it too
+    serve: str | Path | None = None
 
 
 @dataclass
@@ -281,6 +284,8 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
     view = given_view(target, given, report) if given is not None else best_view(report)
     fit, fit_note = _fit(cluster, workload, target.global_batch_sequences, inputs.workers,
                          (report,))
+    serving = (run_serving(inputs.serve, inputs.workload, cluster, inputs.cluster)
+               if inputs.serve is not None else None)
     plan, order = simulation_plan(view, report, given) if view is not None else (None, ())
     clock("simulate")
     sim = what_if = None
@@ -303,5 +308,7 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
     data["inputs"]["prometheus_major"] = major
     data["decisions"] = decision_records(data, cluster, ops["alt"])
     data["summary"] = executive_summary(data, what_if)
+    if serving is not None:
+        data["serving"] = serving
     data["reproduce"] = design_reproduce(data, plan, order, list(DESIGN_POLICIES))
     return DesignResult(inputs, data, findings, clock.timings(), ops["files"])

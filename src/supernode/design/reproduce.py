@@ -124,7 +124,28 @@ def design_reproduce(data: dict[str, Any], plan: ParallelPlan | None,
     document = (reviewed_plan_document(plan, order)
                 if plan is not None and data.get("reviewed_plan") else None)
     files = (data.get("artefacts") or {}).get("files", [])
+    extra = [_serving_command(data["serving"], inputs)] if data.get("serving") else []
     recovery = (data.get("reliability") or {}).get("recovery", {}).get("policy", "restart")
-    return reproduce_commands(inputs, document, data.get("simulation") is not None,
-                              inputs["reliability_runs"], inputs["reliability_days"],
-                              recovery, data.get("scheduling") is not None, policies, files)
+    out = reproduce_commands(inputs, document, data.get("simulation") is not None,
+                             inputs["reliability_runs"], inputs["reliability_days"],
+                             recovery, data.get("scheduling") is not None, policies, files)
+    out["commands"][1:1] = extra  # beside the plans, as the report orders its sections
+    return out
+
+
+def _serving_command(serving: dict[str, Any], inputs: dict[str, Any]) -> dict[str, Any]:
+    """``fit --serve`` with the review's GPUs, sizes and prices: the serving section."""
+    rows = serving["sizes"]
+    sizes = ",".join(str(r["scale_up_size"]) for r in rows)
+    command = _command("supernode", "fit", "--workload", inputs["workload"], "--cluster",
+                       inputs["cluster"], "--gpus", serving["gpus"], "--sizes", sizes,
+                       "--serve", _absolute(serving["serve_file"]),
+                       "--price-per-gpu-hour", repr(rows[0]["price_per_gpu_hour_usd"]),
+                       "--supernode-premium", repr(serving["supernode_premium"]), "--json")
+    keys = ("output_tokens_per_s_per_gpu", "tpot_ms", "decode_comm_share")
+    figures = [{"results": f"serving/sizes/{i}/{k}", "command_json": f"sizes/{i}/{k}"}
+               for i, r in enumerate(rows) if r["feasible"] for k in keys]
+    figures.append({"results": "serving/questions/verdict",
+                    "command_json": "questions/verdict"})
+    return {"stage": "serving", "section": "serving", "command": command,
+            "figures": figures}

@@ -25,6 +25,7 @@ def build_sections(results: dict[str, Any]) -> list[Section]:
         sections_review,
         sections_run,
         sections_scheduling,
+        sections_serving,
         sections_summary,
     )
 

@@ -31,6 +31,7 @@ from supernode.design.results.planning import FitResults, PlanResults, ReviewedP
 from supernode.design.results.reliability import ReliabilityResults
 from supernode.design.results.reproduce import Reproduce
 from supernode.design.results.review import DecisionRecord, Finding, Inputs, Timings, Verdict
+from supernode.design.results.serving import ServingResults
 from supernode.design.results.simulation import SimulationResults
 from supernode.design.results.summary import Economics, Summary
 
@@ -69,6 +70,8 @@ class DesignResults(ResultModel):
     notes: list[str] = field("What was left out, and why.")
     decisions: list[DecisionRecord] = field("The decision records.")
     summary: Summary | None = field("The executive summary; null when no plan fits.")
+    serving: ServingResults | None = optional("Does serving the workload need a supernode "
+                                              "(design --serve); left out without it.")
     reproduce: Reproduce | None = optional("The CLI commands that reproduce the figures "
                                            "(left out of results of older runs).")
     timings_s: Timings = field("Wall time per stage (s).")
