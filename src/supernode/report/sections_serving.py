@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from supernode.report import sections_run  # noqa: F401  (registered before this)
-from supernode.report.blocks import Paragraph, Section, Table
+from supernode.report.blocks import Paragraph, Section, Table, TableCell
 from supernode.report.sections import register_section
 from supernode.report.sections_core import L, N, T
 
@@ -29,7 +29,7 @@ def serving_section(r: dict[str, Any]) -> Section | None:
         N(S, "supernode_premium", kind="share"), L("). Decode communication above "),
         N(S, "comm_share_line", kind="share"),
         L(" of the decode step is the seeds' bottleneck line."))))
-    rows = []
+    rows: list[tuple[TableCell, ...]] = []
     for i, row in enumerate(serving["sizes"]):
         k = (S, "sizes", i)
         if not row["feasible"]:
