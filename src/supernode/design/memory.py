@@ -81,6 +81,8 @@ def _remote(model: MemoryModel, paths: list[dict[str, Any]]) -> dict[str, Any] |
     if not tiers:
         return None
     far = max(tiers, key=lambda p: p["latency_s"])
+    if far["bandwidth_bytes_per_s"] <= 0 or acc.bandwidth_bytes_per_s <= 0:
+        return None                       # no bandwidth to compare (a degenerate fabric)
     n = acc.count
     share = (n - 1) / n if model.spec.mapping == "interleaved" else 0.0
     remote_bw = far["bandwidth_bytes_per_s"]
