@@ -20,7 +20,7 @@ def run(*args: str):
 
 def test_check_prints_one_line_per_stage_when_piped_and_quiet_silences_it():
     """Under the test runner stderr is no terminal (as in CI or ``| tee``): each stage is
-    one line, ``check: i/11 stages, <stage> (t s)``, once the run has lasted a second (a
+    one line, ``check: i/12 stages, <stage> (t s)``, once the run has lasted a second (a
     quick run or bad input stays silent, one ``error:`` line); stdout keeps only the
     report."""
     result = run("check", "--no-simulate")

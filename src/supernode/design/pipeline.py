@@ -1,11 +1,12 @@
-"""The design review pipeline: validate -> topology -> plan -> simulate -> reliability ->
-facility -> monitoring -> scheduling -> artefacts -> rules, each stage reading the results
-of the ones before (the report comes after).
+"""The design review pipeline: validate -> topology -> memory -> plan -> simulate ->
+reliability -> facility -> monitoring -> scheduling -> artefacts -> rules, each stage
+reading the results of the ones before (the report comes after).
 
 :func:`run_design` loads and checks every input first (cluster with its reliability block,
 workload, plan, rule pack, Prometheus major), so bad input fails before any model runs;
 then each stage calls the project's public entry points
-(:func:`~supernode.topology.metrics.topology_report`, :func:`~supernode.planner.plan_job`,
+(:func:`~supernode.topology.metrics.topology_report`,
+:func:`~supernode.design.memory.memory_results`, :func:`~supernode.planner.plan_job`,
 :func:`~supernode.netsim.scenario.simulate_jobs`,
 :func:`~supernode.reliability.assess.assess_reliability`,
 :func:`~supernode.facility.facility_report`, :func:`~supernode.monitor.pack.build_pack`,
@@ -32,6 +33,7 @@ from supernode.design.artefacts import design_artefacts
 from supernode.design.decisions import decision_records
 from supernode.design.fixes import review_fixes
 from supernode.design.headline import executive_summary
+from supernode.design.memory import check_memory_block, memory_results
 from supernode.design.monitoring import cooled_config, monitoring_summary
 from supernode.design.plans import best_view, given_view, simulation_plan
 from supernode.design.power_cap import power_cap_trade
@@ -58,8 +60,8 @@ from supernode.spec.planfile import fill_dp, plan_document
 from supernode.topology.metrics import topology_report
 from supernode.workload.presets import load_workload
 
-STAGES = ("validate", "topology", "plan", "simulate", "reliability", "facility", "monitoring",
-          "scheduling", "artefacts", "rules")
+STAGES = ("validate", "topology", "memory", "plan", "simulate", "reliability", "facility",
+          "monitoring", "scheduling", "artefacts", "rules")
 Progress = Callable[[str, int, int], None]
 
 
@@ -117,6 +119,7 @@ def _load(inputs: DesignInput):
     try:
         cluster = resolve_cluster(spec)
         check_reliability_block(cluster)
+        check_memory_block(cluster)
         if inputs.simulate:  # refused now, not after the stages before the simulation
             check_simulated_size(cluster.accelerators, "--cluster")
     except InputError as exc:
@@ -180,6 +183,7 @@ def _results(inputs: DesignInput, cluster, topo, facts: Facts, monitoring: dict[
         "scheduling": facts.scheduling,
         "artefacts": facts.artefacts,
         "fit": facts.fit,
+        "memory": facts.memory,
         "economics": price_model(cluster),
         "findings": [f.to_dict() for f in findings],
         "notes": notes,
@@ -276,6 +280,8 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
     semantics, major = semantics_for(inputs.prometheus_major)
     clock("topology")
     topo = topology_report(cluster)
+    clock("memory")
+    memory = memory_results(cluster)
     clock("plan")
     target, _ = build_target(spec, workload, None, inputs.global_batch,
                              price_per_gpu_hour=stated_prices(cluster)[0])
@@ -299,7 +305,7 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
     facts = Facts(cluster=cluster, workload=workload_summary(workload),
                   topology=topo.to_dict(), facility=ops["fac"], plans=report.to_dict(),
                   reviewed_plan=view, simulation=sim, fit=fit, reliability=ops["rel"],
-                  scheduling=ops["scheduling"], artefacts=ops["artefacts"])
+                  scheduling=ops["scheduling"], artefacts=ops["artefacts"], memory=memory)
     findings = run_rules(facts, pack)
     notes = [n for n in (fit_note, None if ops["rel"] else "reliability not assessed: no plan "
                                                           "fits", ops["sched_note"]) if n]

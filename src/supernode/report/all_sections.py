@@ -20,6 +20,7 @@ def build_sections(results: dict[str, Any]) -> list[Section]:
     """Every registered section built from ``results`` (those with nothing to show left out)."""
     from supernode.report import (  # noqa: F401  (importing them registers their sections)
         sections_core,
+        sections_memory,
         sections_reliability,
         sections_reproduce,
         sections_review,

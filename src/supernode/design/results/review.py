@@ -137,6 +137,7 @@ class Timings(ResultModel):
 
     validate_: float = field("Loading and checking the inputs (s).", alias="validate")
     topology: float = field("Topology report (s).")
+    memory: float = field("Memory section: the global address space (s).")
     plan: float = field("Plan search, workload fit and serving fit (s).")
     simulate: float = field("Simulation (s).")
     reliability: float = field("Reliability (s).")
