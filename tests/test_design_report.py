@@ -387,6 +387,6 @@ def test_every_reproduce_command_printed_in_the_report_gives_its_figures(report:
 
 def test_reproduce_names_the_stages_no_command_computes(report: Path):
     data = json.loads((report / "results.json").read_text())
-    assert data["reproduce"]["stages_without_command"] == ["facility", "rules"]
+    assert data["reproduce"]["stages_without_command"] == ["memory", "facility", "rules"]
     plan = (report / "reviewed-plan.yaml").read_text()
     assert "rank_order:" in plan and f"tp: {data['reviewed_plan']['tp']}" in plan

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 
 import pytest
 from typer.testing import CliRunner
@@ -19,11 +18,11 @@ def _run(*args: str):
 
 
 @pytest.mark.parametrize("preset", ["gb200-nvl72", "cloudmatrix384"])
-def test_map_summary_of_the_presets_within_two_seconds(preset: str) -> None:
-    began = time.perf_counter()
+def test_map_summary_of_the_presets_as_a_whole_process(preset: str) -> None:
+    """The whole process answers (its time, <= 2 s by issue 28, is a row of
+    benchmarks/wait_bench.py, not a unit test's)."""
     done = subprocess.run([sys.executable, "-m", "supernode.cli", "memory", "--cluster",
                            preset], capture_output=True, text=True, check=False)
-    assert time.perf_counter() - began < 2.0
     assert done.returncode == 0, done.stderr
     assert "global address map" in done.stdout and "same switch" in done.stdout
 

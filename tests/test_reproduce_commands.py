@@ -35,7 +35,7 @@ def test_no_plan_no_plan_commands_and_files_by_format():
                                                              "artefacts/files/2/sha256"]
     monitor = shlex.split(rep["commands"][-1]["command"])
     assert monitor[:3] == ["supernode", "monitor", "rules"] and "2" in monitor
-    assert rep["stages_without_command"] == ["facility", "rules"]
+    assert rep["stages_without_command"] == ["memory", "facility", "rules"]
 
 
 def test_a_plan_gives_estimate_simulate_reliability_with_the_reviews_choices():

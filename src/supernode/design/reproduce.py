@@ -11,8 +11,10 @@ key that holds each (``None`` where the figure is checked by the files the comma
 writes). ``results.json`` -> ``reproduce``; the report prints each command beside its
 section, and tests/test_design_reproduce.py runs them.
 
-What has no command of its own is said so (``stages_without_command``): the facility
-stage (power, cooling, floor) and the rules run only inside ``design``/``check``.
+What has no command of its own is said so (``stages_without_command``): the memory
+section's judged figures (one-way latencies, the streaming link load: ``supernode memory``
+prints the model they come from, not them), the facility stage (power, cooling, floor) and
+the rules run only inside ``design``/``check``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ REVIEWED_PLAN_FILE = "reviewed-plan.yaml"
 #: files can be compared with the review's (``exports/``, ``monitoring/``) by hash.
 REPRODUCED_FOLDER = "reproduced"
 #: Stages whose figures no command but ``design``/``check`` computes.
-STAGES_WITHOUT_COMMAND = ("facility", "rules")
+STAGES_WITHOUT_COMMAND = ("memory", "facility", "rules")
 
 
 def reviewed_plan_document(plan: ParallelPlan, order: tuple[str, ...]) -> dict[str, Any]:
