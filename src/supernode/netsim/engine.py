@@ -22,6 +22,7 @@ import numpy as np
 
 from supernode.netsim.fluid import HOT_UTILIZATION, FluidState
 from supernode.netsim.network import Network
+from supernode.netsim.routes import LinkLoad
 from supernode.netsim.routing import Router
 
 _FINISH, _DELIVER, _DONE, _START = 0, 1, 2, 3
@@ -208,20 +209,29 @@ class Environment:
 
     # -- flows ------------------------------------------------------------------------
     def _routes_for(self, src: np.ndarray, dst: np.ndarray):
-        """Routes of the pairs (cached unless the policy depends on load)."""
+        """Routes of the pairs and whether they are fixed: a route that never read the
+        link load (every pair inside its scale-up domain, or a load-blind policy) is a
+        function of the pairs alone and is remembered; one that read it is routed anew."""
         key = src.tobytes() + b"|" + dst.tobytes()
-        if not self._adaptive and key in self._routes:
-            return self._routes[key]
-        load = self._link_load if self._adaptive else None
-        r = self.router.route(src, dst, load)
-        out = (r.flow, r.link, r.share, r.latency_s)
-        if not self._adaptive:
-            self._routes[key] = out
-        return out
+        hit = self._routes.get(key)
+        if hit is not None:
+            return hit, True
+        read: list[bool] = []
 
-    def _link_load(self) -> np.ndarray:
-        """Flows per byte/s now on each link (what adaptive routing weighs)."""
-        return self.fluid.flows / self.fluid.capacity
+        def load() -> LinkLoad:
+            read.append(True)
+            return self._link_load()
+
+        r = self.router.route(src, dst, load if self._adaptive else None)
+        out = (r.flow, r.link, r.share, r.latency_s)
+        if not read:
+            self._routes[key] = out
+        return out, not read
+
+    def _link_load(self) -> LinkLoad:
+        """Flows per byte/s now on each link (what adaptive routing weighs), divided for
+        the links the router reads."""
+        return LinkLoad(self.fluid.flows, self.fluid.capacity)
 
     def _open(self, task: Task, spec: FlowSpec) -> None:
         src = np.asarray(spec.src, dtype=np.int64)
@@ -232,7 +242,7 @@ class Environment:
             vid, lat = self._coupled_vector(src, dst, spec.reduce, spec.efficiency)
             self._add_class(task, spec, vid, src.size, lat * spec.hops)
             return
-        flow, link, share, lat = self._routes_for(src, dst)
+        (flow, link, share, lat), _ = self._routes_for(src, dst)
         share = self._inflate(link, share, spec.efficiency)
         order = np.argsort(flow, kind="stable")
         cuts = np.searchsorted(flow[order], np.arange(src.size + 1))
@@ -261,14 +271,13 @@ class Environment:
         key = (src.tobytes(), dst.tobytes(), reduce, efficiency)
         hit = self._vectors.get(key)
         if hit is not None:
-            if not self._adaptive:
-                self._by_identity[same] = (src, dst, hit)
+            self._by_identity[same] = (src, dst, hit)
             return hit
         # identical (src, dst) pairs (ring channels sharing hops) are routed once
         pair = src * (int(max(src.max(), dst.max())) + 1) + dst
         _, first, counts = np.unique(pair, return_index=True, return_counts=True)
         usrc, udst = src[first], dst[first]
-        flow, link, share, lat = self._routes_for(usrc, udst)  # shared by every efficiency
+        (flow, link, share, lat), fixed = self._routes_for(usrc, udst)  # every efficiency
         share = self._inflate(link, share, efficiency)
         if not reduce:
             share = share * counts[flow]
@@ -280,7 +289,7 @@ class Environment:
         else:
             mult = np.bincount(inv, weights=share, minlength=links.size)
         out = (self.fluid.vectors.add(links, mult), float(lat.max()))
-        if not self._adaptive:
+        if fixed:
             self._vectors[key] = out
             self._by_identity[same] = (src, dst, out)
         return out
