@@ -23,7 +23,7 @@ from test_netsim_support import domain_cluster, fat_tree_cluster, network
 from supernode.errors import InputError
 from supernode.netsim.build import network_from_cluster
 from supernode.netsim.failures import apply_failures
-from supernode.netsim.policies import Adaptive
+from supernode.netsim.policies import Adaptive, least_loaded, rank_rounds, unit_draw
 from supernode.netsim.routes import LinkLoad, RoutingConfig
 from supernode.netsim.routing import Router
 from supernode.netsim.subgraph import walk
@@ -83,9 +83,9 @@ def test_the_planned_walk_equals_the_reference_walk(case, seed, count, leaves_on
         want = walk(shape, src, dst, keys, Adaptive(), load)
     except InputError as error:
         with pytest.raises(InputError, match=str(error.args[-1])[:40]):
-            adaptive_walk(build_plan(shape, src, dst), keys, shape.arc_cap, load.__getitem__)
+            adaptive_walk(build_plan(shape, src, dst, keys), shape.arc_cap, load.__getitem__)
         return
-    got = adaptive_walk(build_plan(shape, src, dst), keys, shape.arc_cap, load.__getitem__)
+    got = adaptive_walk(build_plan(shape, src, dst, keys), shape.arc_cap, load.__getitem__)
     _same_walks(got, want)
 
 
@@ -99,7 +99,7 @@ def test_many_flows_per_group_are_placed_in_hash_order_like_the_walk() -> None:
         dst = np.roll(leaves, 1)[np.repeat(np.arange(leaves.size), 40)]
         _, _, keys, load = _flows(shape, 11, src.size, True)
         want = walk(shape, src, dst, keys, Adaptive(), load)
-        got = adaptive_walk(build_plan(shape, src, dst), keys, shape.arc_cap, load.__getitem__)
+        got = adaptive_walk(build_plan(shape, src, dst, keys), shape.arc_cap, load.__getitem__)
         _same_walks(got, want)
         assert np.bincount(np.unique(src * shape.n + dst, return_counts=True)[1]).size > 2, \
             name
@@ -139,3 +139,32 @@ def test_a_plan_is_shared_only_by_the_same_pairs_and_follows_the_load() -> None:
     fabric = np.isin(net.tier, [net.tier[router.fabric.arc_link[0]]])
     assert np.any(fabric[idle.link]) and not np.array_equal(np.sort(idle.link),
                                                              np.sort(moved.link))
+
+
+def _padded(ptr: np.ndarray, values: np.ndarray, fill: float) -> np.ndarray:
+    sizes = np.diff(ptr)
+    out = np.full((sizes.size, int(sizes.max())), fill)
+    rows = np.repeat(np.arange(sizes.size), sizes)
+    out[rows, np.arange(values.size) - ptr[rows]] = values
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), groups=st.integers(1, 12),
+       spread=st.sampled_from([0, 1, 3, 20]), crowd=st.sampled_from([1, 4, 40]))
+def test_least_loaded_places_flows_like_the_policy(seed, groups, spread, crowd) -> None:
+    """The padded least-loaded choice (sorted slots where they apply, else rounds) against
+    :meth:`Adaptive.assign_many` itself: uneven widths, two capacities, tied loads."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 9, groups)
+    ptr = np.concatenate([[0], np.cumsum(sizes)])
+    capacity = rng.choice([25e9, 50e9], ptr[-1])
+    load = rng.integers(0, spread + 1, ptr[-1]) / capacity
+    group = rng.integers(0, groups, int(rng.integers(1, crowd * groups + 1)))
+    keys = rng.integers(0, 2**63, group.size, dtype=np.uint64)
+    salt = rng.integers(0, 1000, groups)
+    _, want, _ = Adaptive().assign_many(ptr, capacity, load, keys, group, salt)
+    by_rank, cuts = rank_rounds(group, unit_draw(keys, salt[group]), groups)
+    col = least_loaded(_padded(ptr, load, np.inf), _padded(ptr, 1.0 / capacity, 1.0), group,
+                       by_rank, cuts)
+    np.testing.assert_array_equal(ptr[group] + col, want)

@@ -213,6 +213,9 @@ def least_loaded(level: np.ndarray, unit: np.ndarray, row: np.ndarray,
     ``inf``, after the real ones) in the rounds of :func:`rank_rounds`, takes the first
     smallest and adds ``unit`` (1 / its bytes/s) there. Returns each flow's column: the
     walk's picks, the levels summed in the same order."""
+    col = _least_loaded_by_slots(level, unit, row, by_rank, cuts)
+    if col is not None:
+        return col
     level = level.copy()
     col = np.empty(row.size, dtype=np.int64)
     for r in range(cuts.size - 1):
@@ -221,6 +224,46 @@ def least_loaded(level: np.ndarray, unit: np.ndarray, row: np.ndarray,
         chosen = np.argmin(level[rows], axis=1)
         col[flows] = chosen
         level[rows, chosen] += unit[rows, chosen]
+    return col
+
+
+#: Most slots per candidate :func:`least_loaded` sorts instead of placing round by round.
+MAX_SLOTS = 8
+
+
+def _least_loaded_by_slots(level: np.ndarray, unit: np.ndarray, row: np.ndarray,
+                           by_rank: np.ndarray, cuts: np.ndarray) -> np.ndarray | None:
+    """:func:`least_loaded` without rounds, or None where it does not apply.
+
+    Candidate ``j`` of a row offers the levels ``L_j, L_j + u_j, (L_j + u_j) + u_j ...``
+    (its *slots*, summed one by one as the rounds sum them); placing the row's ``k``
+    flows one by one on the first least-loaded candidate takes exactly the ``k`` smallest
+    slots, in the order of ``(level, candidate, slot)`` (a merge of sorted lists). Every
+    slot at most the ``k``-th smallest of the first slots is generated (at most
+    :data:`MAX_SLOTS` per candidate, else None) and one stable sort orders them."""
+    rows, width = level.shape
+    counts = np.bincount(row, minlength=rows)
+    rounds = cuts.size - 1
+    if rounds > width:
+        return None
+    bound = np.sort(level, axis=1)[np.arange(rows), counts - 1]
+    if not np.all(np.isfinite(bound)):
+        return None
+    with np.errstate(invalid="ignore"):
+        need = np.floor((bound[:, None] - level) / unit)
+    slots = int(min(np.nanmax(need, initial=0.0) + 2, rounds))
+    if slots > MAX_SLOTS:
+        return None
+    value = np.empty((rows, width, slots))
+    value[:, :, 0] = level
+    value[:, :, 1:] = unit[:, :, None]
+    np.add.accumulate(value, axis=2, out=value)
+    if slots < rounds and np.any(value[:, :, -1] <= bound[:, None]):
+        return None  # a slot under the bound was not generated
+    value[value > bound[:, None, None]] = np.inf
+    order = np.argsort(value.reshape(rows, width * slots), axis=1, kind="stable")
+    col = np.empty(row.size, dtype=np.int64)
+    col[by_rank] = order[row[by_rank], np.repeat(np.arange(rounds), np.diff(cuts))] // slots
     return col
 
 

@@ -256,12 +256,12 @@ class Router:
                                         "scale-up domains")
         src, dst = sub.local(src_nodes), sub.local(dst_nodes)
         if self.planned and load is not None:
-            key = src.tobytes() + b"|" + dst.tobytes()
+            key = src.tobytes() + b"|" + dst.tobytes() + b"|" + keys.tobytes()
             plan = self._plans.get(key)
             if plan is None:
-                plan = self._remember(self._plans, key, build_plan(sub.shape, src, dst))
+                plan = self._remember(self._plans, key, build_plan(sub.shape, src, dst, keys))
             seen = load
-            w = adaptive_walk(plan, keys, sub.shape.arc_cap,
+            w = adaptive_walk(plan, sub.shape.arc_cap,
                               lambda arcs: seen[sub.arc_link[arcs]])
         else:
             arc_load = load[sub.arc_link] if load is not None else None

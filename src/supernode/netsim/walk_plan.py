@@ -41,7 +41,8 @@ class HopStates:
     (``S x D``, -1 pads the row); ``width``: real candidates per state; ``after``: state at
     the next hop once a candidate is taken (-1: the flow has arrived, or a pad);
     ``step_s``: latency of that step in seconds (the arc, plus the node it enters unless
-    it is the target).
+    it is the target); ``padded``: some row has pads; ``gaps``: some state has no
+    candidate (a flow that reaches it has no route).
     """
 
     node: np.ndarray
@@ -49,6 +50,21 @@ class HopStates:
     width: np.ndarray
     after: np.ndarray
     step_s: np.ndarray
+    padded: bool
+    gaps: bool
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """How the flows of one hop share their states' rows: ``row`` of each flow among the
+    ``present`` states, the placing order (:func:`~supernode.netsim.policies.rank_rounds`)
+    and ``unit``: 1 / bytes/s of each candidate of those rows (1 on pads)."""
+
+    present: np.ndarray
+    row: np.ndarray
+    by_rank: np.ndarray
+    cuts: np.ndarray
+    unit: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -56,31 +72,40 @@ class WalkPlan:
     """Every state one pair list can meet, hop by hop.
 
     ``start``: each flow's state at the first hop (-1: source is the target, no hop);
-    ``hops``: the :class:`HopStates` of each hop; ``unfinished``: states remained after
-    ``n + 1`` hops (a flow that gets that far has looped: the walk's error).
+    ``keys``: the flows' keys; ``hops``: the :class:`HopStates` of each hop;
+    ``unfinished``: states remained after ``n + 1`` hops (a flow that gets that far has
+    looped: the walk's error); ``first``: the :class:`Rounds` of the first hop, where
+    every flow's state is known (None where one flow per state leaves no order to keep).
     """
 
     start: np.ndarray
+    keys: np.ndarray
     hops: list[HopStates]
     unfinished: bool
+    first: Rounds | None
 
 
-def build_plan(shape: LocalShape, src: np.ndarray, dst: np.ndarray) -> WalkPlan:
-    """The :class:`WalkPlan` of flows ``src[i] -> dst[i]`` (local ids) on ``shape`` (a
-    :class:`LocalShape` or anything with its arrays and ``candidate_table``)."""
+def build_plan(shape: LocalShape, src: np.ndarray, dst: np.ndarray,
+               keys: np.ndarray) -> WalkPlan:
+    """The :class:`WalkPlan` of flows ``src[i] -> dst[i]`` (local ids) with flow keys
+    ``keys`` on ``shape`` (a :class:`LocalShape` or anything with its arrays and
+    ``candidate_table``)."""
     n = shape.n
     src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
     moving = src != dst
-    keys = np.unique(src[moving] * n + dst[moving])
+    states = np.unique(src[moving] * n + dst[moving])
     start = np.full(src.size, -1, dtype=np.int64)
-    start[moving] = np.searchsorted(keys, src[moving] * n + dst[moving])
+    start[moving] = np.searchsorted(states, src[moving] * n + dst[moving])
     hops: list[HopStates] = []
     for _hop in range(n + 1):
-        if keys.size == 0:
-            return WalkPlan(start, hops, False)
-        hop, keys = _hop_states(shape, keys)
+        if states.size == 0:
+            break
+        hop, states = _hop_states(shape, states)
         hops.append(hop)
-    return WalkPlan(start, hops, keys.size > 0)
+    first = None
+    if hops:
+        first = _rounds(hops[0], start[moving], keys[moving], shape.arc_cap)
+    return WalkPlan(start, keys, hops, states.size > 0, first)
 
 
 def _hop_states(shape: LocalShape, keys: np.ndarray) -> tuple[HopStates, np.ndarray]:
@@ -102,12 +127,14 @@ def _hop_states(shape: LocalShape, keys: np.ndarray) -> tuple[HopStates, np.ndar
              for fill, kind in ((-1, np.int64), (-1, np.int64), (0.0, np.float64))]
     for out, values in zip(table, (arcs, after, step_s), strict=True):
         out[rows, cols] = values
-    return HopStates(keys // n, table[0], width, table[1], table[2]), following
+    padded = bool(np.any(width < shape2d[1]))
+    return (HopStates(keys // n, table[0], width, table[1], table[2], padded,
+                      bool(np.any(width == 0))), following)
 
 
-def adaptive_walk(plan: WalkPlan, keys: np.ndarray, arc_capacity: np.ndarray,
+def adaptive_walk(plan: WalkPlan, arc_capacity: np.ndarray,
                   arc_load: Callable[[np.ndarray], np.ndarray]) -> Walk:
-    """Route the plan's flows (flow keys ``keys``) least-loaded first, as
+    """Route the plan's flows least-loaded first, as
     :func:`~supernode.netsim.subgraph.walk` does under ``adaptive``.
 
     ``arc_capacity``: bytes/s of every local arc; ``arc_load(arcs)``: flows per byte/s now
@@ -118,19 +145,25 @@ def adaptive_walk(plan: WalkPlan, keys: np.ndarray, arc_capacity: np.ndarray,
     state, elapsed_s = plan.start[moving], np.zeros(moving.size)
     latency_s = np.zeros(plan.start.size)
     flows, arcs = [], []
+    rounds = plan.first
     for hop in plan.hops:
         if moving.size == 0:
             break
-        if np.any(hop.width[state] == 0):
+        if hop.gaps and np.any(hop.width[state] == 0):
             raise InputError("routing", NO_ROUTE)
-        col = _choose(hop, state, keys[moving], arc_capacity, arc_load)
+        at = state * hop.arcs.shape[1]
+        if hop.arcs.shape[1] > 1:
+            at += _choose(hop, state, plan.keys[moving], arc_capacity, arc_load, rounds)
         flows.append(moving)
-        arcs.append(hop.arcs[state, col])
-        elapsed_s = elapsed_s + hop.step_s[state, col]
-        state = hop.after[state, col]
+        arcs.append(hop.arcs.ravel()[at])
+        elapsed_s = elapsed_s + hop.step_s.ravel()[at]
+        state = hop.after.ravel()[at]
+        rounds = None
         done = state < 0
-        latency_s[moving[done]] = np.maximum(latency_s[moving[done]], elapsed_s[done])
-        moving, state, elapsed_s = moving[~done], state[~done], elapsed_s[~done]
+        if done.any():
+            latency_s[moving[done]] = np.maximum(latency_s[moving[done]], elapsed_s[done])
+            going = ~done
+            moving, state, elapsed_s = moving[going], state[going], elapsed_s[going]
     if moving.size:
         raise InputError("routing", NO_CONVERGENCE)
     if not flows:
@@ -140,20 +173,41 @@ def adaptive_walk(plan: WalkPlan, keys: np.ndarray, arc_capacity: np.ndarray,
     return Walk(flow, np.concatenate(arcs), np.ones(flow.size), latency_s)
 
 
-def _choose(hop: HopStates, state: np.ndarray, keys: np.ndarray, arc_capacity: np.ndarray,
+def _levels(hop: HopStates, rows: np.ndarray,
             arc_load: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-    """Column of the candidate each flow takes (flows in state ``state``)."""
-    if hop.arcs.shape[1] == 1:
-        return np.zeros(state.size, dtype=np.int64)
-    present, row = np.unique(state, return_inverse=True)
-    arcs = hop.arcs[present]
+    """Flows per byte/s of the candidates of states ``rows`` (``inf`` on pads)."""
+    arcs = hop.arcs[rows]
+    if not hop.padded:
+        return arc_load(arcs)
     real = arcs >= 0
     level = np.full(arcs.shape, np.inf)
     level[real] = arc_load(arcs[real])
-    if present.size == state.size:  # one flow per state: its first least-loaded candidate
-        return np.argmin(level[row], axis=1)
+    return level
+
+
+def _rounds(hop: HopStates, state: np.ndarray, keys: np.ndarray,
+            arc_capacity: np.ndarray) -> Rounds | None:
+    """The :class:`Rounds` of flows in states ``state`` (None: one flow per state)."""
+    present, row = np.unique(state, return_inverse=True)
+    if present.size == state.size:
+        return None
+    arcs = hop.arcs[present]
     unit = np.ones(arcs.shape)
+    real = arcs >= 0
     unit[real] = 1.0 / arc_capacity[arcs[real]]
-    draw = unit_draw(keys, hop.node[state])
-    by_rank, cuts = rank_rounds(row, draw, present.size)
-    return least_loaded(level, unit, row, by_rank, cuts)
+    by_rank, cuts = rank_rounds(row, unit_draw(keys, hop.node[state]), present.size)
+    return Rounds(present, row, by_rank, cuts, unit)
+
+
+def _choose(hop: HopStates, state: np.ndarray, keys: np.ndarray, arc_capacity: np.ndarray,
+            arc_load: Callable[[np.ndarray], np.ndarray], known: Rounds | None
+            ) -> np.ndarray:
+    """Column of the candidate each flow takes (flows in state ``state``; ``known``: their
+    :class:`Rounds` when the plan has them)."""
+    if known is None:
+        if np.bincount(state).max() == 1:  # one flow per state: the first least loaded
+            return np.argmin(_levels(hop, state, arc_load), axis=1)
+        known = _rounds(hop, state, keys, arc_capacity)
+        assert known is not None  # some state holds two flows
+    level = _levels(hop, known.present, arc_load)
+    return least_loaded(level, known.unit, known.row, known.by_rank, known.cuts)
