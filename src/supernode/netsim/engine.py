@@ -101,7 +101,9 @@ class Environment:
         self.net, self.router = net, router
         capacity = np.where(net.up, net.capacity_bytes_per_s, 1e-300)
         adaptive = "adaptive" in (router.config.fabric, router.config.scale_up)
-        self.fluid = FluidState(capacity, threshold, check, count_flows=adaptive,
+        counted = np.zeros(net.links, dtype=bool)
+        counted[router.load_links] = adaptive
+        self.fluid = FluidState(capacity, threshold, check, count_flows=counted,
                                 track_all=track_all_links)
         self.now = 0.0
         self.events = 0

@@ -115,6 +115,11 @@ class Router:
         self.nic_ok_node[nics] = ok
 
     @cached_property
+    def load_links(self) -> np.ndarray:
+        """Links whose load a route may read: the fabric's (scale-up walks see none)."""
+        return self.fabric.arc_link if self.fabric is not None else np.zeros(0, np.int64)
+
+    @cached_property
     def host_rails(self) -> dict[int, dict[int, int]]:
         """``{host: {rail: accelerator that owns the host's NIC on that rail}}``."""
         out: dict[int, dict[int, int]] = {}
@@ -254,16 +259,17 @@ class Router:
         if sub is None:
             raise InputError("routing", "the cluster has no scale-out fabric between its "
                                         "scale-up domains")
-        src, dst = sub.local(src_nodes), sub.local(dst_nodes)
         if self.planned and load is not None:
-            key = src.tobytes() + b"|" + dst.tobytes() + b"|" + keys.tobytes()
+            key = src_nodes.tobytes() + b"|" + dst_nodes.tobytes() + b"|" + keys.tobytes()
             plan = self._plans.get(key)
             if plan is None:
-                plan = self._remember(self._plans, key, build_plan(sub.shape, src, dst, keys))
+                plan = self._remember(self._plans, key, build_plan(
+                    sub.shape, sub.local(src_nodes), sub.local(dst_nodes), keys))
             seen = load
             w = adaptive_walk(plan, sub.shape.arc_cap,
                               lambda arcs: seen[sub.arc_link[arcs]])
         else:
             arc_load = load[sub.arc_link] if load is not None else None
-            w = walk(sub.shape, src, dst, keys, self.fabric_policy, arc_load)
+            w = walk(sub.shape, sub.local(src_nodes), sub.local(dst_nodes), keys,
+                     self.fabric_policy, arc_load)
         return w.flow, sub.arc_link[w.arc], w.share, w.latency_s
