@@ -117,6 +117,7 @@ class Environment:
         self._dirty: set[int] = set()
         self._routes: dict[bytes, tuple[np.ndarray, ...]] = {}
         self._vectors: dict[tuple, tuple[int, float]] = {}
+        self._pairs: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._by_identity: dict[tuple, tuple[np.ndarray, np.ndarray, Any]] = {}
         self._adaptive = adaptive
         self._progress = progress
@@ -275,10 +276,7 @@ class Environment:
         if hit is not None:
             self._by_identity[same] = (src, dst, hit)
             return hit
-        # identical (src, dst) pairs (ring channels sharing hops) are routed once
-        pair = src * (int(max(src.max(), dst.max())) + 1) + dst
-        _, first, counts = np.unique(pair, return_index=True, return_counts=True)
-        usrc, udst = src[first], dst[first]
+        usrc, udst, counts = self._distinct_pairs(key[0], key[1], src, dst)
         (flow, link, share, lat), fixed = self._routes_for(usrc, udst)  # every efficiency
         share = self._inflate(link, share, efficiency)
         if not reduce:
@@ -295,6 +293,18 @@ class Environment:
             self._vectors[key] = out
             self._by_identity[same] = (src, dst, out)
         return out
+
+    def _distinct_pairs(self, src_bytes: bytes, dst_bytes: bytes, src: np.ndarray,
+                        dst: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Distinct ``(src, dst)`` pairs and how often each occurs: identical pairs (ring
+        channels sharing hops) are routed once (remembered per pair list)."""
+        key = src_bytes + b"|" + dst_bytes
+        hit = self._pairs.get(key)
+        if hit is None:
+            pair = src * (int(max(src.max(), dst.max())) + 1) + dst
+            _, first, counts = np.unique(pair, return_index=True, return_counts=True)
+            hit = self._pairs[key] = (src[first], dst[first], counts)
+        return hit
 
     def _add_class(self, task: Task, spec: FlowSpec, vid: int, flows: int,
                    latency_s: float) -> None:

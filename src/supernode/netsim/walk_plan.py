@@ -42,7 +42,8 @@ class HopStates:
     the next hop once a candidate is taken (-1: the flow has arrived, or a pad);
     ``step_s``: latency of that step in seconds (the arc, plus the node it enters unless
     it is the target); ``padded``: some row has pads; ``gaps``: some state has no
-    candidate (a flow that reaches it has no route).
+    candidate (a flow that reaches it has no route); ``arrives``: some candidate ends a
+    flow's walk.
     """
 
     node: np.ndarray
@@ -52,6 +53,7 @@ class HopStates:
     step_s: np.ndarray
     padded: bool
     gaps: bool
+    arrives: bool
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,7 @@ def _hop_states(shape: LocalShape, keys: np.ndarray) -> tuple[HopStates, np.ndar
         out[rows, cols] = values
     padded = bool(np.any(width < shape2d[1]))
     return (HopStates(keys // n, table[0], width, table[1], table[2], padded,
-                      bool(np.any(width == 0))), following)
+                      bool(np.any(width == 0)), bool(arrived.any())), following)
 
 
 def adaptive_walk(plan: WalkPlan, arc_capacity: np.ndarray,
@@ -160,7 +162,7 @@ def adaptive_walk(plan: WalkPlan, arc_capacity: np.ndarray,
         state = hop.after.ravel()[at]
         rounds = None
         done = state < 0
-        if done.any():
+        if hop.arrives and done.any():
             latency_s[moving[done]] = np.maximum(latency_s[moving[done]], elapsed_s[done])
             going = ~done
             moving, state, elapsed_s = moving[going], state[going], elapsed_s[going]
