@@ -22,7 +22,8 @@ import numpy as np
 
 from supernode.netsim.fluid import HOT_UTILIZATION, FluidState
 from supernode.netsim.network import Network
-from supernode.netsim.routes import LinkLoad
+from supernode.netsim.path_vectors import FixedTotals, inflate
+from supernode.netsim.routes import LinkLoad, Routes
 from supernode.netsim.routing import Router
 
 _FINISH, _DELIVER, _DONE, _START = 0, 1, 2, 3
@@ -115,9 +116,10 @@ class Environment:
         self._queue: list[tuple[float, int, int, int, Any]] = []
         self._eid = itertools.count()
         self._dirty: set[int] = set()
-        self._routes: dict[bytes, tuple[np.ndarray, ...]] = {}
+        self._routes: dict[bytes, Routes] = {}
         self._vectors: dict[tuple, tuple[int, float]] = {}
         self._pairs: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._fixed_totals = FixedTotals(net.tier)
         self._by_identity: dict[tuple, tuple[np.ndarray, np.ndarray, Any]] = {}
         self._adaptive = adaptive
         self._progress = progress
@@ -211,7 +213,7 @@ class Environment:
         self._push(self.now + c.latency_s, _DELIVER, c)
 
     # -- flows ------------------------------------------------------------------------
-    def _routes_for(self, src: np.ndarray, dst: np.ndarray):
+    def _routes_for(self, src: np.ndarray, dst: np.ndarray) -> tuple[Routes, bool]:
         """Routes of the pairs and whether they are fixed: a route that never read the
         link load (every pair inside its scale-up domain, or a load-blind policy) is a
         function of the pairs alone and is remembered; one that read it is routed anew."""
@@ -226,10 +228,9 @@ class Environment:
             return self._link_load()
 
         r = self.router.route(src, dst, load if self._adaptive else None)
-        out = (r.flow, r.link, r.share, r.latency_s)
         if not read:
-            self._routes[key] = out
-        return out, not read
+            self._routes[key] = r
+        return r, not read
 
     def _link_load(self) -> LinkLoad:
         """Flows per byte/s now on each link (what adaptive routing weighs), divided for
@@ -245,8 +246,9 @@ class Environment:
             vid, lat = self._coupled_vector(src, dst, spec.reduce, spec.efficiency)
             self._add_class(task, spec, vid, src.size, lat * spec.hops)
             return
-        (flow, link, share, lat), _ = self._routes_for(src, dst)
-        share = self._inflate(link, share, spec.efficiency)
+        r, _ = self._routes_for(src, dst)
+        flow, link, latency_s = r.flow, r.link, r.latency_s
+        share = inflate(self.net.tier, link, r.share, spec.efficiency)
         order = np.argsort(flow, kind="stable")
         cuts = np.searchsorted(flow[order], np.arange(src.size + 1))
         for i in range(src.size):
@@ -254,15 +256,7 @@ class Environment:
             links, inv = np.unique(link[sel], return_inverse=True)
             mult = np.bincount(inv, weights=share[sel], minlength=links.size)
             self._add_class(task, spec, self.fluid.vectors.add(links, mult), 1,
-                            float(lat[i]) * spec.hops)
-
-    def _inflate(self, link: np.ndarray, share: np.ndarray, efficiency: tuple[float, ...]
-                 ) -> np.ndarray:
-        """Shares divided by the protocol efficiency of each link's tier."""
-        if not efficiency:
-            return share
-        eff = np.asarray(efficiency, dtype=float)
-        return share / eff[self.net.tier[link]]
+                            float(latency_s[i]) * spec.hops)
 
     def _coupled_vector(self, src: np.ndarray, dst: np.ndarray, reduce: bool,
                         efficiency: tuple[float, ...] = ()) -> tuple[int, float]:
@@ -277,17 +271,9 @@ class Environment:
             self._by_identity[same] = (src, dst, hit)
             return hit
         usrc, udst, counts = self._distinct_pairs(key[0], key[1], src, dst)
-        (flow, link, share, lat), fixed = self._routes_for(usrc, udst)  # every efficiency
-        share = self._inflate(link, share, efficiency)
-        if not reduce:
-            share = share * counts[flow]
-        links, inv = np.unique(link, return_inverse=True)
-        mult: np.ndarray
-        if reduce:
-            mult = np.zeros(links.size)
-            np.maximum.at(mult, inv, share)
-        else:
-            mult = np.bincount(inv, weights=share, minlength=links.size)
+        routes, fixed = self._routes_for(usrc, udst)  # shared by every efficiency
+        links, mult = self._fixed_totals.totals(key, routes, counts, reduce, efficiency)
+        lat = routes.latency_s
         out = (self.fluid.vectors.add(links, mult), float(lat.max()))
         if fixed:
             self._vectors[key] = out

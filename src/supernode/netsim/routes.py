@@ -39,12 +39,16 @@ class LinkLoad:
 
 @dataclass(frozen=True)
 class Routes:
-    """Routes of ``n`` flows: ``(flow, link, share)`` triples, latency per flow (s)."""
+    """Routes of ``n`` flows: ``(flow, link, share)`` triples, latency per flow (s).
+
+    ``open_part``: ``(start, stop)`` of the triples that followed the link load (the
+    fabric between leaves, on links no other triple uses); None when none did."""
 
     flow: np.ndarray
     link: np.ndarray
     share: np.ndarray
     latency_s: np.ndarray
+    open_part: tuple[int, int] | None = None
 
     def vector(self) -> tuple[np.ndarray, np.ndarray]:
         """Links used and flows per link (summed shares) over all flows."""
@@ -120,7 +124,8 @@ class Segments:
         cut = self._cut
         return Routes(np.concatenate([flows[:cut], numbers[f], flows[cut:]]),
                       np.concatenate([links[:cut], link, links[cut:]]),
-                      np.concatenate([shares[:cut], share, shares[cut:]]), lat)
+                      np.concatenate([shares[:cut], share, shares[cut:]]), lat,
+                      (cut, cut + link.size))
 
     def _join(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The fixed segments as three arrays (the open part goes at ``_cut``)."""
