@@ -120,6 +120,7 @@ class Environment:
         self._vectors: dict[tuple, tuple[int, float]] = {}
         self._pairs: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._fixed_totals = FixedTotals(net.tier)
+        self._load = LinkLoad(self.fluid.flows, self.fluid.capacity)
         self._by_identity: dict[tuple, tuple[np.ndarray, np.ndarray, Any]] = {}
         self._adaptive = adaptive
         self._progress = progress
@@ -234,8 +235,8 @@ class Environment:
 
     def _link_load(self) -> LinkLoad:
         """Flows per byte/s now on each link (what adaptive routing weighs), divided for
-        the links the router reads."""
-        return LinkLoad(self.fluid.flows, self.fluid.capacity)
+        the links the router reads (a view of the live counts: read it at once)."""
+        return self._load
 
     def _open(self, task: Task, spec: FlowSpec) -> None:
         src = np.asarray(spec.src, dtype=np.int64)
