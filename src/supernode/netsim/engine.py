@@ -23,7 +23,7 @@ import numpy as np
 from supernode.netsim.fluid import HOT_UTILIZATION, FluidState
 from supernode.netsim.network import Network
 from supernode.netsim.path_vectors import FixedTotals, inflate
-from supernode.netsim.routes import LinkLoad, Routes
+from supernode.netsim.routes import MEMO_MAX_FLOWS, LinkLoad, Routes
 from supernode.netsim.routing import Router
 
 _FINISH, _DELIVER, _DONE, _START = 0, 1, 2, 3
@@ -273,7 +273,9 @@ class Environment:
             return hit
         usrc, udst, counts = self._distinct_pairs(key[0], key[1], src, dst)
         routes, fixed = self._routes_for(usrc, udst)  # shared by every efficiency
-        links, mult = self._fixed_totals.totals(key, routes, counts, reduce, efficiency)
+        links, mult = self._fixed_totals.totals(key, routes, counts, reduce, efficiency,
+                                                again=not fixed
+                                                and usrc.size <= MEMO_MAX_FLOWS)
         lat = routes.latency_s
         out = (self.fluid.vectors.add(links, mult), float(lat.max()))
         if fixed:
@@ -290,7 +292,9 @@ class Environment:
         if hit is None:
             pair = src * (int(max(src.max(), dst.max())) + 1) + dst
             _, first, counts = np.unique(pair, return_index=True, return_counts=True)
-            hit = self._pairs[key] = (src[first], dst[first], counts)
+            hit = (src[first], dst[first], counts)
+            if src.size <= MEMO_MAX_FLOWS:
+                self._pairs[key] = hit
         return hit
 
     def _add_class(self, task: Task, spec: FlowSpec, vid: int, flows: int,

@@ -51,10 +51,12 @@ class FixedTotals:
         self._memo: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 
     def totals(self, key: tuple, routes: Routes, counts: np.ndarray, reduce: bool,
-               efficiency: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
+               efficiency: tuple[float, ...], again: bool = True
+               ) -> tuple[np.ndarray, np.ndarray]:
         """Links and flows on each of ``routes`` (``key`` names the pair list, the
-        reduction and the efficiency); unsorted where the open part is appended."""
-        if routes.open_part is None:
+        reduction and the efficiency); unsorted where the open part is appended.
+        ``again``: the pair list will be routed again (else nothing is kept)."""
+        if routes.open_part is None or not again:
             share = inflate(self.tier, routes.link, routes.share, efficiency)
             return link_totals(routes.flow, routes.link, share, counts, reduce)
         a, b = routes.open_part

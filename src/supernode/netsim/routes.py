@@ -56,6 +56,12 @@ class Routes:
         return links, np.bincount(inv, weights=self.share, minlength=links.size)
 
 
+#: Largest pair list whose load-independent parts are remembered between transfers under
+#: adaptive routing (segments, walk plan, fixed link totals): a bigger one (a direct
+#: all-to-all of 1,024 ranks is 1,047,552 pairs) is routed afresh, its memo would cost
+#: more memory than it saves time.
+MEMO_MAX_FLOWS = 65_536
+
 #: Routes a pair list's fabric part: ``(switch sources, switch targets, flow keys) ->
 #: (flow, link, share, latency_s)``, flows numbered by position in the arguments.
 FabricWalk = Callable[[np.ndarray, np.ndarray, np.ndarray],
@@ -128,10 +134,13 @@ class Segments:
                       (cut, cut + link.size))
 
     def _join(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The fixed segments as three arrays (the open part goes at ``_cut``)."""
+        """The fixed segments as three arrays (the open part goes at ``_cut``); the
+        pieces are let go (a remembered route holds one copy)."""
         self._cut = sum(a.size for a in self.flows[:self._at])
         if not self.flows:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, np.zeros(0)
-        return (np.concatenate(self.flows), np.concatenate(self.links),
-                np.concatenate(self.shares))
+        joined = (np.concatenate(self.flows), np.concatenate(self.links),
+                  np.concatenate(self.shares))
+        self.flows, self.links, self.shares = [], [], []
+        return joined

@@ -34,7 +34,13 @@ from supernode.netsim.network import (
     Network,
 )
 from supernode.netsim.policies import ROUTING_POLICIES, Adaptive, flow_keys
-from supernode.netsim.routes import LinkLoad, Routes, RoutingConfig, Segments
+from supernode.netsim.routes import (
+    MEMO_MAX_FLOWS,
+    LinkLoad,
+    Routes,
+    RoutingConfig,
+    Segments,
+)
 from supernode.netsim.subgraph import SubGraph, build_subgraph, walk
 from supernode.netsim.updown import fat_tree_shape
 from supernode.netsim.walk_plan import WalkPlan, adaptive_walk, build_plan
@@ -146,7 +152,9 @@ class Router:
         key = src.tobytes() + b"|" + dst.tobytes()
         seg = self._segments_memo.get(key)
         if seg is None:
-            seg = self._remember(self._segments_memo, key, self._segments(src, dst))
+            seg = self._segments(src, dst)
+            if self.planned and src.size <= MEMO_MAX_FLOWS:  # routed again under each load
+                self._remember(self._segments_memo, key, seg)
         if seg.open_fabric is None:
             return seg.routes()
         now = load() if callable(load) else load
@@ -154,7 +162,8 @@ class Router:
 
     def _segments(self, src: np.ndarray, dst: np.ndarray) -> Segments:
         """The segments of the pairs, the fabric part between leaves left open (they
-        depend on the network and the pairs alone: a router remembers them)."""
+        depend on the network and the pairs alone: a router under ``adaptive`` remembers
+        them; a load-blind route is remembered whole by its caller)."""
         keys = flow_keys(self.config.seed, src, dst)
         seg = Segments(src.size)
         net = self.net
@@ -263,8 +272,9 @@ class Router:
             key = src_nodes.tobytes() + b"|" + dst_nodes.tobytes() + b"|" + keys.tobytes()
             plan = self._plans.get(key)
             if plan is None:
-                plan = self._remember(self._plans, key, build_plan(
-                    sub.shape, sub.local(src_nodes), sub.local(dst_nodes), keys))
+                plan = build_plan(sub.shape, sub.local(src_nodes), sub.local(dst_nodes), keys)
+                if keys.size <= MEMO_MAX_FLOWS:
+                    self._remember(self._plans, key, plan)
             seen = load
             w = adaptive_walk(plan, sub.shape.arc_cap,
                               lambda arcs: seen[sub.arc_link[arcs]])
