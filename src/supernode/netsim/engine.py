@@ -22,6 +22,8 @@ import numpy as np
 
 from supernode.netsim.fluid import HOT_UTILIZATION, FluidState
 from supernode.netsim.network import Network
+from supernode.netsim.path_vectors import FixedTotals, inflate
+from supernode.netsim.routes import MEMO_MAX_FLOWS, LinkLoad, Routes
 from supernode.netsim.routing import Router
 
 _FINISH, _DELIVER, _DONE, _START = 0, 1, 2, 3
@@ -100,7 +102,9 @@ class Environment:
         self.net, self.router = net, router
         capacity = np.where(net.up, net.capacity_bytes_per_s, 1e-300)
         adaptive = "adaptive" in (router.config.fabric, router.config.scale_up)
-        self.fluid = FluidState(capacity, threshold, check, count_flows=adaptive,
+        counted = np.zeros(net.links, dtype=bool)
+        counted[router.load_links] = adaptive
+        self.fluid = FluidState(capacity, threshold, check, count_flows=counted,
                                 track_all=track_all_links)
         self.now = 0.0
         self.events = 0
@@ -112,8 +116,11 @@ class Environment:
         self._queue: list[tuple[float, int, int, int, Any]] = []
         self._eid = itertools.count()
         self._dirty: set[int] = set()
-        self._routes: dict[bytes, tuple[np.ndarray, ...]] = {}
+        self._routes: dict[bytes, Routes] = {}
         self._vectors: dict[tuple, tuple[int, float]] = {}
+        self._pairs: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._fixed_totals = FixedTotals(net.tier)
+        self._load = LinkLoad(self.fluid.flows, self.fluid.capacity)
         self._by_identity: dict[tuple, tuple[np.ndarray, np.ndarray, Any]] = {}
         self._adaptive = adaptive
         self._progress = progress
@@ -207,21 +214,29 @@ class Environment:
         self._push(self.now + c.latency_s, _DELIVER, c)
 
     # -- flows ------------------------------------------------------------------------
-    def _routes_for(self, src: np.ndarray, dst: np.ndarray):
-        """Routes of the pairs (cached unless the policy depends on load)."""
+    def _routes_for(self, src: np.ndarray, dst: np.ndarray) -> tuple[Routes, bool]:
+        """Routes of the pairs and whether they are fixed: a route that never read the
+        link load (every pair inside its scale-up domain, or a load-blind policy) is a
+        function of the pairs alone and is remembered; one that read it is routed anew."""
         key = src.tobytes() + b"|" + dst.tobytes()
-        if not self._adaptive and key in self._routes:
-            return self._routes[key]
-        load = self._link_load if self._adaptive else None
-        r = self.router.route(src, dst, load)
-        out = (r.flow, r.link, r.share, r.latency_s)
-        if not self._adaptive:
-            self._routes[key] = out
-        return out
+        hit = self._routes.get(key)
+        if hit is not None:
+            return hit, True
+        read: list[bool] = []
 
-    def _link_load(self) -> np.ndarray:
-        """Flows per byte/s now on each link (what adaptive routing weighs)."""
-        return self.fluid.flows / self.fluid.capacity
+        def load() -> LinkLoad:
+            read.append(True)
+            return self._link_load()
+
+        r = self.router.route(src, dst, load if self._adaptive else None)
+        if not read:
+            self._routes[key] = r
+        return r, not read
+
+    def _link_load(self) -> LinkLoad:
+        """Flows per byte/s now on each link (what adaptive routing weighs), divided for
+        the links the router reads (a view of the live counts: read it at once)."""
+        return self._load
 
     def _open(self, task: Task, spec: FlowSpec) -> None:
         src = np.asarray(spec.src, dtype=np.int64)
@@ -232,8 +247,9 @@ class Environment:
             vid, lat = self._coupled_vector(src, dst, spec.reduce, spec.efficiency)
             self._add_class(task, spec, vid, src.size, lat * spec.hops)
             return
-        flow, link, share, lat = self._routes_for(src, dst)
-        share = self._inflate(link, share, spec.efficiency)
+        r, _ = self._routes_for(src, dst)
+        flow, link, latency_s = r.flow, r.link, r.latency_s
+        share = inflate(self.net.tier, link, r.share, spec.efficiency)
         order = np.argsort(flow, kind="stable")
         cuts = np.searchsorted(flow[order], np.arange(src.size + 1))
         for i in range(src.size):
@@ -241,15 +257,7 @@ class Environment:
             links, inv = np.unique(link[sel], return_inverse=True)
             mult = np.bincount(inv, weights=share[sel], minlength=links.size)
             self._add_class(task, spec, self.fluid.vectors.add(links, mult), 1,
-                            float(lat[i]) * spec.hops)
-
-    def _inflate(self, link: np.ndarray, share: np.ndarray, efficiency: tuple[float, ...]
-                 ) -> np.ndarray:
-        """Shares divided by the protocol efficiency of each link's tier."""
-        if not efficiency:
-            return share
-        eff = np.asarray(efficiency, dtype=float)
-        return share / eff[self.net.tier[link]]
+                            float(latency_s[i]) * spec.hops)
 
     def _coupled_vector(self, src: np.ndarray, dst: np.ndarray, reduce: bool,
                         efficiency: tuple[float, ...] = ()) -> tuple[int, float]:
@@ -261,29 +269,33 @@ class Environment:
         key = (src.tobytes(), dst.tobytes(), reduce, efficiency)
         hit = self._vectors.get(key)
         if hit is not None:
-            if not self._adaptive:
-                self._by_identity[same] = (src, dst, hit)
+            self._by_identity[same] = (src, dst, hit)
             return hit
-        # identical (src, dst) pairs (ring channels sharing hops) are routed once
-        pair = src * (int(max(src.max(), dst.max())) + 1) + dst
-        _, first, counts = np.unique(pair, return_index=True, return_counts=True)
-        usrc, udst = src[first], dst[first]
-        flow, link, share, lat = self._routes_for(usrc, udst)  # shared by every efficiency
-        share = self._inflate(link, share, efficiency)
-        if not reduce:
-            share = share * counts[flow]
-        links, inv = np.unique(link, return_inverse=True)
-        mult: np.ndarray
-        if reduce:
-            mult = np.zeros(links.size)
-            np.maximum.at(mult, inv, share)
-        else:
-            mult = np.bincount(inv, weights=share, minlength=links.size)
+        usrc, udst, counts = self._distinct_pairs(key[0], key[1], src, dst)
+        routes, fixed = self._routes_for(usrc, udst)  # shared by every efficiency
+        links, mult = self._fixed_totals.totals(key, routes, counts, reduce, efficiency,
+                                                again=not fixed
+                                                and usrc.size <= MEMO_MAX_FLOWS)
+        lat = routes.latency_s
         out = (self.fluid.vectors.add(links, mult), float(lat.max()))
-        if not self._adaptive:
+        if fixed:
             self._vectors[key] = out
             self._by_identity[same] = (src, dst, out)
         return out
+
+    def _distinct_pairs(self, src_bytes: bytes, dst_bytes: bytes, src: np.ndarray,
+                        dst: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Distinct ``(src, dst)`` pairs and how often each occurs: identical pairs (ring
+        channels sharing hops) are routed once (remembered per pair list)."""
+        key = src_bytes + b"|" + dst_bytes
+        hit = self._pairs.get(key)
+        if hit is None:
+            pair = src * (int(max(src.max(), dst.max())) + 1) + dst
+            _, first, counts = np.unique(pair, return_index=True, return_counts=True)
+            hit = (src[first], dst[first], counts)
+            if src.size <= MEMO_MAX_FLOWS:
+                self._pairs[key] = hit
+        return hit
 
     def _add_class(self, task: Task, spec: FlowSpec, vid: int, flows: int,
                    latency_s: float) -> None:

@@ -40,11 +40,6 @@ class RouterView(Protocol):
         """Add scale-up paths ``src -> dst`` to ``seg``."""
         ...
 
-    def fabric_walk(self, src_nodes: np.ndarray, dst_nodes: np.ndarray, keys: np.ndarray,
-                    load: np.ndarray | None, flows: np.ndarray, seg: Segments) -> None:
-        """Add fabric paths between switches (global node indices) to ``seg``."""
-        ...
-
 
 def _endpoint(router: RouterView, acc: int, rail: int) -> tuple[int, int]:
     """(proxy accelerator, its NIC node) on ``rail`` of ``acc``'s host, failing over to the
@@ -117,9 +112,10 @@ def choose_endpoints(router: RouterView, src: np.ndarray, dst: np.ndarray
 
 
 def fabric_routes(router: RouterView, src: np.ndarray, dst: np.ndarray, keys: np.ndarray,
-                  load: np.ndarray | None, flows: np.ndarray, seg: Segments) -> None:
-    """Add the segments of flows ``src -> dst`` (crossing the fabric) to ``seg``;
-    ``flows`` are their flow numbers in ``seg``."""
+                  flows: np.ndarray, seg: Segments) -> None:
+    """Add the segments of flows ``src -> dst`` (crossing the fabric) to ``seg``, the
+    part between different leaves left open (:meth:`Segments.fabric`: it may follow the
+    load); ``flows`` are their flow numbers in ``seg``."""
     net = router.net
     a_s, nic_s, a_d, nic_d = choose_endpoints(router, src, dst)
     hop = np.flatnonzero(a_s != src)
@@ -137,6 +133,6 @@ def fabric_routes(router: RouterView, src: np.ndarray, dst: np.ndarray, keys: np
               + np.where(leaf_s != leaf_d, net.node_latency_s[leaf_d], 0.0))
     cross = np.flatnonzero(leaf_s != leaf_d)
     if cross.size:
-        router.fabric_walk(leaf_s[cross], leaf_d[cross], keys[cross], load, flows[cross], seg)
+        seg.fabric(leaf_s[cross], leaf_d[cross], keys[cross], flows[cross])
     hop = np.flatnonzero(a_d != dst)
     router.scale_up(a_d[hop], dst[hop], keys[hop], flows[hop], seg)

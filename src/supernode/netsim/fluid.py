@@ -139,14 +139,19 @@ class FluidState:
     """Active classes by vector, per-vector rates, link load and utilisation statistics."""
 
     def __init__(self, capacity: np.ndarray, threshold: float = HOT_UTILIZATION,
-                 check: bool = False, count_flows: bool = False,
+                 check: bool = False, count_flows: bool | np.ndarray = False,
                  track_all: bool = False) -> None:
         """``check``: verify every max-min solution; ``count_flows``: keep active flows
-        per link (adaptive routing); ``track_all``: statistics of every link event by
-        event instead of private links from their vector's history (for tests)."""
+        per link (adaptive routing): True on every link, or on the links of a mask (the
+        ones routing reads; the others stay 0); ``track_all``: statistics of every link
+        event by event instead of private links from their vector's history (for
+        tests)."""
         self.capacity = capacity
         self.check = check
-        self.count_flows = count_flows
+        self.count_flows = bool(np.any(count_flows))
+        self._counted = (np.ones(capacity.size, dtype=bool) if count_flows is True
+                         else np.asarray(count_flows, dtype=bool))
+        self._counted_of: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.vectors = Vectors(capacity)
         self.vectors.track_all = track_all
         self.threshold = threshold
@@ -169,15 +174,24 @@ class FluidState:
         """Class ``cid`` of vector ``vid`` becomes active."""
         self.active.setdefault(vid, set()).add(cid)
         if self.count_flows:
-            v = self.vectors.items[vid]
-            self.flows[v.links] += v.mult
+            links, mult = self._counted_links(vid)
+            self.flows[links] += mult
 
     def remove(self, vid: int, cid: int) -> None:
         """Class ``cid`` of vector ``vid`` stops."""
         self.active[vid].discard(cid)
         if self.count_flows:
+            links, mult = self._counted_links(vid)
+            self.flows[links] -= mult
+
+    def _counted_links(self, vid: int) -> tuple[np.ndarray, np.ndarray]:
+        """The links of vector ``vid`` whose flows are counted, and its flows on each."""
+        hit = self._counted_of.get(vid)
+        if hit is None:
             v = self.vectors.items[vid]
-            self.flows[v.links] -= v.mult
+            keep = self._counted[v.links]
+            hit = self._counted_of[vid] = (v.links[keep], v.mult[keep])
+        return hit
 
     def components(self, dirty: set[int]) -> list[list[int]]:
         """Connected components of active vectors reached from ``dirty`` vectors."""

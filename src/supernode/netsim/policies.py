@@ -179,23 +179,92 @@ class Adaptive:
         ``r``-th flow (in hash order) of every group on its group's least-loaded
         candidate (the first of equals), then counts it there; the same picks as group by
         group, with one pass over the candidates per round instead of one call per group."""
-        draw = unit_draw(keys, salt[group])
-        order = np.lexsort((draw, group))
-        counts = np.bincount(group, minlength=ptr.size - 1)
-        starts = np.cumsum(counts) - counts
-        rank = np.empty(keys.size, dtype=np.int64)
-        rank[order] = np.arange(keys.size) - starts[group[order]]
+        by_rank, cuts = rank_rounds(group, unit_draw(keys, salt[group]), ptr.size - 1)
         level = np.asarray(load, dtype=float).copy()
         unit = 1.0 / np.asarray(capacity, dtype=float)
         pick = np.empty(keys.size, dtype=np.int64)
-        by_rank = np.argsort(rank, kind="stable")
-        cuts = np.searchsorted(rank[by_rank], np.arange(int(counts.max(initial=0)) + 1))
         for r in range(cuts.size - 1):
             flows = by_rank[cuts[r]:cuts[r + 1]]
             chosen = first_minimum(ptr, level, group[flows])
             pick[flows] = chosen
             level[chosen] += unit[chosen]  # one flow per group a round: no repeats
         return np.arange(keys.size), pick, np.ones(keys.size)
+
+
+def rank_rounds(group: np.ndarray, draw: np.ndarray, groups: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Flows in the order :class:`Adaptive` places them: ``(by_rank, cuts)`` where round
+    ``r`` is ``by_rank[cuts[r]:cuts[r + 1]]``, the ``r``-th flow of every group (of
+    ``groups``) by ``draw`` (ties by flow order), groups in ascending order."""
+    order = np.lexsort((draw, group))
+    counts = np.bincount(group, minlength=groups)
+    starts = np.cumsum(counts) - counts
+    rank = np.empty(group.size, dtype=np.int64)
+    rank[order] = np.arange(group.size) - starts[group[order]]
+    by_rank = np.argsort(rank, kind="stable")
+    cuts = np.searchsorted(rank[by_rank], np.arange(int(counts.max(initial=0)) + 1))
+    return by_rank, cuts
+
+
+def least_loaded(level: np.ndarray, unit: np.ndarray, row: np.ndarray,
+                 by_rank: np.ndarray, cuts: np.ndarray) -> np.ndarray:
+    """:meth:`Adaptive.assign_many` on a padded matrix: flow ``i`` chooses among the
+    columns of row ``row[i]`` of ``level`` (flows per byte/s of each candidate; pads
+    ``inf``, after the real ones) in the rounds of :func:`rank_rounds`, takes the first
+    smallest and adds ``unit`` (1 / its bytes/s) there. Returns each flow's column: the
+    walk's picks, the levels summed in the same order."""
+    col = _least_loaded_by_slots(level, unit, row, by_rank, cuts)
+    if col is not None:
+        return col
+    level = level.copy()
+    col = np.empty(row.size, dtype=np.int64)
+    for r in range(cuts.size - 1):
+        flows = by_rank[cuts[r]:cuts[r + 1]]
+        rows = row[flows]  # one flow per row a round: no repeats
+        chosen = np.argmin(level[rows], axis=1)
+        col[flows] = chosen
+        level[rows, chosen] += unit[rows, chosen]
+    return col
+
+
+#: Most slots per candidate :func:`least_loaded` sorts instead of placing round by round.
+MAX_SLOTS = 8
+
+
+def _least_loaded_by_slots(level: np.ndarray, unit: np.ndarray, row: np.ndarray,
+                           by_rank: np.ndarray, cuts: np.ndarray) -> np.ndarray | None:
+    """:func:`least_loaded` without rounds, or None where it does not apply.
+
+    Candidate ``j`` of a row offers the levels ``L_j, L_j + u_j, (L_j + u_j) + u_j ...``
+    (its *slots*, summed one by one as the rounds sum them); placing the row's ``k``
+    flows one by one on the first least-loaded candidate takes exactly the ``k`` smallest
+    slots, in the order of ``(level, candidate, slot)`` (a merge of sorted lists). Every
+    slot at most the ``k``-th smallest of the first slots is generated (at most
+    :data:`MAX_SLOTS` per candidate, else None) and one stable sort orders them."""
+    rows, width = level.shape
+    counts = np.bincount(row, minlength=rows)
+    rounds = cuts.size - 1
+    if rounds > width:
+        return None
+    bound = np.sort(level, axis=1)[np.arange(rows), counts - 1]
+    if not np.all(np.isfinite(bound)):
+        return None
+    with np.errstate(invalid="ignore"):
+        need = np.floor((bound[:, None] - level) / unit)
+    slots = int(min(np.nanmax(need, initial=0.0) + 2, rounds))
+    if slots > MAX_SLOTS:
+        return None
+    value = np.empty((rows, width, slots))
+    value[:, :, 0] = level
+    value[:, :, 1:] = unit[:, :, None]
+    np.add.accumulate(value, axis=2, out=value)
+    if slots < rounds and np.any(value[:, :, -1] <= bound[:, None]):
+        return None  # a slot under the bound was not generated
+    value[value > bound[:, None, None]] = np.inf
+    order = np.argsort(value.reshape(rows, width * slots), axis=1, kind="stable")
+    col = np.empty(row.size, dtype=np.int64)
+    col[by_rank] = order[row[by_rank], np.repeat(np.arange(rounds), np.diff(cuts))] // slots
+    return col
 
 
 def first_minimum(ptr: np.ndarray, values: np.ndarray, groups: np.ndarray) -> np.ndarray:

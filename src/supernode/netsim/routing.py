@@ -33,10 +33,17 @@ from supernode.netsim.network import (
     TIER_CODES,
     Network,
 )
-from supernode.netsim.policies import ROUTING_POLICIES, flow_keys
-from supernode.netsim.routes import Routes, RoutingConfig, Segments
+from supernode.netsim.policies import ROUTING_POLICIES, Adaptive, flow_keys
+from supernode.netsim.routes import (
+    MEMO_MAX_FLOWS,
+    LinkLoad,
+    Routes,
+    RoutingConfig,
+    Segments,
+)
 from supernode.netsim.subgraph import SubGraph, build_subgraph, walk
 from supernode.netsim.updown import fat_tree_shape
+from supernode.netsim.walk_plan import WalkPlan, adaptive_walk, build_plan
 
 #: Pair lists (with their flow keys) whose scale-up routes one router remembers (the same
 #: transfers recur every micro-batch; under adaptive fabric routing only the fabric part
@@ -44,6 +51,8 @@ from supernode.netsim.updown import fat_tree_shape
 MEMO_ENTRIES = 4096
 #: Tier code of direct accelerator-to-accelerator links (torus, mesh): their ends transit.
 DIRECT = TIER_CODES["scale_up"]
+#: Flows per byte/s on every link, as an array or computed for the links read.
+LinkLoads = np.ndarray | LinkLoad
 
 
 class Router:
@@ -68,6 +77,11 @@ class Router:
         self._nics(usable)
         self._reachable_memo: dict[bytes, np.ndarray] = {}
         self._scale_up_memo: dict[bytes, tuple[list, np.ndarray]] = {}
+        self._plans: dict[bytes, WalkPlan] = {}
+        self._segments_memo: dict[bytes, Segments] = {}
+        #: the fabric policy is the registered least-loaded one: fabric walks under a load
+        #: take the remembered plan of their pair list (:mod:`.walk_plan`, same routes)
+        self.planned = type(self.fabric_policy) is Adaptive
 
     def _fabric(self, links: np.ndarray) -> SubGraph:
         """The fabric's subgraph, with closed-form up/down candidates on a regular fat tree
@@ -107,6 +121,11 @@ class Router:
         self.nic_ok_node[nics] = ok
 
     @cached_property
+    def load_links(self) -> np.ndarray:
+        """Links whose load a route may read: the fabric's (scale-up walks see none)."""
+        return self.fabric.arc_link if self.fabric is not None else np.zeros(0, np.int64)
+
+    @cached_property
     def host_rails(self) -> dict[int, dict[int, int]]:
         """``{host: {rail: accelerator that owns the host's NIC on that rail}}``."""
         out: dict[int, dict[int, int]] = {}
@@ -121,14 +140,30 @@ class Router:
         return self.domains.subgraph(domain)
 
     def route(self, src: np.ndarray, dst: np.ndarray,
-              load: np.ndarray | Callable[[], np.ndarray] | None = None) -> Routes:
+              load: LinkLoads | Callable[[], LinkLoads] | None = None) -> Routes:
         """Routes of flows from accelerators ``src[i]`` to ``dst[i]`` (indices).
 
-        ``load``: flows per byte/s now on each link, for the ``adaptive`` policy (or a
-        function giving it, called only when some pair leaves its scale-up domain).
+        ``load``: flows per byte/s now on each link (an array, or a :class:`LinkLoad`
+        that divides only the links read), for the ``adaptive`` policy; or a function
+        giving it, called only when some pair leaves its scale-up domain.
         Raises :class:`InputError` when a pair is disconnected.
         """
         src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+        key = src.tobytes() + b"|" + dst.tobytes()
+        seg = self._segments_memo.get(key)
+        if seg is None:
+            seg = self._segments(src, dst)
+            if self.planned and src.size <= MEMO_MAX_FLOWS:  # routed again under each load
+                self._remember(self._segments_memo, key, seg)
+        if seg.open_fabric is None:
+            return seg.routes()
+        now = load() if callable(load) else load
+        return seg.routes(lambda s, d, k: self.fabric_walk(s, d, k, now))
+
+    def _segments(self, src: np.ndarray, dst: np.ndarray) -> Segments:
+        """The segments of the pairs, the fabric part between leaves left open (they
+        depend on the network and the pairs alone: a router under ``adaptive`` remembers
+        them; a load-blind route is remembered whole by its caller)."""
         keys = flow_keys(self.config.seed, src, dst)
         seg = Segments(src.size)
         net = self.net
@@ -140,9 +175,8 @@ class Router:
         outside[inside] = False
         rest = np.flatnonzero(outside & (src != dst))
         if rest.size:
-            now = load() if callable(load) else load
-            fabric_routes(self, src[rest], dst[rest], keys[rest], now, rest, seg)
-        return seg.routes()
+            fabric_routes(self, src[rest], dst[rest], keys[rest], rest, seg)
+        return seg
 
     def _by_shape(self, src: np.ndarray, dst: np.ndarray):
         """Same-domain pairs grouped by domain shape (in order of each shape's lowest
@@ -226,15 +260,26 @@ class Router:
         return value
 
     def fabric_walk(self, src_nodes: np.ndarray, dst_nodes: np.ndarray, keys: np.ndarray,
-                    load: np.ndarray | None, flows: np.ndarray, seg: Segments) -> None:
-        """Add fabric paths between switches (global node indices) to ``seg``."""
+                    load: LinkLoads | None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Fabric paths between switches (global node indices) under ``load``:
+        ``(flow, link, share, latency_s)``, flows numbered by position in the arguments."""
         sub = self.fabric
         if sub is None:
             raise InputError("routing", "the cluster has no scale-out fabric between its "
                                         "scale-up domains")
-        arc_load = load[sub.arc_link] if load is not None else None
-        w = walk(sub.shape, sub.local(src_nodes), sub.local(dst_nodes), keys,
-                 self.fabric_policy, arc_load)
-        seg.add(flows[w.flow], sub.arc_link[w.arc], w.share)
-        seg.delay(flows, w.latency_s)
-
+        if self.planned and load is not None:
+            key = src_nodes.tobytes() + b"|" + dst_nodes.tobytes() + b"|" + keys.tobytes()
+            plan = self._plans.get(key)
+            if plan is None:
+                plan = build_plan(sub.shape, sub.local(src_nodes), sub.local(dst_nodes), keys)
+                if keys.size <= MEMO_MAX_FLOWS:
+                    self._remember(self._plans, key, plan)
+            seen = load
+            w = adaptive_walk(plan, sub.shape.arc_cap,
+                              lambda arcs: seen[sub.arc_link[arcs]])
+        else:
+            arc_load = load[sub.arc_link] if load is not None else None
+            w = walk(sub.shape, sub.local(src_nodes), sub.local(dst_nodes), keys,
+                     self.fabric_policy, arc_load)
+        return w.flow, sub.arc_link[w.arc], w.share, w.latency_s
