@@ -129,7 +129,7 @@ def design_command(
     for line in operations_lines(data):
         stdout.print(line, highlight=False)
     folders = sorted({p.split("/")[0] for p in result.files})
-    stdout.print(f"report: {rich_safe(files[0])} (and report.md, results.json, decisions.md"
+    stdout.print(f"report: {rich_safe(files[0])} (and report.md, results.json, decisions.md, bom.csv"
                  f"{''.join(f', {f}/' for f in folders)})", highlight=False)
 
 

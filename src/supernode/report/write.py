@@ -11,12 +11,13 @@ from typing import Any
 from supernode.jsontext import json_text
 from supernode.outputs import output_folder
 from supernode.report.all_sections import build_sections
+from supernode.report.bom_csv import bom_csv
 from supernode.report.decisions_md import render_decisions
 from supernode.report.html import render_html
 from supernode.report.markdown import figures_of, render_markdown
 
 #: Files of a report folder (and figures/NAME.svg for report.md).
-REPORT_FILES = ("report.html", "report.md", "results.json", "decisions.md")
+REPORT_FILES = ("report.html", "report.md", "results.json", "decisions.md", "bom.csv")
 
 
 def results_json(results: dict[str, Any]) -> str:
@@ -61,6 +62,7 @@ def write_report(results: dict[str, Any], directory: str | Path, option: str = "
     html = render_html(sections, results)
     markdown = render_markdown(sections, results)
     decisions = render_decisions(results)
+    bom = bom_csv(results["bom"])
     text = results_json(results)
     figures = figures_of(sections)
     target = Path(directory)
@@ -69,6 +71,7 @@ def write_report(results: dict[str, Any], directory: str | Path, option: str = "
         (staging / "report.md").write_text(markdown, encoding="utf-8")
         (staging / "results.json").write_text(text, encoding="utf-8")
         (staging / "decisions.md").write_text(decisions, encoding="utf-8")
+        (staging / "bom.csv").write_text(bom, encoding="utf-8")
         (staging / "figures").mkdir()
         for name, svg in figures.items():
             (staging / "figures" / f"{name}.svg").write_text(svg, encoding="utf-8")

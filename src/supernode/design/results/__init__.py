@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from supernode.design.results.base import ResultModel, field, optional
+from supernode.design.results.bom import BillOfMaterials
 from supernode.design.results.facility import FacilityResults
 from supernode.design.results.network import (
     ClusterSummary,
@@ -64,6 +65,7 @@ class DesignResults(ResultModel):
     fit: FitResults | None = field("Does the workload need a supernode; null when not "
                                    "computed.")
     economics: Economics = field("The one price model: every price with its source.")
+    bom: BillOfMaterials = field("The bill of materials, priced from the price model.")
     findings: list[Finding] = field("Every enabled rule's finding, in report order.")
     notes: list[str] = field("What was left out, and why.")
     decisions: list[DecisionRecord] = field("The decision records.")
