@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from supernode.report import sections_run  # noqa: F401  (facility registered before this)
+from supernode.report import sections_scheduling  # noqa: F401  (artefacts registered first)
 from supernode.report.blocks import Paragraph, Section, Table
 from supernode.report.sections import register_section
 from supernode.report.sections_core import L, N, T
@@ -56,4 +56,4 @@ def bom_section(r: dict[str, Any]) -> Section | None:
     return s
 
 
-register_section("bom", "Bill of materials", bom_section, after="facility")
+register_section("bom", "Bill of materials", bom_section, after="artefacts")
