@@ -47,7 +47,8 @@ def _preload(clusters: list[str]) -> None:
 
 
 def run_compare(clusters: list[str], base: DesignInput, out: Path, files_in: list,
-                review: Callable[[DesignInput, str], dict], json_output: bool) -> None:
+                review: Callable[[DesignInput, str], tuple[dict, dict[str, str]]],
+                json_output: bool) -> None:
     """Review each cluster (``review``: input, label -> results dict with the artefact
     texts under ``files``), compare, write one folder and print the comparison."""
     from dataclasses import replace

@@ -8,7 +8,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from supernode.report.blocks import Label, Paragraph, Section, Table
+from supernode.report.blocks import Label, Paragraph, Section, Table, TableCell
 from supernode.report.html import CSS, PAGE, block_html
 from supernode.report.render import cell_html
 from supernode.report.sections_core import L, N, T
@@ -72,15 +72,17 @@ def rules_section(c: dict[str, Any]) -> Section:
 def bom_section(c: dict[str, Any]) -> Section:
     """The BOM diff: each component's count per design and its delta from the first."""
     n = len(c["designs"])
-    rows = tuple((T("bom", i, "component"), T("bom", i, "parts", 0),
-                  *(N("bom", i, "counts", j, kind="count") for j in range(n)),
-                  *(N("bom", i, "deltas", j, kind="number") for j in range(1, n)))
-                 for i in range(len(c["bom"])))
+    rows: list[tuple[TableCell, ...]] = []
+    for i in range(len(c["bom"])):
+        counts: list[TableCell] = [N("bom", i, "counts", j, kind="count") for j in range(n)]
+        deltas: list[TableCell] = [N("bom", i, "deltas", j, kind="number")
+                                   for j in range(1, n)]
+        rows.append((T("bom", i, "component"), T("bom", i, "parts", 0), *counts, *deltas))
     first = _labels(c)[0]
     s = Section("bom", "Bill of materials diff")
     s.blocks.append(Table("Component counts per design", (
         "component", f"part ({first})", *_labels(c),
-        *(f"{lab} - {first}" for lab in _labels(c)[1:])), rows, ("bom",)))
+        *(f"{lab} - {first}" for lab in _labels(c)[1:])), tuple(rows), ("bom",)))
     s.blocks.append(Paragraph((L("Each design's full bill of materials is its folder's "
                                  "bom.csv."),)))
     return s

@@ -4,7 +4,7 @@ the report files, its figures, and the design's exported files (``exports/``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -89,7 +89,7 @@ def write_report(results: dict[str, Any], directory: str | Path, option: str = "
 
 
 def write_compare(compare: dict[str, Any],
-                  designs: list[tuple[str, dict[str, Any], Mapping[str, str] | None]],
+                  designs: Sequence[tuple[str, dict[str, Any], Mapping[str, str] | None]],
                   directory: str | Path, option: str = "--out",
                   inputs: Iterable[str | Path] = ()) -> list[Path]:
     """One folder, all or nothing: each design's report folder under its label
