@@ -65,9 +65,9 @@ class DesignResults(ResultModel):
     fit: FitResults | None = field("Does the workload need a supernode; null when not "
                                    "computed.")
     economics: Economics = field("The one price model: every price with its source.")
-    bom: BillOfMaterials = field("The bill of materials, priced from the price model.")
     findings: list[Finding] = field("Every enabled rule's finding, in report order.")
     notes: list[str] = field("What was left out, and why.")
+    bom: BillOfMaterials = field("The bill of materials, priced from the price model.")
     decisions: list[DecisionRecord] = field("The decision records.")
     summary: Summary | None = field("The executive summary; null when no plan fits.")
     timings_s: Timings = field("Wall time per stage (s).")
