@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_fuzz_cli import report
 
-#: The two smallest presets (one 8-GPU server, one NVL72 rack): a valid case is a quick run.
-SMALL = ["hgx-h100", "gb200-nvl72"]
+#: The smallest presets (8-GPU servers, one NVL72 rack): a valid case is a quick run.
+SMALL = ["hgx-h100", "gb200-nvl72", "mi300x-8"]
 
 
 @pytest.fixture(scope="module")
@@ -31,14 +31,14 @@ def worker():
 
 
 @st.composite
-def cluster_argument(draw: st.DrawFn, case: Case) -> str:
-    """One positional cluster: a small preset mostly, else a typo, a bad path or a file."""
-    pick = draw(st.sampled_from(["small"] * 5 + ["typo", "missing", "file", "hostile-file",
-                                                  "dir"]))
-    if pick == "small":
-        return draw(st.sampled_from(SMALL))
+def cluster_argument(draw: st.DrawFn, case: Case, preset: str) -> str:
+    """One positional cluster: ``preset`` mostly, else a typo, a bad path or a file."""
+    pick = draw(st.sampled_from(["preset"] * 6 + ["typo", "missing", "file", "hostile-file",
+                                                   "dir"]))
+    if pick == "preset":
+        return preset
     if pick == "typo":
-        return draw(st.sampled_from(SMALL)) + draw(st.sampled_from(["x", "[/]", " "]))
+        return preset + draw(st.sampled_from(["x", "[/]", " "]))
     if pick == "missing":
         return "no-such-cluster.yaml"
     if pick == "dir":
@@ -51,9 +51,10 @@ def cluster_argument(draw: st.DrawFn, case: Case) -> str:
 def compare_case(draw: st.DrawFn) -> tuple[Case, list[str]]:
     """An argv of the positional form of ``design``, and its positional clusters."""
     case = Case(["design"])
-    clusters = [draw(cluster_argument(case))
-                for _ in range(draw(st.sampled_from([1, 2, 2, 3, 3, 4, 5])))]
-    if len(clusters) > 1 and draw(st.integers(0, 3)) == 0:
+    count = draw(st.sampled_from([1, 2, 2, 2, 3, 4, 5]))
+    presets = draw(st.permutations(SMALL * 2))[:count]  # distinct for up to 3
+    clusters = [draw(cluster_argument(case, p)) for p in presets]
+    if len(clusters) > 1 and draw(st.integers(0, 4)) == 0:
         clusters[-1] = clusters[0]  # a duplicate
     if case.inputs and len(clusters) > 1 and draw(st.integers(0, 4)) == 0:
         clusters[-1] = "./" + sorted(case.inputs)[0]  # the same file, spelled another way
