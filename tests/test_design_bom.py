@@ -12,13 +12,12 @@ import io
 from dataclasses import replace
 
 import pytest
-from designs import design, example_design
+from designs import example_design
 from hypothesis import given
 from hypothesis import strategies as st
 
 from supernode.cluster.load import load_cluster_spec
 from supernode.cluster.resolve import resolve_cluster
-from supernode.design import DesignInput
 from supernode.design.bom import (
     LENGTH_CLASSES_M,
     RETAINED_CHECKPOINTS,
@@ -28,21 +27,48 @@ from supernode.design.bom import (
     length_class,
 )
 from supernode.design.prices import NO_PRICE
+from supernode.design.summary import cluster_summary
 from supernode.errors import InputError
+from supernode.facility import facility_report
 from supernode.report.bom_csv import CSV_COLUMNS, bom_csv
 from supernode.spec.economics import EconomicsSpec
 from supernode.textsafe import comment_safe, csv_cell_safe
+from supernode.topology.metrics import topology_report
 
-SUPERPOD = DesignInput("gb200-nvl72-superpod", "llama3-8b", simulate=False)
+#: Per DGX SuperPOD GB200 scalable unit (the citation: the test below).
+SU_RACKS, GPUS_PER_RACK, TRAYS, SWITCH_TRAYS, CHIPS_PER_TRAY = 8, 9216 // 128, 18, 9, 2
+NVL5_LINKS_PER_GPU, NICS_PER_TRAY = 18, 4
 
 
-def _csv_counts(data: dict) -> dict[str, int]:
-    rows = list(csv.DictReader(io.StringIO(bom_csv(data["bom"]))))
+def _csv_counts(bom: dict) -> dict[str, int]:
+    rows = list(csv.DictReader(io.StringIO(bom_csv(bom))))
     return {r["component"]: int(r["count"]) for r in rows}
 
 
+def _assert_scalable_units(counts: dict[str, int], units: int) -> None:
+    racks = units * SU_RACKS
+    assert counts["rack_compute"] == racks
+    assert counts["accelerator"] == racks * GPUS_PER_RACK
+    assert counts["host"] == racks * TRAYS
+    assert counts["scale_up_switch_tray"] == racks * SWITCH_TRAYS
+    assert counts["switch_scale_up_l1"] == racks * SWITCH_TRAYS * CHIPS_PER_TRAY
+    assert counts["cable_scale_up_l1"] == racks * GPUS_PER_RACK * NVL5_LINKS_PER_GPU
+    assert counts["nic"] == racks * TRAYS * NICS_PER_TRAY
+
+
+def _stage_results(preset: str) -> tuple:
+    """The cluster and the parts of results.json the BOM reads (cluster, topology,
+    facility), from the review's own entry points, without the plan search."""
+    cluster = resolve_cluster(load_cluster_spec(preset))
+    topo = topology_report(cluster)
+    return cluster, {"cluster": cluster_summary(cluster, topo), "topology": topo.to_dict(),
+                     "facility": facility_report(cluster, topo).to_dict(),
+                     "reliability": None}
+
+
 def test_superpod_scalable_unit_matches_nvidia_reference_architecture():
-    """One DGX SuperPOD GB200 scalable unit, as NVIDIA publishes it.
+    """The ``gb200-nvl72-superpod`` preset's BOM is one DGX SuperPOD GB200 scalable unit,
+    as NVIDIA publishes it (576 GPUs, 144 compute trays, 72 NVLink switch trays...).
 
     Source: "NVIDIA DGX SuperPOD: Next Generation Scalable Infrastructure for AI Factories
     Reference Architecture Featuring NVIDIA DGX GB200", Architecture and Network Fabrics
@@ -55,16 +81,18 @@ def test_superpod_scalable_unit_matches_nvidia_reference_architecture():
     GB200 user guide, Hardware: 4 ConnectX-7 400G per compute tray. The RA's compute-fabric
     leaf/spine switch counts are not in the pages above: not tested here.
     """
-    racks, gpus_per_rack, trays, switch_trays, chips_per_tray = 8, 9216 // 128, 18, 9, 2
-    nvl5_links_per_gpu, nics_per_tray = 18, 4
-    counts = _csv_counts(design(SUPERPOD).to_dict())
-    assert counts["rack_compute"] == racks
-    assert counts["accelerator"] == racks * gpus_per_rack == 576
-    assert counts["host"] == racks * trays == 144
-    assert counts["scale_up_switch_tray"] == racks * switch_trays == 72
-    assert counts["switch_scale_up_l1"] == racks * switch_trays * chips_per_tray == 144
-    assert counts["cable_scale_up_l1"] == 576 * nvl5_links_per_gpu
-    assert counts["nic"] == racks * trays * nics_per_tray == 576
+    cluster, data = _stage_results("gb200-nvl72-superpod")
+    counts = _csv_counts(bill_of_materials(cluster, data))
+    _assert_scalable_units(counts, 1)
+    assert (counts["accelerator"], counts["host"], counts["scale_up_switch_tray"]) == \
+        (576, 144, 72)
+
+
+def test_flagship_review_is_two_scalable_units():
+    """The flagship's 16 GB200 NVL72 racks, through the whole review: two scalable units
+    of the reference architecture above."""
+    counts = _csv_counts(example_design("flagship", simulate=False).to_dict()["bom"])
+    _assert_scalable_units(counts, 2)
 
 
 @pytest.mark.parametrize("name", ["flagship", "flawed"])
