@@ -9,9 +9,11 @@ import pytest
 from designs import example_design
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 from test_cli_errors import assert_bad_input, run
 
 from supernode.design.compare import FIGURES, compare_designs, winners
+from supernode.design.results.compare import check_comparison
 from supernode.report.blocks import lookup
 from supernode.rules import VERDICTS
 
@@ -76,3 +78,17 @@ def test_positional_form_needs_a_workload(tmp_path):
     out = tmp_path / "out"
     assert_bad_input(run("design", "hgx-h100", "gb200-nvl72", "--out", str(out)), "--workload")
     assert not out.exists()
+
+
+def test_compare_json_contract_refuses_a_missing_design_value():
+    a = example_design("flagship", simulate=False).to_dict()
+    b = example_design("flawed", simulate=False).to_dict()
+    c = compare_designs([a, b], ["a", "b"], ["a.yaml", "b.yaml"])
+    assert check_comparison(c).schema_ == "supernode-compare/1"
+    c["figures"][0]["values"].pop()
+    with pytest.raises(ValidationError):
+        check_comparison(c)
+    c["figures"][0]["values"].append(None)
+    c["bom"][0]["extra"] = 1
+    with pytest.raises(ValidationError):
+        check_comparison(c)

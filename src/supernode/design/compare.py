@@ -14,9 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from supernode.design.results.compare import check_comparison
 from supernode.rules import VERDICTS
 
-#: ``compare.json`` -> ``schema``.
+#: ``compare.json`` -> ``schema`` (:class:`~supernode.design.results.compare.Comparison`).
 COMPARE_SCHEMA = "supernode-compare/1"
 #: Most designs one comparison takes.
 MAX_DESIGNS = 3
@@ -116,8 +117,9 @@ def bom_diff(designs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def compare_designs(designs: list[dict[str, Any]], labels: list[str],
                     inputs: list[str]) -> dict[str, Any]:
     """``compare.json`` of the reviewed ``designs`` (results dicts; ``labels``: their
-    folders, ``inputs``: the cluster arguments as given)."""
-    return {
+    folders, ``inputs``: the cluster arguments as given), checked against
+    :class:`~supernode.design.results.compare.Comparison`."""
+    out = {
         "schema": COMPARE_SCHEMA,
         "designs": [{"label": lab, "folder": lab, "input": src,
                      "cluster": d["cluster"]["name"], "workload": d["workload"]["name"],
@@ -129,3 +131,5 @@ def compare_designs(designs: list[dict[str, Any]], labels: list[str],
         "rules": _rules(designs),
         "bom": bom_diff(designs),
     }
+    check_comparison(out)
+    return out
