@@ -382,6 +382,9 @@ def test_compare_report_shows_compare_json(compare_report: Path):
         assert [r["id"] for r in data["rules"]] == [f["id"] for f in results["findings"]]
     html = (compare_report / "report.html").read_text()
     assert "https://" not in html and "<script" not in html and "<link" not in html
+    for label in ("a", "b"):  # each design's own report, linked from its row
+        assert f'<a href="{label}/report.html">' in html
+        assert (compare_report / label / "report.html").is_file()
 
 
 def test_browser_renders_the_compare_report_silently(compare_report, tmp_path):

@@ -8,7 +8,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from supernode.report.blocks import Label, Paragraph, Section, Table, TableCell
+from supernode.report.blocks import Label, Link, Paragraph, Section, Table, TableCell
 from supernode.report.html import CSS, PAGE, block_html
 from supernode.report.render import cell_html
 from supernode.report.sections_core import L, N, T
@@ -20,7 +20,7 @@ def _labels(c: dict[str, Any]) -> tuple[str, ...]:
 
 def designs_section(c: dict[str, Any]) -> Section:
     """Which design is which: label and folder, cluster, workload, size."""
-    rows = tuple((T("designs", i, "label"), T("designs", i, "input"),
+    rows = tuple((Link(("designs", i, "folder"), "/report.html"), T("designs", i, "input"),
                   T("designs", i, "cluster"), T("designs", i, "workload"),
                   (N("designs", i, "accelerators", kind="count"), L(" x "),
                    T("designs", i, "accelerator")), T("designs", i, "step_time_source"))

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+from urllib.parse import quote
 
 from markupsafe import escape
 
-from supernode.report.blocks import Label, Num, Txt, key_text, lookup
+from supernode.report.blocks import Label, Link, Num, Txt, key_text, lookup
 from supernode.report.format import format_value
 from supernode.textsafe import markdown_safe
 
@@ -22,6 +23,9 @@ def cell_html(cell: Any, results: dict[str, Any]) -> str:
         return "".join(cell_html(c, results) for c in cell)
     if isinstance(cell, Label):
         return str(escape(cell.text))
+    if isinstance(cell, Link):
+        href = quote(f"{lookup(results, cell.key)}{cell.suffix}")
+        return f'<a href="{escape(href)}">{cell_html(Txt(cell.key), results)}</a>'
     value = lookup(results, cell.key)
     if isinstance(cell, Num):
         raw = json.dumps(value, allow_nan=False)
@@ -42,6 +46,8 @@ def cell_text(cell: Any, results: dict[str, Any]) -> str:
         return "".join(cell_text(c, results) for c in cell)
     if isinstance(cell, Label):
         return cell.text
+    if isinstance(cell, Link):
+        return cell_text(Txt(cell.key), results)
     value = lookup(results, cell.key)
     if isinstance(cell, Num):
         return format_value(value, cell.kind)
