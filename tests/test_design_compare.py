@@ -5,6 +5,9 @@ beside them, no --workload): one ``error:`` line, exit 2, nothing written."""
 
 from __future__ import annotations
 
+import json
+
+import jsonschema
 import pytest
 from designs import example_design
 from hypothesis import given
@@ -92,3 +95,17 @@ def test_compare_json_contract_refuses_a_missing_design_value():
     c["bom"][0]["extra"] = 1
     with pytest.raises(ValidationError):
         check_comparison(c)
+
+
+def test_schema_command_prints_the_compare_contract():
+    """``supernode schema compare`` validates a real compare.json (draft 2020-12)."""
+    result = run("schema", "compare")
+    assert result.exit_code == 0, result.output
+    schema = json.loads(result.stdout)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    a = example_design("flagship", simulate=False).to_dict()
+    b = example_design("flawed", simulate=False).to_dict()
+    doc = json.loads(json.dumps(compare_designs([a, b], ["a", "b"], ["a.yaml", "b.yaml"])))
+    jsonschema.Draft202012Validator(schema).validate(doc)
+    doc["designs"][0]["extra"] = 1
+    assert not jsonschema.Draft202012Validator(schema).is_valid(doc)
