@@ -69,9 +69,9 @@ def stated_prices(cluster: Cluster) -> tuple[float | None, float | None]:
     return econ.price_per_gpu_hour_usd, econ.supernode_premium
 
 
-#: The catalog's word for a bill-of-materials part it has no price for.
-NO_PRICE = "no price: the catalog has no unit price for this part (data/catalog/prices.yaml " \
-           "holds GPU-hour prices only); set economics.unit_prices_usd"
+#: The source of a bill-of-materials part with no price: the bundled catalog
+#: (data/catalog/prices.yaml) holds GPU-hour prices only, no hardware prices.
+NO_PRICE = "no price (not in the catalog)"
 
 
 def unit_price(cluster: Cluster, component: str) -> tuple[float | None, str]:

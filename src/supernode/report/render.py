@@ -13,8 +13,10 @@ from supernode.report.blocks import Label, Link, Num, Txt, key_text, lookup
 from supernode.report.format import format_value
 from supernode.textsafe import markdown_safe
 
-#: Keys whose value also becomes a CSS class (``v-fail``, ``v-error``) for colour.
+#: Keys whose value also becomes a CSS class (``v-fail``, ``v-error``) for colour, and
+#: lists whose every entry does (a rule's ``statuses`` per design in compare.json).
 MARKED = ("status", "severity", "verdict")
+MARKED_LISTS = ("statuses",)
 
 
 def cell_html(cell: Any, results: dict[str, Any]) -> str:
@@ -34,7 +36,9 @@ def cell_html(cell: Any, results: dict[str, Any]) -> str:
                 f"{escape(format_value(value, cell.kind))}</span>")
     if isinstance(cell, Txt):
         text = "-" if value is None else str(value)
-        mark = f" v-{text}" if cell.key[-1] in MARKED and text.isidentifier() else ""
+        marked = cell.key[-1] in MARKED or (len(cell.key) > 1 and isinstance(cell.key[-1], int)
+                                            and cell.key[-2] in MARKED_LISTS)
+        mark = f" v-{text}" if marked and text.isidentifier() else ""
         return (f'<span class="txt{mark}" data-key="{escape(key_text(cell.key))}">'
                 f"{escape(text)}</span>")
     raise TypeError(f"not a cell: {cell!r}")

@@ -51,7 +51,9 @@ def bom_section(r: dict[str, Any]) -> Section | None:
     s.blocks.append(Paragraph((L("Priced total: "), N("bom", "priced_total_usd", kind="usd"),
                                L(" over "), N("bom", "priced_rows", kind="count"),
                                L(" priced rows; "), N("bom", "unpriced_rows", kind="count"),
-                               L(" rows have no price."))))
+                               L(" rows have no price (the bundled catalog holds "
+                                 "GPU-hour prices only; unit prices come from the cluster "
+                                 "file's economics.unit_prices_usd)."))))
     s.blocks += _storage(r)
     return s
 
