@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from designs import example_design
@@ -212,3 +213,11 @@ def test_length_class_covers_the_run_and_is_monotone(a, b):
     if a <= b <= LENGTH_CLASSES_M[-1]:
         assert top[cls] <= top[length_class(b)]
     assert length_class(None) is None
+
+
+def test_flagship_bom_csv_is_the_golden_file():
+    """Golden file: the flagship's bom.csv byte for byte (tests/data/bom/flagship-bom.csv;
+    a model change that moves a count shows here, row by row)."""
+    golden = Path(__file__).parent / "data" / "bom" / "flagship-bom.csv"
+    text = bom_csv(example_design("flagship", simulate=False).to_dict()["bom"])
+    assert text == golden.read_text(encoding="utf-8")
