@@ -41,7 +41,7 @@ def component_ids() -> tuple[str, ...]:
     tiers = (*SCALE_UP_TIERS, *FABRIC_TIERS)
     return ("accelerator", "host", "nic", "scale_up_switch_tray",
             *(f"switch_{t}" for t in tiers), *(f"cable_{t}" for t in tiers),
-            *(f"transceiver_{t}_{end}" for t in FABRIC_TIERS for end in ("host", "switch")),
+            "transceiver_leaf_host", *(f"transceiver_{t}_switch" for t in FABRIC_TIERS),
             "rack_compute", "rack_network", "pdu", "busbar_feed", "cdu",
             "checkpoint_storage")
 
