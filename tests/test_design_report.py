@@ -23,19 +23,21 @@ from supernode.commands import app, register_all
 from supernode.report import REPORT_FILES
 from supernode.report.blocks import lookup
 
-SECTION_IDS = ("summary", "verdict", "cluster", "plans", "simulation", "facility",
-               "reliability", "scheduling", "monitoring", "artefacts", "bom", "findings",
-               "decisions")
+SERVE_FILE = Path(__file__).parent / "data" / "serve" / "llama70b-chat.yaml"
+SECTION_IDS = ("summary", "verdict", "cluster", "plans", "serving", "simulation", "facility",
+               "reliability", "scheduling", "monitoring", "artefacts", "reproduce", "bom",
+               "findings", "decisions")
 NUMBER = re.compile(r"-?\d[\d,]*\.?\d*(?:e[+-]?\d+)?")
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> Path:
-    """One design run of the flawed example (with simulation), shared by the tests here."""
+    """One design run of the flawed example (with simulation and the serving stage of a
+    chat workload), shared by the tests here."""
     register_all()
     out = tmp_path_factory.mktemp("design") / "flawed"
     result = CliRunner().invoke(app, ["design", "--example", "flawed", "--out", str(out),
-                                      "--quiet"])
+                                      "--serve", str(SERVE_FILE), "--quiet"])
     assert result.exit_code == 0, result.output
     return out
 
@@ -393,3 +395,52 @@ def test_browser_renders_the_compare_report_silently(compare_report, tmp_path):
     for section in COMPARE_SECTIONS:
         assert f'<section id="{section}">' in run.stdout
     assert _console(run.stderr) == []
+
+
+def _json_at(data, path: str):
+    for part in path.split("/"):
+        data = data[int(part)] if isinstance(data, list) else data[part]
+    return data
+
+
+def test_every_reproduce_command_printed_in_the_report_gives_its_figures(report: Path,
+                                                                         monkeypatch):
+    """Issue 26: each command the report prints beside a section, run from the report
+    folder, gives that section's figures exactly (same inputs, same seed): the estimate,
+    the simulation, reliability, the scheduling replay, and the exported and monitoring
+    files (by hash)."""
+    import hashlib
+    import shlex
+
+    data = json.loads((report / "results.json").read_text())
+    shown = {v["data-key"]: v["text"] for v in _parsed(report).values}
+    commands = [shown[f"reproduce/commands/{i}/command"]
+                for i in range(len(data["reproduce"]["commands"]))]
+    assert {c["stage"] for c in data["reproduce"]["commands"]} >= {
+        "plan", "simulate", "reliability", "scheduling", "artefacts"}
+    assert (report / data["reproduce"]["plan_file"]).is_file()
+    monkeypatch.chdir(report)
+    checked = 0
+    for entry, command in zip(data["reproduce"]["commands"], commands, strict=True):
+        argv = shlex.split(command)
+        assert argv[0] == "supernode"
+        result = CliRunner().invoke(app, argv[1:])
+        assert result.exit_code == 0, (command, result.output[-2000:])
+        out = json.loads(result.stdout) if "--json" in argv else None
+        for figure in entry["figures"]:
+            want = _json_at(data, figure["results"])
+            if figure["command_json"] is not None:
+                assert _json_at(out, figure["command_json"]) == want, (command, figure)
+            else:  # a file the command wrote, compared by its hash with the review's
+                row = _json_at(data, figure["results"].rsplit("/", 1)[0])
+                written = report / "reproduced" / row["path"]
+                assert hashlib.sha256(written.read_bytes()).hexdigest() == want, written
+            checked += 1
+    assert checked >= 20
+
+
+def test_reproduce_names_the_stages_no_command_computes(report: Path):
+    data = json.loads((report / "results.json").read_text())
+    assert data["reproduce"]["stages_without_command"] == ["facility", "rules"]
+    plan = (report / "reviewed-plan.yaml").read_text()
+    assert "rank_order:" in plan and f"tp: {data['reviewed_plan']['tp']}" in plan

@@ -83,6 +83,8 @@ def test_bad_trace_rows_and_skip_bad_rows(tmp_path):
     (["--trace", "philly", "--checkpoint-interval-s", "nan"], "--checkpoint-interval-s"),
     (["--trace", "synthetic", "--size-law", "zipf"], "size_law"),
     (["--trace", "synthetic", "--max-gpus", "4096", "--size-law", "pow2"], "do not fit"),
+    (["--trace", "design-replay", "--jobs", "5"], "--jobs: the design replay sets its own"),
+    (["--trace", "design-replay", "--load", "0.5"], "need --trace synthetic"),
 ])
 def test_schedule_bad_options(args, fragment):
     assert_bad_input(run("schedule", "--cluster", "gb200-nvl72-superpod", *args), fragment)

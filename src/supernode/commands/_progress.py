@@ -24,8 +24,9 @@ from supernode.textsafe import printable
 class Steps(Protocol):
     """What a command reports: the step now running and how many are done."""
 
-    def update(self, step: str, completed: int) -> None:
-        """``step`` is running; ``completed`` steps are done."""
+    def update(self, step: str, completed: int, total: int | None = None) -> None:
+        """``step`` is running; ``completed`` steps (of ``total``, when it changed) are
+        done."""
 
     def advance(self, step: str = "") -> None:
         """One more step is done (``step``: its name)."""
@@ -34,10 +35,13 @@ class Steps(Protocol):
 #: A run prints its first line only after this long (s): a quick run stays silent, and a
 #: command refusing its input (mostly in its first moments) prints its one error line.
 SILENT_FOR_S = 1.0
+#: Piped, a step that keeps its name prints again only after this long (s): a command
+#: counting events or runs (thousands of updates) writes a line every few seconds.
+LINE_EVERY_S = 5.0
 
 
 class _Silent:
-    def update(self, step: str, completed: int) -> None:
+    def update(self, step: str, completed: int, total: int | None = None) -> None:
         return None
 
     def advance(self, step: str = "") -> None:
@@ -46,19 +50,26 @@ class _Silent:
 
 class _Lines:
     """One line per step on stderr, ``design: 3/11 stages, simulate (3.1 s)``, once the
-    run has lasted :data:`SILENT_FOR_S`."""
+    run has lasted :data:`SILENT_FOR_S`; a step keeping its name prints again after
+    :data:`LINE_EVERY_S`, and the last one always."""
 
     def __init__(self, label: str, total: int, unit: str) -> None:
         self.label, self.total, self.unit = label, total, unit
         self.done, self.start = 0, time.monotonic()
+        self.shown: tuple[str, float] | None = None  # last step printed, and when
 
-    def update(self, step: str, completed: int) -> None:
-        self.done = completed
-        elapsed = time.monotonic() - self.start
+    def update(self, step: str, completed: int, total: int | None = None) -> None:
+        self.done, self.total = completed, total if total is not None else self.total
+        now = time.monotonic()
+        elapsed = now - self.start
         if completed < 1 or elapsed < SILENT_FOR_S:
             return  # a quick run, or one refusing its input: one ``error:`` line alone
+        if (self.shown is not None and self.shown[0] == step and completed < self.total
+                and now - self.shown[1] < LINE_EVERY_S):
+            return
+        self.shown = (step, now)
         name = f", {printable(step)}" if step else ""
-        stderr.print(f"{self.label}: {completed}/{self.total} {self.unit}{name} "
+        stderr.print(f"{self.label}: {completed:,}/{self.total:,} {self.unit}{name} "
                      f"({elapsed:.1f} s)", highlight=False, markup=False, soft_wrap=True)
 
     def advance(self, step: str = "") -> None:
@@ -69,9 +80,9 @@ class _Bar:
     def __init__(self, bar: Progress, label: str, total: int) -> None:
         self.bar, self.task, self.done = bar, bar.add_task(label, total=total), 0
 
-    def update(self, step: str, completed: int) -> None:
+    def update(self, step: str, completed: int, total: int | None = None) -> None:
         self.done = completed
-        self.bar.update(self.task, description=step or "", completed=completed)
+        self.bar.update(self.task, description=step or "", completed=completed, total=total)
 
     def advance(self, step: str = "") -> None:
         self.update(step, self.done + 1)
@@ -87,7 +98,7 @@ def progress(label: str, total: int, unit: str, quiet: bool) -> Iterator[Steps]:
         yield _Silent()
     elif stream.isatty() and sys.stdout is not None and sys.stdout.isatty():
         with Progress(TextColumn("{task.description:<10}"), BarColumn(),
-                      TextColumn(f"{{task.completed}}/{{task.total}} {unit}"),
+                      TextColumn(f"{{task.completed:,.0f}}/{{task.total:,.0f}} {unit}"),
                       TimeElapsedColumn(), console=stderr, transient=True) as bar:
             yield _Bar(bar, label, total)
     else:  # a pipe or file, or stdout piped (``| tee``): a redrawn bar would garble them

@@ -12,16 +12,15 @@ applies on ``estimate``, ``plan``, ``simulate``, ``design`` and ``compare``.
 from __future__ import annotations
 
 import hashlib
-import sys
 from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
 from supernode.commands import app
-from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
+from supernode.commands._output import handles_input_errors, print_json, stdout
+from supernode.commands._progress import progress
 from supernode.commands._results_options import (
     RanksPerDomain,
     RunsCluster,
@@ -148,12 +147,9 @@ def calibrate_command(
     if out is not None:
         check_output_file(out, "--out", inputs=[cluster, *results])
     loaded = load_cluster(cluster)
-    show = not quiet and not json_output and len(results) > 1 and sys.stderr.isatty()
-    with Progress(TextColumn("reading"), BarColumn(), TextColumn("{task.completed}/"
-                  "{task.total} files"), console=stderr, disable=not show) as bar:
-        task = bar.add_task("read", total=len(results))
+    with progress("calibrate", len(results), "files", quiet or json_output) as bar:
         sets, sources = read_sources(results, op, ranks, ranks_per_domain,
-                                     lambda: bar.advance(task))
+                                     lambda: bar.advance("reading"))
     cal = calibrate_cluster(loaded, sets, placement=placement,
                             ranks_per_domain=ranks_per_domain, hold_out=hold_out)
     for entry in sources:

@@ -33,13 +33,13 @@ from supernode.textsafe import rich_safe
 def design_input(cluster: str | None, workload: str | None, plan: Path | None,
                  rules: Path | None, name: str | None, simulate: bool, seed: int,
                  global_batch: int | None, prometheus_major: int | None = None,
-                 workers: int | None = None) -> DesignInput:
+                 workers: int | None = None, serve: str | None = None) -> DesignInput:
     """The inputs: an example (``--example`` or none given: the flagship), or the files."""
     if cluster is None and workload is None:
         e = example(name or FLAGSHIP)
         return DesignInput(e.cluster, e.workload, plan or e.plan, rules, simulate, 5, seed,
                            global_batch, e.name, prometheus_major=prometheus_major,
-                           workers=workers)
+                           workers=workers, serve=serve)
     if name is not None:
         raise InputError("--example", "give either --example or --cluster/--workload")
     if cluster is None or workload is None:
@@ -47,7 +47,7 @@ def design_input(cluster: str | None, workload: str | None, plan: Path | None,
                          "give both --cluster and --workload (or neither: the flagship "
                          "example)")
     return DesignInput(cluster, workload, plan, rules, simulate, 5, seed, global_batch,
-                       prometheus_major=prometheus_major, workers=workers)
+                       prometheus_major=prometheus_major, workers=workers, serve=serve)
 
 
 def progress_display(quiet: bool, label: str = "design"):
@@ -98,6 +98,9 @@ def design_command(
         "2 or 3 (default: 3, current Prometheus)."),
     calibration: CalibrationFile = None,
     workers: SearchWorkers = None,
+    serve: str | None = typer.Option(None, "--serve", help="A serve file (docs/serving.md): "
+                                     "the review also answers whether serving it needs the "
+                                     "supernode (its model defaults to the workload)."),
     json_output: bool = typer.Option(False, "--json", help="Print results.json only."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress on stderr (bar or lines)."),
 ) -> None:
@@ -115,11 +118,11 @@ def design_command(
         check_clusters(clusters, workload, name)
     elif clusters:
         cluster = clusters[0]
-    files_in = [p for p in (cluster, workload, plan, rules, calibration, *clusters)
+    files_in = [p for p in (cluster, workload, plan, rules, calibration, serve, *clusters)
                 if p is not None]
     check_output_folder(out, "--out", files_in)
     inputs = design_input(clusters[0] if len(clusters) > 1 else cluster, workload, plan, rules,
-                          name, simulate, seed, global_batch, prometheus_major, workers)
+                          name, simulate, seed, global_batch, prometheus_major, workers, serve)
 
     def review(design: DesignInput, label: str) -> tuple[dict, dict[str, str]]:
         """One review (progress labelled ``label``): the results and the artefact texts."""
@@ -148,6 +151,9 @@ def design_command(
                          highlight=False)
     for line in operations_lines(data):
         stdout.print(line, highlight=False)
+    if data.get("serving"):
+        stdout.print(f"serving: {rich_safe(data['serving']['questions']['verdict'])}",
+                     highlight=False)
     folders = sorted({p.split("/")[0] for p in texts})
     stdout.print(f"report: {rich_safe(files[0])} (and report.md, results.json, decisions.md, "
                  f"bom.csv{''.join(f', {f}/' for f in folders)})", highlight=False)

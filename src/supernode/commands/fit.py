@@ -36,6 +36,44 @@ def _sizes(text: str | None) -> tuple[int, ...]:
     return sizes
 
 
+def _serving(serve: str, workload: str, cluster: str, gpus: int | None,
+             sizes: tuple[int, ...], price: float | None, premium: float) -> dict:
+    """:func:`~supernode.design.serving_fit.serving_fit` of the serve file on ``cluster``."""
+    from supernode.design.serving_fit import serving_fit
+    from supernode.serve.request import build_request, serve_spec
+
+    spec = serve_spec(serve, {"gpus": gpus})
+    if spec.model is None:
+        spec = spec.model_copy(update={"model": workload})
+    req = build_request(spec, cluster, 1, True, price)
+    return serving_fit(req, load_cluster_spec(cluster), sizes, premium)
+
+
+def print_serving_fit(r: dict) -> None:
+    """The serving fit: one row per domain size, then the verdict."""
+    table = Table(title=f"serving {rich_safe(r['model'])} on {r['gpus']:,} x "
+                        f"{rich_safe(r['accelerator'])}: scale-up domain size")
+    for col in ("domain", "mode", "tok/s/GPU", "gain vs 8", "TTFT ms", "TPOT ms",
+                "decode comm", "20% line", "$/M tok", "layout (decode)"):
+        table.add_column(col, justify="left" if col in ("mode", "layout (decode)") else
+                         "right")
+    for row in r["sizes"]:
+        if not row["feasible"]:
+            table.add_row(str(row["scale_up_size"]), "-", "-", "-", "-", "-", "-", "-", "-",
+                          rich_safe(row.get("reason", ""), None))
+            continue
+        lay = row["layout"]
+        table.add_row(str(row["scale_up_size"]), row["mode"],
+                      f"{row['output_tokens_per_s_per_gpu']:,.1f}",
+                      f"{row.get('speedup_vs_8', 1.0):.2f}x", f"{row['ttft_ms']:,.1f}",
+                      f"{row['tpot_ms']:,.2f}", f"{row['decode_comm_share']:.0%}",
+                      "over" if row["over_20pct"] else "under",
+                      f"{row['usd_per_million_output_tokens']:,.3f}",
+                      f"TP{lay['tp']} PP{lay['pp']} DP{lay['dp']} EP{lay['ep']}")
+    stdout.print(table)
+    stdout.print(f"verdict: {rich_safe(r['questions']['verdict'], None)}", highlight=False)
+
+
 def print_fit(r: dict) -> None:
     """Sizes table and the three questions."""
     table = Table(title=f"{rich_safe(r['workload'])} on {r['gpus']:,} x "
@@ -104,9 +142,19 @@ def fit_command(
                                        help="USD per GPU-hour (default: documented table)."),
     premium: float = typer.Option(DEFAULT_SUPERNODE_PREMIUM, "--supernode-premium",
                                   help="Extra price per GPU-hour in domains > 8 (assumed)."),
+    serve: str | None = typer.Option(None, "--serve", help="A serve block or file (docs/"
+                                     "serving.md): answer for serving it instead of "
+                                     "training (its model defaults to --workload)."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Plan the job on 8-GPU servers and on larger domains; answer the seeds' questions."""
+    if serve is not None:
+        result = _serving(serve, workload, cluster, gpus, _sizes(sizes), price, premium)
+        if json_output:
+            print_json(result)
+        else:
+            print_serving_fit(result)
+        return
     req = FitInput(load_workload(workload), load_cluster_spec(cluster), gpus, global_batch,
                    _sizes(sizes), price, premium)
     result = workload_fit(req)

@@ -9,17 +9,16 @@ status of 1 for scripts. Limits: docs/monitor.md.
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.tree import Tree
 
 from supernode.cluster.load import load_cluster
 from supernode.commands import app
-from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
-from supernode.commands.monitor import ConfigOption, _status, interactive, semantics_for
+from supernode.commands._output import handles_input_errors, print_json, stdout
+from supernode.commands._progress import progress
+from supernode.commands.monitor import ConfigOption, _status, semantics_for
 from supernode.errors import InputError
 from supernode.monitor.config import load_config
 from supernode.monitor.health import SEVERITY_ORDER, AlertView, HealthReport, evaluate
@@ -29,14 +28,6 @@ from supernode.textsafe import rich_safe
 
 FAIL_ON = ("never", "warning", "critical")
 STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
-
-
-def _progress(quiet: bool):
-    """A progress bar over evaluation times on stderr, or nothing."""
-    if not interactive(quiet):
-        return nullcontext(None)
-    return Progress(TextColumn("evaluating rules"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=stderr, transient=True)
 
 
 def _line(view: AlertView) -> str:
@@ -125,14 +116,10 @@ def health_command(
     with _status(quiet or as_json, "reading snapshots"):
         pack = build_pack(load_cluster(cluster) if cluster else None, load_config(config))
         loaded = load_snapshots([str(s) for s in snapshots], pack, interval)
-    with _progress(quiet or as_json) as bar:
-        hook = None
-        if bar is not None:
-            task = bar.add_task("evaluating", total=len(loaded.times_ms))
-
-            def hook(done: int) -> None:
-                bar.update(task, completed=done)
-        report = evaluate(pack, loaded, semantics, hook)
+    with progress("health", len(loaded.times_ms), "evaluation times",
+                  quiet or as_json) as bar:
+        report = evaluate(pack, loaded, semantics,
+                          lambda done: bar.update("evaluating rules", done))
     if as_json:
         print_json(report.to_dict())
     else:

@@ -170,12 +170,15 @@ def _check(cluster_name: str, seed: int, inject: str | None, units: int,
     check_units(units)
     check_fault(inject)
     cluster = load_cluster(cluster_name)
-    verdict = check_coherence(seed, units, inject, cluster, memory_spec(cluster).line_bytes)
+    spec = memory_spec(cluster)
+    verdict = check_coherence(seed, units, inject, cluster, spec.line_bytes,
+                              protocol=spec.protocol)
     if json_output:
         print_json(verdict.as_dict())
     else:
         what = f"inject {inject}" if inject else "no fault injected"
-        stdout.print(f"seed {seed}, {units} units, 2 shared lines, {what}: "
+        stdout.print(f"seed {seed}, {units} units, 2 shared lines, "
+                     f"{spec.protocol.upper()}, {what}: "
                      f"{verdict.operations} operations, {verdict.messages} messages, "
                      f"{verdict.nacks} NACKs (fenced epoch)", highlight=False)
         if verdict.consistent:

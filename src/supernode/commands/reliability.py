@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import sys
-from contextlib import nullcontext
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from supernode.cluster.load import load_cluster
 from supernode.commands import app
-from supernode.commands._output import handles_input_errors, input_paths, print_json, stderr, stdout
+from supernode.commands._output import handles_input_errors, input_paths, print_json, stdout
 from supernode.commands._plan_options import PlanOptions, plan_options
+from supernode.commands._progress import Steps, progress
 from supernode.commands._seed import seed_option
 from supernode.errors import InputError
 from supernode.facility import cluster_cooling
@@ -75,12 +73,15 @@ def _job_cluster(cluster: str, gpus: int | None):
     return scale_cluster(load_cluster_spec(cluster), gpus).cluster
 
 
-def _progress(quiet: bool):
-    if quiet or not sys.stdout.isatty() or not sys.stderr.isatty():
-        return nullcontext(None)
-    return Progress(TextColumn("Monte Carlo"), BarColumn(),
-                    TextColumn("{task.completed:,}/{task.total:,} runs"), TimeElapsedColumn(),
-                    console=stderr, transient=True)
+def _runs_hook(bar: Steps):
+    """Progress hook: ``n`` more Monte Carlo runs done, on ``bar``."""
+    done = [0]
+
+    def hook(n: int) -> None:
+        """``n`` more runs are done."""
+        done[0] += n
+        bar.update("Monte Carlo", done[0])
+    return hook
 
 
 @app.command("reliability")
@@ -130,10 +131,9 @@ def reliability_command(
         checkpoint_mode=mode, interval_s=interval, recovery=recovery,
         failures_per_unit_year=_rates(rate), workers=workers, use_ray=use_ray,
         netsim=netsim, cooling=cluster_cooling(loaded, topology_report(loaded)))
-    with _progress(quiet or json_output) as bar:
-        task = bar.add_task("mc", total=runs) if bar is not None else None
-        hook = (lambda n: bar.advance(task, n)) if bar is not None else None
-        result = assess_reliability(loaded, spec, chosen, settings, progress=hook)
+    with progress("reliability", runs, "runs", quiet or json_output) as bar:
+        result = assess_reliability(loaded, spec, chosen, settings,
+                                    progress=_runs_hook(bar))
     plots = []
     if plot is not None:
         from supernode.reliability.plots import write_plots

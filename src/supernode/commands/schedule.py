@@ -7,12 +7,10 @@ Limits: traces up to 64 MiB and 1,000,000 rows; synthetic traces up to 1,000,000
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import typer
 from rich import box
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from supernode.bounds import check_workers
@@ -20,6 +18,7 @@ from supernode.cluster.load import load_cluster_spec
 from supernode.cluster.scaling import scale_cluster
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
+from supernode.commands._progress import Steps, progress
 from supernode.commands._seed import seed_option
 from supernode.errors import InputError
 from supernode.outputs import check_output_folder
@@ -83,8 +82,16 @@ def _model(name: str) -> int | None:
         return None
 
 
+#: ``--trace`` value replaying what ``supernode design`` replays on the cluster.
+DESIGN_REPLAY = "design-replay"
+
+
 def _trace(source: str, cluster, jobs: int | None, skip: bool, synth: dict, seed: int,
            priority_min_gpus: int):
+    if source == DESIGN_REPLAY:  # the review's own replay (supernode.design.scheduling)
+        from supernode.design.scheduling import design_trace
+
+        return design_trace(cluster, seed)[0]
     if source == "synthetic":
         given = {k: v for k, v in synth.items() if v is not None}
         if jobs is not None:
@@ -111,7 +118,10 @@ def _report_skipped(trace) -> None:
 def schedule_command(
     cluster: str = typer.Option(..., "--cluster", help="Cluster file or preset."),
     trace: str = typer.Option(..., "--trace", help="Trace CSV, a bundled trace (philly, "
-                                                   "alibaba-openb) or `synthetic`."),
+                                                   "alibaba-openb), `synthetic`, or "
+                                                   "`design-replay` (what `supernode design` "
+                                                   "replays: Philly thinned, scaled to 80 % "
+                                                   "load)."),
     policy: list[str] = typer.Option(None, "--policy", help="Policy to compare (repeat); "
                                      f"default all: {', '.join(DEFAULT_POLICIES)}."),
     seed: int = seed_option("Seed of every random draw."),
@@ -163,6 +173,9 @@ def schedule_command(
     synth = {"arrival_rate_per_h": arrival_rate_per_h, "load": load, "size_law": size_law,
              "max_gpus": max_gpus, "median_duration_s": median_duration_s,
              "duration_sigma": duration_sigma}
+    if trace == DESIGN_REPLAY and jobs is not None:
+        raise InputError("--jobs", "the design replay sets its own job count (4 per GPU, "
+                                   "2,000 to 16,000); leave --jobs out")
     if trace != "synthetic" and any(v is not None for v in synth.values()):
         raise InputError("--trace", "the synthetic options (--load, --size-law, ...) need "
                                     "--trace synthetic")
@@ -172,7 +185,8 @@ def schedule_command(
         raise InputError("--trace", f"no jobs to schedule: all {len(data.skipped):,} rows "
                                     f"were skipped (the first, line {first.line}: "
                                     f"{first.message})")
-    with _progress(quiet or json_output, len(names) * 2 * len(data)) as bar:
+    with progress("schedule", len(names) * 2 * len(data), "events",
+                  quiet or json_output) as bar:
         result = schedule(resolved, data, names, seed, options, _callback(bar), workers)
     _report_skipped(data)  # after the run: a refusal stays one line
     plots = ([str(p) for p in plot_schedule(result, plot, "--plot", [cluster, trace])]
@@ -208,32 +222,12 @@ def _options(backfill_depth, stretch, checkpoint_s, preempt_s, restart_s, jobs, 
                          restart_s=restart_s)
 
 
-def _progress(quiet: bool, total: int):
-    """A rich progress bar on stderr, or a do-nothing stand-in (quiet or not a terminal)."""
-    if quiet or not sys.stdout.isatty() or not sys.stderr.isatty():
-        return _NoBar()
-    bar = Progress(TextColumn("scheduling {task.description}"), BarColumn(),
-                   TextColumn("{task.completed:,}/{task.total:,} events"), TimeElapsedColumn(),
-                   console=stderr, transient=True)
-    bar.add_task("", total=total)
-    return bar
-
-
-class _NoBar:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
-
-
-def _callback(bar):
-    if bar is None:
-        return None
+def _callback(bar: Steps):
+    """Progress hook: events handled so far by each policy, summed, on ``bar``."""
     done: dict[str, int] = {}
 
     def update(policy: str, events: int) -> None:
         """Show ``events`` handled so far by ``policy``."""
         done[policy] = events
-        bar.update(bar.task_ids[0], completed=sum(done.values()), description=policy)
+        bar.update(policy, sum(done.values()))
     return update

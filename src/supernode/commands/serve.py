@@ -8,61 +8,13 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from supernode.cluster.load import load_cluster_spec
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
-from supernode.errors import InputError
+from supernode.serve.request import build_request, serve_spec
 from supernode.textsafe import rich_safe
 
 #: Frontier points the table shows (the JSON has all of them).
 FRONTIER_ROWS = 12
-
-
-def _serve_spec(path: str | None, flags: dict[str, Any]) -> Any:
-    from supernode.spec.loader import read_document
-    from supernode.spec.serving import ServeSpec
-    from supernode.spec.workload import validate_as
-
-    data: dict[str, Any] = {}
-    if path is not None:
-        doc = read_document(path)
-        if isinstance(doc, dict) and set(doc) == {"serve"}:
-            doc = doc["serve"]
-        if not isinstance(doc, dict):
-            raise InputError("serve", "a mapping of serving fields", source=str(path))
-        data = dict(doc)
-    data.update({k: v for k, v in flags.items() if v is not None})
-    return validate_as(ServeSpec, data, "serve", str(path) if path else None)
-
-
-def build_request(spec: Any, cluster: str, top: int, disaggregation: bool,
-                  usd_per_gpu_hour: float | None = None) -> Any:
-    """The serving request of a validated serve spec on ``cluster`` (its GPUs)."""
-    from supernode.estimate.system import job_system
-    from supernode.serve.plan import ServeRequest
-    from supernode.serve.precision import resolve_precision
-    from supernode.serve.traffic import Traffic, trace_means
-    from supernode.workload.presets import load_workload
-
-    if spec.model is None:
-        raise InputError("model", "required: a workload file or preset (--model)")
-    isl, osl = spec.input_tokens, spec.output_tokens
-    if spec.trace_file is not None:
-        isl, osl, _ = trace_means(spec.trace_file)
-    if isl is None or osl is None:
-        raise InputError("input_tokens" if isl is None else "output_tokens",
-                         "required (--isl/--osl or a trace_file)")
-    w = load_workload(spec.model)
-    w = w.model_copy(update={"seq_len": int(max(round(isl + osl), 1))})
-    system = job_system(load_cluster_spec(cluster), spec.gpus)
-    precision = resolve_precision(spec.precision, spec.weights_precision,
-                                  spec.kv_cache_precision, w.moe is not None,
-                                  system.peak_flops_by_precision)
-    traffic = Traffic(isl=isl, osl=osl, concurrency=spec.concurrency,
-                      request_rate=spec.request_rate_per_s,
-                      ttft_s=spec.ttft_ms / 1e3 if spec.ttft_ms else None,
-                      tpot_s=spec.tpot_ms / 1e3 if spec.tpot_ms else None)
-    return ServeRequest(w, system, precision, traffic, top, disaggregation, usd_per_gpu_hour)
 
 
 def _usd(value: float | None) -> str:
@@ -181,7 +133,7 @@ def serve_command(
              "concurrency": concurrency, "request_rate_per_s": rate, "ttft_ms": ttft_ms,
              "tpot_ms": tpot_ms, "precision": precision, "kv_cache_precision": kv_precision,
              "gpus": gpus}
-    spec = _serve_spec(serve_file, flags)
+    spec = serve_spec(serve_file, flags)
     inputs = [p for p in (serve_file, trace, cluster, model) if p]
     target = check_output_file(plot, "--plot", inputs) if plot is not None else None
     result = plan_serving(build_request(spec, cluster, top, not no_disagg, price))

@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-import sys
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from supernode.cluster.load import load_cluster
 from supernode.commands import app
-from supernode.commands._output import handles_input_errors, input_paths, print_json, stderr, stdout
+from supernode.commands._output import handles_input_errors, input_paths, print_json, stdout
 from supernode.commands._plan_options import (
     CalibrationFile,
     PlanOptions,
     calibrated,
     plan_options,
 )
+from supernode.commands._progress import Steps, progress
 from supernode.commands._seed import seed_option
 from supernode.errors import InputError
 from supernode.netsim.collectives import MODES
@@ -77,15 +76,6 @@ def _print_tables(result: SimResult, plots: list[str]) -> None:
         stdout.print(f"plot: {rich_safe(p, None)}")
 
 
-def _progress(quiet: bool):
-    """A rich progress bar on stderr, or nothing (quiet, or stdout not a terminal)."""
-    if quiet or not sys.stdout.isatty():
-        return nullcontext(None)
-    return Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed:,}/"
-                    "{task.total:,} tasks"), TimeElapsedColumn(), console=stderr,
-                    transient=True)
-
-
 def _options(seed: int, routing: str | None, rail: bool, aggregate: bool, mode: str, ideal: bool,
              top: int, plot: Path | None) -> SimOptions:
     if routing is not None:
@@ -139,7 +129,7 @@ def simulate_command(
     check_simulated_size(loaded.accelerators, "--cluster")
     settings = _options(seed, routing, rail_aligned, aggregate, mode, ideal, top, plot)
     with _drawer(plot) as drawer:  # with --plot, matplotlib loads beside the simulation
-        with _progress(quiet or json_output) as bar:
+        with progress("simulate", 1, "tasks", quiet or json_output) as bar:
             hook = _hook(bar)
             if traffic is not None:
                 doc = validate_document(read_document(traffic), TrafficFile,
@@ -183,15 +173,12 @@ def _cluster(cluster: str, gpus: int | None, fixed: bool) -> tuple[Any, list[str
     return scaled.cluster, list(scaled.notes)
 
 
-def _hook(bar):
-    """Progress callback updating ``bar`` (None without a bar)."""
-    if bar is None:
-        return None
-    task = bar.add_task("simulate", total=1)
+def _hook(bar: Steps):
+    """Progress callback: tasks done out of all tasks (the total grows as the DAG does)."""
 
     def hook(now: float, done: int, total: int) -> None:
         """Show tasks done out of all tasks."""
-        bar.update(task, completed=done, total=total)
+        bar.update("", done, total)
     return hook
 
 

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
 from supernode.commands import app
-from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
+from supernode.commands._output import handles_input_errors, print_json, stdout
+from supernode.commands._progress import progress
 from supernode.errors import InputError
 from supernode.outputs import check_output_folder
 from supernode.planner.sweep_output import write_results
@@ -61,13 +60,9 @@ def sweep_command(
     keys = list(dict.fromkeys(k for v in variants for k in v))
     tasks = make_tasks(spec, variants)
     start = time.perf_counter()
-    show = not quiet and not json_output and sys.stderr.isatty()
-    with Progress("[progress.description]{task.description}", BarColumn(),
-                  MofNCompleteColumn(), TimeElapsedColumn(), console=stderr,
-                  disable=not show) as progress:
-        bar = progress.add_task(f"sweep {spec.name}", total=len(tasks))
+    with progress("sweep", len(tasks), "variants", quiet or json_output) as bar:
         rows = run_tasks(tasks, workers=workers, ray_address=address, use_ray=ray,
-                         on_done=lambda: progress.advance(bar))
+                         on_done=lambda: bar.advance(spec.name))
     meta = {"name": spec.name, "description": spec.description, "base": spec.base.model_dump(),
             "mode": spec.mode, "keys": keys, "variants": len(rows),
             "executor": "ray" if ray else "local", "wall_time_s": time.perf_counter() - start}

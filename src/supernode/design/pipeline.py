@@ -1,11 +1,12 @@
-"""The design review pipeline: validate -> topology -> plan -> simulate -> reliability ->
-facility -> monitoring -> scheduling -> artefacts -> rules, each stage reading the results
-of the ones before (the report comes after).
+"""The design review pipeline: validate -> topology -> memory -> plan -> simulate ->
+reliability -> facility -> monitoring -> scheduling -> artefacts -> rules, each stage
+reading the results of the ones before (the report comes after).
 
 :func:`run_design` loads and checks every input first (cluster with its reliability block,
 workload, plan, rule pack, Prometheus major), so bad input fails before any model runs;
 then each stage calls the project's public entry points
-(:func:`~supernode.topology.metrics.topology_report`, :func:`~supernode.planner.plan_job`,
+(:func:`~supernode.topology.metrics.topology_report`,
+:func:`~supernode.design.memory.memory_results`, :func:`~supernode.planner.plan_job`,
 :func:`~supernode.netsim.scenario.simulate_jobs`,
 :func:`~supernode.reliability.assess.assess_reliability`,
 :func:`~supernode.facility.facility_report`, :func:`~supernode.monitor.pack.build_pack`,
@@ -33,13 +34,16 @@ from supernode.design.bom import bill_of_materials, check_unit_prices
 from supernode.design.decisions import decision_records
 from supernode.design.fixes import review_fixes
 from supernode.design.headline import executive_summary
+from supernode.design.memory import check_memory_block, memory_results
 from supernode.design.monitoring import cooled_config, monitoring_summary
 from supernode.design.plans import best_view, given_view, simulation_plan
 from supernode.design.power_cap import power_cap_trade
 from supernode.design.prices import price_model, stated_prices
 from supernode.design.reliability import DESIGN_DAYS, DESIGN_RUNS, run_reliability
+from supernode.design.reproduce import design_reproduce
 from supernode.design.results import SCHEMA, check_results
-from supernode.design.scheduling import run_scheduling, scheduling_remembered
+from supernode.design.scheduling import DESIGN_POLICIES, run_scheduling, scheduling_remembered
+from supernode.design.serving import run_serving
 from supernode.design.simulation import routing_what_if, run_simulation, simulation_results
 from supernode.design.summary import cluster_summary, workload_summary
 from supernode.errors import InputError
@@ -57,8 +61,8 @@ from supernode.spec.planfile import fill_dp, plan_document
 from supernode.topology.metrics import topology_report
 from supernode.workload.presets import load_workload
 
-STAGES = ("validate", "topology", "plan", "simulate", "reliability", "facility", "monitoring",
-          "scheduling", "artefacts", "rules")
+STAGES = ("validate", "topology", "memory", "plan", "simulate", "reliability", "facility",
+          "monitoring", "scheduling", "artefacts", "rules")
 Progress = Callable[[str, int, int], None]
 
 
@@ -81,6 +85,8 @@ class DesignInput:
     #: processes per plan search (None: as many as pay); 1 also keeps the scheduling
     #: replay in this process
     workers: int | None = None
+    #: a serve file: the serving stage (design/serving.py) answers for serving it too
+    serve: str | Path | None = None
 
 
 @dataclass
@@ -114,6 +120,7 @@ def _load(inputs: DesignInput):
     try:
         cluster = resolve_cluster(spec)
         check_reliability_block(cluster)
+        check_memory_block(cluster)
         check_unit_prices(cluster)
         if inputs.simulate:  # refused now, not after the stages before the simulation
             check_simulated_size(cluster.accelerators, "--cluster")
@@ -178,6 +185,7 @@ def _results(inputs: DesignInput, cluster, topo, facts: Facts, monitoring: dict[
         "scheduling": facts.scheduling,
         "artefacts": facts.artefacts,
         "fit": facts.fit,
+        "memory": facts.memory,
         "economics": price_model(cluster),
         "findings": [f.to_dict() for f in findings],
         "notes": notes,
@@ -274,6 +282,8 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
     semantics, major = semantics_for(inputs.prometheus_major)
     clock("topology")
     topo = topology_report(cluster)
+    clock("memory")
+    memory = memory_results(cluster)
     clock("plan")
     target, _ = build_target(spec, workload, None, inputs.global_batch,
                              price_per_gpu_hour=stated_prices(cluster)[0])
@@ -282,6 +292,8 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
     view = given_view(target, given, report) if given is not None else best_view(report)
     fit, fit_note = _fit(cluster, workload, target.global_batch_sequences, inputs.workers,
                          (report,))
+    serving = (run_serving(inputs.serve, inputs.workload, cluster, inputs.cluster)
+               if inputs.serve is not None else None)
     plan, order = simulation_plan(view, report, given) if view is not None else (None, ())
     clock("simulate")
     sim = what_if = None
@@ -295,7 +307,7 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
     facts = Facts(cluster=cluster, workload=workload_summary(workload),
                   topology=topo.to_dict(), facility=ops["fac"], plans=report.to_dict(),
                   reviewed_plan=view, simulation=sim, fit=fit, reliability=ops["rel"],
-                  scheduling=ops["scheduling"], artefacts=ops["artefacts"])
+                  scheduling=ops["scheduling"], artefacts=ops["artefacts"], memory=memory)
     findings = run_rules(facts, pack)
     notes = [n for n in (fit_note, None if ops["rel"] else "reliability not assessed: no plan "
                                                           "fits", ops["sched_note"]) if n]
@@ -305,4 +317,7 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
     data["bom"] = bill_of_materials(cluster, data)
     data["decisions"] = decision_records(data, cluster, ops["alt"])
     data["summary"] = executive_summary(data, what_if)
+    if serving is not None:
+        data["serving"] = serving
+    data["reproduce"] = design_reproduce(data, plan, order, list(DESIGN_POLICIES))
     return DesignResult(inputs, data, findings, clock.timings(), ops["files"])

@@ -248,16 +248,18 @@ def system_from_validation(system: dict[str, Any], precision: str = "bf16") -> S
                                 "system.power_limit_w")
 
 
-def job_system(spec: ClusterSpec, gpus: int | None = None, precision: str = "bf16"
-               ) -> SystemModel:
+def job_system(spec: ClusterSpec, gpus: int | None = None, precision: str = "bf16",
+               add_tiers: bool = False) -> SystemModel:
     """The system a job of ``gpus`` GPUs sees on ``spec`` (all of it when None): the
-    cluster grown by whole scalable units when it is smaller, what changed in ``notes``.
+    cluster grown by whole scalable units when it is smaller, what changed in ``notes``
+    (``add_tiers``: fat-tree tiers added to a derived variant that needs them,
+    :func:`~supernode.cluster.scaling.scale_cluster`).
     """
     from dataclasses import replace
 
     from supernode.cluster.scaling import scale_cluster
 
-    scaled = scale_cluster(spec, gpus)
+    scaled = scale_cluster(spec, gpus, add_tiers=add_tiers)
     system = system_from_cluster(scaled.cluster, precision)
     return replace(system, gpus=scaled.job_gpus,
                    notes=tuple(scaled.notes) + tuple(system.notes))

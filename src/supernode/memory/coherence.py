@@ -14,6 +14,16 @@ directory MSI/MESI/MOESI) and counts the messages of each access:
 * write, ``update``: the write goes to the home (Upd + Ack = 2) and the home updates every
   other sharer (Upd + Ack each): the copies stay valid, reads keep hitting.
 
+Those are the counts of a directory that *forwards* (``forwarding="direct"``: the owner
+sends the data straight to the requester, three hops). With ``forwarding="home"`` every
+transfer from an owner goes through the home instead, as the protocol simulator
+(:mod:`.sim`) runs it: the home recalls the line (Recall), the owner returns it
+(RecallData, with the data) and the home sends it on (Data): a read of a line owned
+elsewhere is 4 messages, 2 of them data, in every protocol (a MOESI owner of a dirty line
+keeps it in O and stays the owner, so the next reader is recalled again), and a write
+adds Recall + RecallData for another owner (2 + 2 + 2 per sharer), 4 trips.
+``tests/test_memory_protocol.py`` checks the simulator's message count against this.
+
 :func:`sharing_cost` drives it with a seeded access stream for a sharing pattern and
 prices the messages on one fabric tier (control messages of ``header_bytes``, data
 messages of ``header + line``; a miss waits 2 one-way trips, 3 with a forward, 4 with
@@ -31,13 +41,17 @@ from supernode.errors import InputError
 class LineDirectory:
     """One line's directory state: its owner (M, E or O) and its sharers (S)."""
 
-    def __init__(self, protocol: str = "mesi", policy: str = "invalidate") -> None:
+    def __init__(self, protocol: str = "mesi", policy: str = "invalidate",
+                 forwarding: str = "direct") -> None:
         if protocol not in ("msi", "mesi", "moesi"):
             raise InputError("protocol", f"{protocol!r}: one of msi, mesi, moesi")
         if policy not in ("invalidate", "update"):
             raise InputError("policy", f"{policy!r}: one of invalidate, update")
+        if forwarding not in ("direct", "home"):
+            raise InputError("forwarding", f"{forwarding!r}: one of direct, home")
         self.protocol = protocol
         self.policy = policy
+        self.forwarding = forwarding
         self.owner: int | None = None
         self.owner_state = ""          # M, E or O
         self.sharers: set[int] = set()
@@ -63,11 +77,14 @@ class LineDirectory:
             return 2, 1, 2
         owner, state = self.owner, self.owner_state
         self.sharers.add(unit)
+        home = self.forwarding == "home"
         if self.protocol == "moesi" and state in ("M", "O"):
             self.owner_state = "O"            # the dirty copy stays with the owner
-            return 3, 1, 3
+            return (4, 2, 4) if home else (3, 1, 3)
         self.sharers.add(owner)
         self.owner, self.owner_state = None, ""
+        if home:
+            return 4, 2, 4                    # GetS, Recall, RecallData, Data
         return (4, 2, 3) if state == "M" else (3, 1, 3)
 
     def _write(self, unit: int) -> tuple[int, int, int]:
@@ -77,8 +94,11 @@ class LineDirectory:
         others = self.holders() - {unit}
         messages, data, trips = 2, 1, 2
         if self.owner is not None and self.owner != unit:
-            messages += 1                     # forward to the owner, which sends the data
-            trips = 3
+            if self.forwarding == "home":     # Recall + RecallData through the home
+                messages, data, trips = messages + 2, data + 1, 4
+            else:
+                messages += 1                 # forward to the owner, which sends the data
+                trips = 3
         sharers = others - ({self.owner} if self.owner is not None else set())
         if sharers:
             messages += 2 * len(sharers)      # Inv and InvAck per sharer
@@ -116,11 +136,12 @@ def sharing_cost(sharers: int, write_fraction: float, line_bytes: int = 128,
                  protocol: str = "mesi", policy: str = "invalidate",
                  one_way_s: float = 1e-6, header_bytes: int = 16,
                  accesses_per_s: float = 1e6, samples: int = 20_000,
-                 seed: int = 0) -> SharingCost:
+                 seed: int = 0, forwarding: str = "direct") -> SharingCost:
     """Mean messages, bytes and waiting time per access when ``sharers`` units access a
     shared region of ``region_bytes`` (lines of ``line_bytes``) uniformly, a
     ``write_fraction`` of them writes; a ``locality`` share of the accesses go to the
-    unit's private data instead (no coherence messages). Seeded."""
+    unit's private data instead (no coherence messages); ``forwarding`` as
+    :class:`LineDirectory`. Seeded."""
     if sharers < 1:
         raise InputError("sharers", f"must be >= 1, got {sharers}")
     if not (0 <= write_fraction <= 1 and 0 <= locality <= 1):
@@ -135,7 +156,7 @@ def sharing_cost(sharers: int, write_fraction: float, line_bytes: int = 128,
         line = rng.randrange(lines)
         d = dirs.get(line)
         if d is None:
-            d = dirs[line] = LineDirectory(protocol, policy)
+            d = dirs[line] = LineDirectory(protocol, policy, forwarding)
         write = rng.random() < write_fraction
         m, dm, t = d.access(rng.randrange(sharers), write)
         messages, data, trips = messages + m, data + dm, trips + t

@@ -48,6 +48,7 @@ class Verdict:
     violations: list[Violation]
     minimal: list[Record]
     minimal_violations: list[Violation]
+    protocol: str = "msi"
 
     @property
     def consistent(self) -> bool:
@@ -56,7 +57,8 @@ class Verdict:
 
     def as_dict(self) -> dict[str, object]:
         """JSON form (times in seconds)."""
-        return {"seed": self.seed, "units": self.units, "inject": self.fault,
+        return {"seed": self.seed, "units": self.units, "protocol": self.protocol,
+                "inject": self.fault,
                 "consistent": self.consistent, "operations": self.operations,
                 "messages": self.messages, "nacks": self.nacks,
                 "violations": [v.as_dict() for v in self.violations],
@@ -93,23 +95,24 @@ def check_fault(fault: str | None) -> None:
 
 
 def run_once(program: list[Op], units: int, seed: int, fault: str | None,
-             timing: Timing) -> Run:
-    """One simulation of ``program`` with the membership change of the module docstring."""
+             timing: Timing, protocol: str = "msi") -> Run:
+    """One simulation of ``program`` under ``protocol`` with the membership change of the
+    module docstring."""
     migrate = MIGRATE_AT * ops_per_unit(units) * MEAN_OP_HOPS * timing.hop_s
-    return simulate(program, units, LINES, seed, fault, timing, migrate)
+    return simulate(program, units, LINES, seed, fault, timing, migrate, protocol)
 
 
 def shrink(program: list[Op], units: int, seed: int, fault: str | None,
-           timing: Timing) -> tuple[list[Op], Run]:
+           timing: Timing, protocol: str = "msi") -> tuple[list[Op], Run]:
     """A 1-minimal sub-program whose run still breaks an invariant (module docstring)."""
     current = list(program)
-    run = run_once(current, units, seed, fault, timing)
+    run = run_once(current, units, seed, fault, timing, protocol)
     changed = True
     while changed:
         changed = False
         for op in list(current):
             trial = [o for o in current if o.index != op.index]
-            trial_run = run_once(trial, units, seed, fault, timing)
+            trial_run = run_once(trial, units, seed, fault, timing, protocol)
             if check(trial_run):
                 current, run, changed = trial, trial_run, True
     return current, run
@@ -117,21 +120,22 @@ def shrink(program: list[Op], units: int, seed: int, fault: str | None,
 
 def check_coherence(seed: int, units: int = 4, fault: str | None = None,
                     cluster: Cluster | None = None, line_bytes: int = 128,
-                    minimise: bool = True) -> Verdict:
-    """Simulate, check and (when it fails and ``minimise``) shrink one seeded run."""
+                    minimise: bool = True, protocol: str = "msi") -> Verdict:
+    """Simulate, check and (when it fails and ``minimise``) shrink one seeded run of the
+    directory under ``protocol`` (msi, mesi, moesi)."""
     check_units(units)
     check_fault(fault)
     if seed < 0:
         raise InputError("--seed", f"must be >= 0, got {seed}")
     timing = timing_for(cluster, line_bytes)
     program = make_program(seed, units, ops_per_unit(units), LINES, timing.hop_s)
-    run = run_once(program, units, seed, fault, timing)
+    run = run_once(program, units, seed, fault, timing, protocol)
     violations = check(run)
     minimal: list[Record] = []
     minimal_violations: list[Violation] = []
     if violations and minimise:
-        _, small = shrink(program, units, seed, fault, timing)
+        _, small = shrink(program, units, seed, fault, timing, protocol)
         minimal = sorted(small.history, key=lambda r: r.start)
         minimal_violations = check(small)
     return Verdict(seed, units, fault, len(program), run.messages, run.nacks, violations,
-                   minimal, minimal_violations)
+                   minimal, minimal_violations, protocol)

@@ -29,15 +29,18 @@ def memory_defaults() -> dict[str, Any]:
     return bundled("defaults.yaml", SCHEMA)
 
 
-def cpu_defaults(model: str) -> dict[str, Any]:
-    """Defaults of a CPU model: the entry whose name the model contains (``Grace``,
-    ``Kunpeng 920``), else ``default``."""
-    cpus: dict[str, dict[str, Any]] = memory_defaults()["cpus"]
+def cpu_entry(model: str) -> str | None:
+    """Name of the defaults entry a CPU model has (the entry whose name the model
+    contains: ``Grace``, ``Kunpeng 920``), or None when only ``default`` applies."""
     lowered = model.lower()
-    for name, entry in cpus.items():
-        if name != "default" and name in lowered:
-            return entry
-    return cpus["default"]
+    return next((name for name in memory_defaults()["cpus"]
+                 if name != "default" and name in lowered), None)
+
+
+def cpu_defaults(model: str) -> dict[str, Any]:
+    """Defaults of a CPU model: its named entry (:func:`cpu_entry`), else ``default``."""
+    cpus: dict[str, dict[str, Any]] = memory_defaults()["cpus"]
+    return cpus[cpu_entry(model) or "default"]
 
 
 def fabric_defaults() -> dict[str, Any]:

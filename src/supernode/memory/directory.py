@@ -1,7 +1,8 @@
 """The home side of :mod:`.sim`: one directory per (home, line) and its transitions.
 
 A home serialises the requests to its lines (a blocking directory: one transaction per
-line at a time, the others queued), applies GetS and GetM as :mod:`.sim` describes, and
+line at a time, the others queued), applies GetS and GetM as :mod:`.sim` describes (the
+E grant of MESI/MOESI, the O owner MOESI keeps after a recall), and
 runs the membership change: recall every copy, hand the line to its new home, fence the
 old epoch (NACK whatever still arrives), broadcast the new map. The faults that live at
 the home (``lost-invalidation``, ``delayed-invalidation``, ``stale-map``) are applied
@@ -29,6 +30,8 @@ class Dir:
     busy: list | None = None          # [kind, requester, waiting]
     queue: deque = field(default_factory=deque)
     installed: bool = True
+    #: MOESI: the recalled owner kept the dirty line in O (it stays the owner).
+    kept_owned: bool = False
     fenced: bool = False
     migrating: bool = False
     new_home: int = -1
@@ -39,6 +42,7 @@ class HomeSide:
 
     dirs: dict[tuple[int, int], Dir]
     fault: str | None
+    protocol: str
     t: Timing
     units: int
     lines: int
@@ -69,8 +73,10 @@ class HomeSide:
             if d.owner is not None and d.owner != req:
                 d.busy = ["S", req, 1]
                 self.send(home, d.owner, ("Recall", line, False))
+            elif self.protocol != "msi" and d.owner is None and not d.sharers - {req}:
+                self.grant(home, d, line, req, "E")      # no other copy: exclusive clean
             else:
-                self.grant(home, d, line, req, False)
+                self.grant(home, d, line, req, "S")
             return
         others = [s for s in sorted(d.sharers) if s != req]
         waiting = 0
@@ -86,23 +92,25 @@ class HomeSide:
             self.send(home, d.owner, ("Recall", line, True))
             waiting += 1
         if waiting == 0:
-            self.grant(home, d, line, req, True)
+            self.grant(home, d, line, req, "M")
         else:
             d.busy = ["M", req, waiting]
 
-    def grant(self, home: int, d: Dir, line: int, req: int | None, exclusive: bool) -> None:
+    def grant(self, home: int, d: Dir, line: int, req: int | None, mode: str) -> None:
+        """Send ``req`` the line in ``mode``: M (a write), E (a read, no other copy:
+        MESI/MOESI) or S; an S grant after a recall keeps a MOESI owner that kept O."""
         if req is None:                         # the migration's recall finished
             self.finish_migration(home, d, line)
             return
-        if exclusive:
+        if mode in ("M", "E"):
             d.sharers, d.owner = set(), req
         else:
-            if d.owner is not None:
+            if d.owner is not None and not d.kept_owned:
                 d.sharers.add(d.owner)
                 d.owner = None
             d.sharers.add(req)
-        d.busy = None
-        self.send(home, req, ("Data", line, d.mem, exclusive), data=True)
+        d.busy, d.kept_owned = None, False
+        self.send(home, req, ("Data", line, d.mem, mode), data=True)
         self.serve_queue(home, line)
 
     def on_ack(self, home: int, line: int) -> None:
@@ -113,7 +121,7 @@ class HomeSide:
         if d.busy[2] <= 0:
             kind, req, _ = d.busy
             d.busy = None
-            self.grant(home, d, line, req, kind != "S")
+            self.grant(home, d, line, req, "S" if kind == "S" else "M")
 
     def serve_queue(self, home: int, line: int) -> None:
         d = self.dirs[(home, line)]

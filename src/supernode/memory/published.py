@@ -1,15 +1,16 @@
 """The memory model against published figures of real coherent fabrics.
 
 ``data/memory/published.yaml`` holds each figure with its source. :func:`comparisons`
-computes the model's value of each with the same formulas ``supernode memory`` uses:
+computes the model's value of each with the formulas of :mod:`.remote_figures` (the ones
+``supernode memory`` uses):
 
 * NVLink-C2C peak: the Grace attach link of ``data/memory/defaults.yaml``;
-* sustained C2C copies: ``min(link, target memory bandwidth) x line / (line + header)``
-  (:func:`supernode.memory.fabric.line_efficiency`, 128 B lines), the "same host" tier of
-  :func:`supernode.memory.fabric.access_paths`;
+* sustained C2C copies: ``min(link, CPU memory, device memory) x line / (line + header)``
+  (128 B lines), the "same host" tier of :func:`supernode.memory.fabric.access_paths`;
 * Grace STREAM: the local tier (the memory's bandwidth);
 * CXL.mem latency: :func:`supernode.memory.fabric.remote_latency_s` with no switch, the
-  ``cxl_path`` one-way latency and the local DRAM latency; and its ratio to local DRAM.
+  ``cxl_path`` one-way latency and the local DRAM latency; and its ratio to local DRAM;
+* CXL.mem bandwidth under a read/write mix on the figure's PCIe link (``conditions``).
 """
 
 from __future__ import annotations
@@ -18,9 +19,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from supernode.memory.defaults import bundled, cpu_defaults
-from supernode.memory.fabric import line_efficiency, remote_latency_s
-from supernode.units import NS
+from supernode.memory.defaults import bundled
+from supernode.memory.remote_figures import (
+    attach_copy_gbyte_per_s,
+    attach_peak_gbyte_per_s,
+    cxl_latency_ns,
+    cxl_mixed_gbyte_per_s,
+    local_stream_gbyte_per_s,
+)
 
 SCHEMA = "supernode-memory-published/1"
 LINE_BYTES = 128
@@ -55,22 +61,34 @@ def published() -> dict[str, Any]:
     return bundled("published.yaml", SCHEMA)
 
 
+def cxl_path_latency_ns() -> tuple[float, float]:
+    """The bundled CXL path's load latency and the local DRAM latency it compares with (ns)."""
+    cxl = published()["cxl_path"]
+    local = float(cxl["local_dram_latency_ns"])
+    return cxl_latency_ns(float(cxl["one_way_ns"]), float(cxl["device_controller_ns"]),
+                          local), local
+
+
+def _conditions(fig_id: str) -> dict[str, Any]:
+    fig = next(f for f in published()["figures"] if f["id"] == fig_id)
+    conditions: dict[str, Any] = fig["conditions"]
+    return conditions
+
+
 def model_values() -> dict[str, float]:
     """The model's value of each figure id (units as the figure's metric)."""
-    grace = cpu_defaults("Grace")
-    link = float(grace["attach_bandwidth_gbyte_per_s"])
-    eff = line_efficiency(LINE_BYTES)
-    cxl = published()["cxl_path"]
-    local_s = float(cxl["local_dram_latency_ns"]) * NS
-    cxl_s = remote_latency_s(float(cxl["one_way_ns"]) * NS, 0, 0.0, local_s,
-                             float(cxl["device_controller_ns"]) * NS)
+    copy = attach_copy_gbyte_per_s("Grace", LINE_BYTES, GH200_HBM_GBYTE_PER_S)
+    cxl_ns, local_ns = cxl_path_latency_ns()
+    mix = _conditions("cxl-expander-mixed-bandwidth")
     return {
-        "c2c-peak-per-direction": link,
-        "c2c-host-to-device-measured": min(link, GH200_HBM_GBYTE_PER_S) * eff,
-        "c2c-device-to-host-measured": min(link, float(grace["bandwidth_gbyte_per_s"])) * eff,
-        "grace-lpddr5x-stream": float(grace["bandwidth_gbyte_per_s"]),
-        "cxl-expander-latency": cxl_s / NS,
-        "cxl-expander-latency-ratio": cxl_s / local_s,
+        "c2c-peak-per-direction": attach_peak_gbyte_per_s("Grace"),
+        "c2c-host-to-device-measured": copy,
+        "c2c-device-to-host-measured": copy,
+        "grace-lpddr5x-stream": local_stream_gbyte_per_s("Grace"),
+        "cxl-expander-latency": cxl_ns,
+        "cxl-expander-latency-ratio": cxl_ns / local_ns,
+        "cxl-expander-mixed-bandwidth": cxl_mixed_gbyte_per_s(
+            int(mix["link_lanes"]), float(mix["link_gt_per_s"]), float(mix["read_fraction"])),
     }
 
 

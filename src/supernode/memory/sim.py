@@ -3,15 +3,19 @@
 Seed 003 §4.3: to find a consistency problem, let several units read and write the same
 memory at once and check the results. Each unit runs a program (:mod:`.program`) against
 its cache; each line has a home (its directory, on the unit whose memory holds it:
-``home = line mod units``) that serialises requests to the line (a blocking MSI
-directory, Sorin, Hill & Wood, 'A Primer on Memory Consistency and Cache Coherence',
-2nd ed. 2020, ch. 8):
+``home = line mod units``) that serialises requests to the line (a blocking MSI, MESI or
+MOESI directory, ``protocol``; Sorin, Hill & Wood, 'A Primer on Memory Consistency and
+Cache Coherence', 2nd ed. 2020, ch. 7-8), every transfer from an owner going through the
+home (``LineDirectory(forwarding="home")`` of :mod:`.coherence` counts the same messages):
 
-* a read miss sends GetS; the home recalls the line from an owner in M (it downgrades
-  to S and returns the data), adds the reader to the sharers and sends the data;
+* a read miss sends GetS; the home recalls the line from an owner (Recall; the owner
+  returns the data, RecallData, and keeps a copy: in S, or under MOESI a dirty line in O,
+  staying the owner), adds the reader to the sharers and sends the data; MESI and MOESI
+  grant E (exclusive, clean) when no other unit holds the line;
 * a write sends GetM; the home sends Inv to every other sharer and a recall to the
-  owner, waits for every InvAck and the owner's data, then grants M with the data;
-* hits are served from the cache.
+  owner, waits for every InvAck and the owner's data, then grants M with the data; a
+  write to a line held in E upgrades to M silently (no message);
+* hits (S, E, O, M) are served from the cache.
 
 The fabric (:class:`Timing`): one-way latency per message plus seeded exponential
 jitter; messages between one pair of units stay in order (one virtual channel, FIFO, the
@@ -50,14 +54,17 @@ from supernode.memory.program import Op
 __all__ = ["DELAY_HOPS", "FAULTS", "Record", "Run", "Timing", "simulate"]
 
 FAULTS = ("lost-invalidation", "delayed-invalidation", "stale-map", "flow-control")
+PROTOCOLS = ("msi", "mesi", "moesi")
 
 
 class _Sim(HomeSide):
     def __init__(self, program: list[Op], units: int, lines: int, timing: Timing,
-                 seed: int, fault: str | None, migrate_at_s: float | None) -> None:
+                 seed: int, fault: str | None, migrate_at_s: float | None,
+                 protocol: str = "msi") -> None:
         self.rng = random.Random(seed * 7919 + 17)
         self.t = timing
         self.fault = fault
+        self.protocol = protocol
         self.units = units
         self.lines = lines
         self.q: list = []
@@ -127,11 +134,12 @@ class _Sim(HomeSide):
         self.pending[unit] = (op, self.now)
         entry = self.cache[unit].get(op.line)
         state = entry[0] if entry else "I"
-        if op.kind == "r" and state in ("S", "M"):
+        if op.kind == "r" and state in ("S", "E", "O", "M"):
             self.trace.append(("read", self.now, unit, op.line, entry[1]))  # type: ignore[index]
             self._done(unit, entry[1], self.t.local_s)  # type: ignore[index]
-        elif op.kind == "w" and state == "M":
-            entry[1] = op.value  # type: ignore[index]
+        elif op.kind == "w" and state in ("M", "E"):
+            # an E copy upgrades to M silently
+            entry[0], entry[1] = "M", op.value  # type: ignore[index]
             self.trace.append(("write", self.now, unit, op.line, op.value))
             self._done(unit, op.value, self.t.local_s)
         else:
@@ -155,7 +163,7 @@ class _Sim(HomeSide):
             self.on_recall(dst, src, msg[1], msg[2])
         elif kind == "RecallData":
             d = self.dirs[(dst, msg[1])]
-            d.mem = msg[2]
+            d.mem, d.kept_owned = msg[2], msg[3]
             self.on_ack(dst, msg[1])
         elif kind == "Nack":
             self.on_nack(dst, msg[1])
@@ -169,17 +177,17 @@ class _Sim(HomeSide):
             d.mem, d.installed = msg[2], True
             self.serve_queue(dst, msg[1])
 
-    def on_data(self, unit: int, line: int, value: int, exclusive: bool) -> None:
+    def on_data(self, unit: int, line: int, value: int, mode: str) -> None:
         pending = self.pending[unit]
         if pending is None or pending[0].line != line:
             return  # a stray grant (only a defect delivers one)
         op = pending[0]
-        if exclusive:
+        if mode == "M":
             self.cache[unit][line] = ["M", op.value]
             self.trace.append(("write", self.now, unit, line, op.value))
             self._done(unit, op.value)
         else:
-            self.cache[unit][line] = ["S", value]
+            self.cache[unit][line] = [mode, value]
             self.trace.append(("install", self.now, unit, line, value))
             self.trace.append(("read", self.now, unit, line, value))
             self._done(unit, value)
@@ -193,13 +201,16 @@ class _Sim(HomeSide):
     def on_recall(self, unit: int, home: int, line: int, invalidate: bool) -> None:
         entry = self.cache[unit].get(line)
         value = entry[1] if entry else -1
+        kept = False
         if invalidate or entry is None:
             if self.cache[unit].pop(line, None) is not None:
                 self.trace.append(("drop", self.now, unit, line, 0))
         else:
-            entry[0] = "S"
+            # MOESI keeps a dirty line (M, O) in O; MSI/MESI and a clean E go to S
+            kept = self.protocol == "moesi" and entry[0] in ("M", "O")
+            entry[0] = "O" if kept else "S"
             self.trace.append(("install", self.now, unit, line, value))
-        self.send(unit, home, ("RecallData", line, value), data=True)
+        self.send(unit, home, ("RecallData", line, value, kept), data=True)
 
     def on_nack(self, unit: int, line: int) -> None:
         self.nacks += 1
@@ -212,12 +223,16 @@ class _Sim(HomeSide):
 
 def simulate(program: list[Op], units: int, lines: int, seed: int,
              fault: str | None = None, timing: Timing | None = None,
-             migrate_at_s: float | None = None) -> Run:
-    """Run ``program`` on ``units`` units sharing ``lines`` lines; ``migrate_at_s`` (None:
-    no change of membership) is when every line changes home."""
+             migrate_at_s: float | None = None, protocol: str = "msi") -> Run:
+    """Run ``program`` on ``units`` units sharing ``lines`` lines under ``protocol``
+    (``msi``, ``mesi`` or ``moesi``); ``migrate_at_s`` (None: no change of membership) is
+    when every line changes home."""
     if fault is not None and fault not in FAULTS:
         raise ValueError(f"unknown fault {fault!r}")
-    sim = _Sim(program, units, lines, timing or Timing(), seed, fault, migrate_at_s)
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}")
+    sim = _Sim(program, units, lines, timing or Timing(), seed, fault, migrate_at_s,
+               protocol)
     sim.run()
     for unit, pending in enumerate(sim.pending):
         if pending is not None:

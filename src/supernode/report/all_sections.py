@@ -21,10 +21,13 @@ def build_sections(results: dict[str, Any]) -> list[Section]:
     from supernode.report import (  # noqa: F401  (importing them registers their sections)
         sections_bom,
         sections_core,
+        sections_memory,
         sections_reliability,
+        sections_reproduce,
         sections_review,
         sections_run,
         sections_scheduling,
+        sections_serving,
         sections_summary,
     )
 

@@ -8,7 +8,7 @@ from typing import Any
 #: Kinds of values and how they read (SI inside; the unit shown after the number).
 KINDS = ("s", "ms", "min", "h", "days", "share", "fraction", "w", "kw", "bytes", "bytes_per_s",
          "count", "ratio", "float", "number", "l_per_min", "c", "m", "m2", "kg", "kg_per_m2", "usd",
-         "kwh", "mwh", "j", "text", "bool", "tokens_per_s", "params")
+         "kwh", "mwh", "j", "text", "bool", "tokens_per_s", "params", "ns")
 
 
 def format_value(value: Any, kind: str) -> str:
@@ -50,6 +50,7 @@ def format_value(value: Any, kind: str) -> str:
         "j": lambda: f"{v / 1e6:,.2f} MJ",
         "tokens_per_s": lambda: f"{v:,.0f}",
         "params": lambda: f"{v / 1e9:,.1f}B",
+        "ns": lambda: f"{v * 1e9:,.0f} ns",
     }
     if kind not in table:
         raise ValueError(f"unknown value kind {kind!r}")
@@ -60,4 +61,5 @@ def format_value(value: Any, kind: str) -> str:
 UNIT_KINDS = {"ratio": "ratio", "share": "share", "kW": "kw", "GB/s": "float", "hops": "count",
               "GPUs": "count", "remainder": "count", "tier": "text", "GB": "float",
               "feeds": "count", "PDUs": "count", "°C": "float", "CDUs": "count",
-              "kg/m²": "count", "m": "ratio", "cores": "count", "s": "s"}
+              "kg/m²": "count", "m": "ratio", "cores": "count", "s": "s",
+              "ns": "count"}

@@ -8,6 +8,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import yaml
+
 from supernode.jsontext import json_text
 from supernode.outputs import output_folder
 from supernode.report.all_sections import build_sections
@@ -24,6 +26,20 @@ def results_json(results: dict[str, Any]) -> str:
     """``results.json`` text (strict JSON: a non-finite number is ``null``,
     :func:`supernode.jsontext.json_text`)."""
     return json_text(results, indent=1) + "\n"
+
+
+def _plan_file(results: dict[str, Any]) -> tuple[str, str] | None:
+    """The reviewed plan's file (name, YAML text) the reproducing commands read
+    (``results`` -> ``reproduce``), or None when the results have none."""
+    rep = results.get("reproduce") or {}
+    name, document = rep.get("plan_file"), rep.get("plan_document")
+    if not name or document is None:
+        return None
+    if PurePosixPath(name).name != name or name in REPORT_FILES:
+        raise ValueError(f"reviewed plan file {name!r} is not a plain file name")
+    header = ("# The plan `supernode design` reviewed, every knob resolved: the commands in\n"
+              "# results.json -> reproduce (and in the report's Reproduce section) read it.\n")
+    return name, header + yaml.safe_dump(document, sort_keys=False)
 
 
 def _checked_artefacts(results: dict[str, Any], artefacts: Mapping[str, str] | None
@@ -58,6 +74,9 @@ def report_texts(results: dict[str, Any], artefacts: Mapping[str, str] | None = 
              "results.json": results_json(results),
              "decisions.md": render_decisions(results),
              "bom.csv": bom_csv(results["bom"])}
+    plan = _plan_file(results)
+    if plan is not None:
+        texts[plan[0]] = plan[1]
     texts |= {f"figures/{name}.svg": svg for name, svg in figures_of(sections).items()}
     return texts | extra
 

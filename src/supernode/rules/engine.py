@@ -9,6 +9,7 @@ from typing import Any
 from supernode.rules import (  # noqa: F401
     fabric_rules,
     facility_rules,
+    memory_rules,
     plan_rules,
     reliability_rules,
     scheduling_rules,

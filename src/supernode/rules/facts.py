@@ -22,7 +22,9 @@ class Facts:
     not assessed (no plan fits); ``scheduling``: the review's placement replay
     (:func:`supernode.design.scheduling.run_scheduling`), or None when not run;
     ``artefacts``: the listing of the exported files the review writes
-    (:func:`supernode.design.artefacts.design_artefacts`), or None. Units: SI, as in
+    (:func:`supernode.design.artefacts.design_artefacts`), or None; ``memory``: the global
+address space (:func:`supernode.design.memory.memory_results`), or None when the design
+says nothing about it. Units: SI, as in
     ``results.json``.
     """
 
@@ -48,3 +50,5 @@ class Facts:
     scheduling: dict[str, Any] | None = None
     #: ``results.json`` -> ``artefacts``: the files the review writes (None: none listed).
     artefacts: dict[str, Any] | None = None
+    #: ``results.json`` -> ``memory``: the global address space (None: no memory section).
+    memory: dict[str, Any] | None = None

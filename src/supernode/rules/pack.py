@@ -49,6 +49,7 @@ MODEL_THRESHOLDS: dict[str, float] = {
     "workload_fit": COMM_SHARE_THRESHOLD,
     "hot_standby_bandwidth": HOT_STANDBY_OBJECTIVE,
     "recovery_time_objective": RTO_OBJECTIVE_S,
+    "remote_stream_link_load": HOT_UTILIZATION,
 }
 #: Rules judged against a window [low, high] rather than one number.
 WINDOW_RULES = ("coolant_delta_t_window",)

@@ -122,7 +122,8 @@ class Simulation:
 
     # -- main loop -----------------------------------------------------------------------
     def run(self, progress: Callable[[int], None] | None = None) -> RunRecord:
-        """Simulate until every job has finished; ``progress(events)`` every 4,096 events."""
+        """Simulate until every job has finished; ``progress(events)`` every 4,096 events
+        and once at the end."""
         started, cpu = time.perf_counter(), time.process_time()
         self.heap = [(float(t), ARRIVE, j, j) for j, t in enumerate(self.jobs.submit_s)]
         heapq.heapify(self.heap)
@@ -139,6 +140,8 @@ class Simulation:
                     progress(events)
             self._pass()
             self.timeline.append((t, self.busy, len(self.queue), self.frag))
+        if progress:
+            progress(events)
         return self._record(time.perf_counter() - started, time.process_time() - cpu)
 
     def _advance(self, t: float) -> None:

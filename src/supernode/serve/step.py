@@ -141,7 +141,7 @@ def pipeline_layers_s(w: WorkloadSpec, shaped: WorkloadSpec, d: Deployments,
     expert exchange. ``attention_s``: the attention seconds of a layer (decode), or None
     for the layer forward's own attention core (prefill)."""
     n_dense, n_moe = stage_layers(w, d.pp)
-    comm = c.comm_exposed * tp_allreduce_s(w, d, system.fabric, tokens)
+    comm, a2a = layer_comm_s(w, d, system, c, p, tokens)
 
     def layer(moe_layer: bool) -> Any:
         linear, core = layer_linear_s(shaped, d, system, kernel, p, micro_batch, moe_layer)
@@ -149,9 +149,30 @@ def pipeline_layers_s(w: WorkloadSpec, shaped: WorkloadSpec, d: Deployments,
 
     stage = n_dense * layer(False)
     if w.moe is not None:
-        a2a = c.comm_exposed * ep_alltoall_s(w, d, system.fabric, p, tokens)
         stage = stage + n_moe * (layer(True) + a2a)
     return d.pp * stage
+
+
+def layer_comm_s(w: WorkloadSpec, d: Deployments, system: SystemModel, c: ServeConstants,
+                 p: ServePrecision, tokens: Any) -> tuple[Any, Any]:
+    """Exposed communication seconds of one layer's pass of ``tokens`` tokens: the TP
+    all-reduce (every layer) and the expert all-to-all (MoE layers; 0 for a dense model),
+    each at ``comm_exposed`` of its issued time."""
+    comm = c.comm_exposed * tp_allreduce_s(w, d, system.fabric, tokens)
+    if w.moe is None:
+        return comm, 0.0
+    return comm, c.comm_exposed * ep_alltoall_s(w, d, system.fabric, p, tokens)
+
+
+def decode_comm_s(w: WorkloadSpec, d: Deployments, system: SystemModel, c: ServeConstants,
+                  p: ServePrecision) -> Any:
+    """Exposed communication seconds inside one decode step (:func:`decode_step_s`): every
+    stage's layers' TP all-reduces and MoE layers' expert exchanges of the step's
+    micro-batch."""
+    mb = np.maximum(d.batch / d.pp, 1.0)
+    n_dense, n_moe = stage_layers(w, d.pp)
+    comm, a2a = layer_comm_s(w, d, system, c, p, mb)
+    return d.pp * ((n_dense + n_moe) * comm + n_moe * a2a)
 
 
 def _decode_kernel(c: ServeConstants) -> ServeConstants:

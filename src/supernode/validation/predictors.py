@@ -6,7 +6,9 @@
 * ``interruptions``: the default component failure rates on the case's inventory
   (reliability.interruptions);
 * ``inference``: the serving model (:mod:`supernode.serve.case`): the primary metric the
-  case publishes first, TTFT/TPOT beside it.
+  case publishes first, TTFT/TPOT beside it;
+* ``remote_memory``: the memory model (:mod:`supernode.memory.remote_case`): a remote or
+  coherent access's bandwidth or latency.
 """
 
 from __future__ import annotations
@@ -106,6 +108,22 @@ def _inference_metric(case: dict[str, Any]) -> str:
     return primary_metric(case)
 
 
+def _remote_memory(case: dict[str, Any]) -> Prediction:
+    from supernode.memory.remote_case import RemoteCaseError, predict_remote_case
+
+    try:
+        _, value, detail = predict_remote_case(case)
+    except RemoteCaseError as exc:
+        raise UnsupportedCase(str(exc)) from None
+    return Prediction(value, detail)
+
+
+def _remote_memory_metric(case: dict[str, Any]) -> str:
+    from supernode.memory.remote_case import case_metric
+
+    return case_metric(case)
+
+
 register_predictor("training_step", "step_time_s", _training_step, _training_measured)
 register_predictor("collective", "busbw_gigabytes_per_s", _collective)
 register_predictor("model_state_memory", "bytes_per_gpu", _model_state)
@@ -113,3 +131,5 @@ register_predictor("activation_memory", "bytes_per_layer", _activation)
 register_predictor("interruptions", "unexpected_interruptions", _interruptions)
 register_predictor("inference", "output_tokens_per_s_per_gpu", _inference,
                    metric_of=_inference_metric)
+register_predictor("remote_memory", "bandwidth_gbyte_per_s", _remote_memory,
+                   metric_of=_remote_memory_metric)

@@ -8,7 +8,8 @@ read plain dicts). ``supernode schema results`` prints the model's JSON Schema
 (:func:`supernode.spec.schema.json_schema`). Sections a
 run can leave out are null: ``simulation`` with ``--no-simulate``, ``reviewed_plan``,
 ``reliability`` and ``summary`` when no plan fits, ``fit`` and ``scheduling`` when they
-cannot be computed (each with a note), ``artefacts`` in a report rendered without the files.
+cannot be computed (each with a note), ``artefacts`` in a report rendered without the files,
+``memory`` when the design says nothing about its memory space.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, Literal
 from supernode.design.results.base import ResultModel, field, optional
 from supernode.design.results.bom import BillOfMaterials
 from supernode.design.results.facility import FacilityResults
+from supernode.design.results.memory import MemoryResults
 from supernode.design.results.network import (
     ClusterSummary,
     TopologyResults,
@@ -30,7 +32,9 @@ from supernode.design.results.operations import (
 )
 from supernode.design.results.planning import FitResults, PlanResults, ReviewedPlan
 from supernode.design.results.reliability import ReliabilityResults
+from supernode.design.results.reproduce import Reproduce
 from supernode.design.results.review import DecisionRecord, Finding, Inputs, Timings, Verdict
+from supernode.design.results.serving import ServingResults
 from supernode.design.results.simulation import SimulationResults
 from supernode.design.results.summary import Economics, Summary
 
@@ -64,12 +68,19 @@ class DesignResults(ResultModel):
         "The files written beside the report (left out of a report rendered without them).")
     fit: FitResults | None = field("Does the workload need a supernode; null when not "
                                    "computed.")
+    memory: MemoryResults | None = optional(
+        "The global address space; null when the cluster has no memory: block and the "
+        "bundled data names none of its host's parts.")
     economics: Economics = field("The one price model: every price with its source.")
     findings: list[Finding] = field("Every enabled rule's finding, in report order.")
     notes: list[str] = field("What was left out, and why.")
     bom: BillOfMaterials = field("The bill of materials, priced from the price model.")
     decisions: list[DecisionRecord] = field("The decision records.")
     summary: Summary | None = field("The executive summary; null when no plan fits.")
+    serving: ServingResults | None = optional("Does serving the workload need a supernode "
+                                              "(design --serve); left out without it.")
+    reproduce: Reproduce | None = optional("The CLI commands that reproduce the figures "
+                                           "(left out of results of older runs).")
     timings_s: Timings = field("Wall time per stage (s).")
 
 

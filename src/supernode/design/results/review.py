@@ -137,7 +137,8 @@ class Timings(ResultModel):
 
     validate_: float = field("Loading and checking the inputs (s).", alias="validate")
     topology: float = field("Topology report (s).")
-    plan: float = field("Plan search (s).")
+    memory: float = field("Memory section: the global address space (s).")
+    plan: float = field("Plan search, workload fit and serving fit (s).")
     simulate: float = field("Simulation (s).")
     reliability: float = field("Reliability (s).")
     facility: float = field("Facility (s).")
