@@ -25,8 +25,8 @@ from supernode.report.blocks import lookup
 
 SERVE_FILE = Path(__file__).parent / "data" / "serve" / "llama70b-chat.yaml"
 SECTION_IDS = ("summary", "verdict", "cluster", "plans", "serving", "simulation", "facility",
-               "reliability", "scheduling", "monitoring", "artefacts", "reproduce", "findings",
-               "decisions")
+               "reliability", "scheduling", "monitoring", "artefacts", "reproduce", "bom",
+               "findings", "decisions")
 NUMBER = re.compile(r"-?\d[\d,]*\.?\d*(?:e[+-]?\d+)?")
 
 
@@ -38,6 +38,19 @@ def report(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("design") / "flawed"
     result = CliRunner().invoke(app, ["design", "--example", "flawed", "--out", str(out),
                                       "--serve", str(SERVE_FILE), "--quiet"])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.fixture(scope="module")
+def compare_report(tmp_path_factory) -> Path:
+    """One side-by-side run of the two smallest presets (no simulation): the compare
+    report's folder."""
+    register_all()
+    out = tmp_path_factory.mktemp("compare") / "two"
+    result = CliRunner().invoke(app, ["design", "gb200-nvl72", "hgx-h100", "--workload",
+                                      "llama3-8b", "--no-simulate", "--out", str(out),
+                                      "--quiet"])
     assert result.exit_code == 0, result.output
     return out
 
@@ -97,11 +110,9 @@ def test_report_set_written(report: Path):
     assert data["simulation"] is not None and data["reviewed_plan"]["source"] == "given"
 
 
-def test_every_figure_in_the_html_is_the_one_in_results_json(report: Path):
-    data = json.loads((report / "results.json").read_text())
-    parser = _parsed(report)
-    numbers = [v for v in parser.values if "num" in v["class"].split()]
-    assert len(numbers) > 150
+def _check_keyed_values(data: dict, parser: _Spans) -> None:
+    """Every keyed span of the page shows the value at its key in ``data``: text verbatim,
+    numbers as formatted within their shown digits."""
     for v in parser.values:
         value = lookup(data, _key(v["data-key"]))
         if "txt" in v["class"].split():
@@ -119,6 +130,14 @@ def test_every_figure_in_the_html_is_the_one_in_results_json(report: Path):
         digits = shown.group().split(".")[1] if "." in shown.group() else ""
         tolerance = 0.5 * 10 ** -len(digits) + 1e-9 + abs(figure) * 5e-3
         assert abs(figure - value * scale) <= tolerance, (v, figure, value * scale)
+
+
+def test_every_figure_in_the_html_is_the_one_in_results_json(report: Path):
+    data = json.loads((report / "results.json").read_text())
+    parser = _parsed(report)
+    numbers = [v for v in parser.values if "num" in v["class"].split()]
+    assert len(numbers) > 150
+    _check_keyed_values(data, parser)
 
 
 def test_summary_first_and_each_fact_shown_with_one_value(report: Path):
@@ -341,6 +360,41 @@ def test_artefacts_are_listed_with_their_bytes_and_loaders(report: Path):
         assert f["bytes"] == len(body) and f["sha256"] == hashlib.sha256(body).hexdigest()
         assert not f["loaded_by"].startswith("see docs")
         assert f"artefacts/files/{i}/path" in keys and f"artefacts/files/{i}/loaded_by" in keys
+
+
+COMPARE_SECTIONS = ("designs", "figures", "rules", "bom")
+
+
+def test_compare_report_shows_compare_json(compare_report: Path):
+    """Every value of the compare page is the one in compare.json at its key; every
+    headline figure and every rule of both designs is on it; nothing outside a key."""
+    data = json.loads((compare_report / "compare.json").read_text())
+    parser = _parsed(compare_report)
+    assert tuple(parser.sections) == COMPARE_SECTIONS
+    _check_keyed_values(data, parser)
+    keys = {v["data-key"] for v in parser.values}
+    for i, f in enumerate(data["figures"]):
+        assert {f"figures/{i}/values/0", f"figures/{i}/values/1"} <= keys, f["id"]
+    for i in range(len(data["rules"])):
+        assert {f"rules/{i}/statuses/0", f"rules/{i}/statuses/1"} <= keys
+    assert not re.findall(r"\d", " ".join(parser.loose))
+    for label in ("a", "b"):
+        results = json.loads((compare_report / label / "results.json").read_text())
+        assert results["schema"] == "supernode-design/1"
+        assert [r["id"] for r in data["rules"]] == [f["id"] for f in results["findings"]]
+    html = (compare_report / "report.html").read_text()
+    assert "https://" not in html and "<script" not in html and "<link" not in html
+    for label in ("a", "b"):  # each design's own report, linked from its row
+        assert f'<a href="{label}/report.html">' in html
+        assert (compare_report / label / "report.html").is_file()
+
+
+def test_browser_renders_the_compare_report_silently(compare_report, tmp_path):
+    run = _chromium(compare_report / "report.html", tmp_path / "profile", "--dump-dom")
+    assert run.returncode == 0, run.stderr[-2000:]
+    for section in COMPARE_SECTIONS:
+        assert f'<section id="{section}">' in run.stdout
+    assert _console(run.stderr) == []
 
 
 def _json_at(data, path: str):

@@ -95,3 +95,15 @@ def markdown_safe(text: object) -> str:
     (:func:`comment_safe`: no new heading or list item) and every character Markdown could
     read as emphasis, a link, code, a table cell or raw HTML gets a backslash."""
     return _MARKDOWN.sub(lambda m: "\\" + m.group(), comment_safe(text))
+
+
+#: First characters a spreadsheet reads as the start of a formula (OWASP, "CSV Injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell_safe(text: str) -> str:
+    """A text cell of a generated CSV file that a spreadsheet shows as text, never runs as
+    a formula: one that starts like a formula gets a leading ``'`` (OWASP's advice);
+    non-printable characters become spaces (:func:`comment_safe`)."""
+    text = comment_safe(text)
+    return "'" + text if text.startswith(_FORMULA_START) else text

@@ -74,6 +74,10 @@ ReviewedPlan = Annotated[Path | None,
 @handles_input_errors
 @calibrated
 def design_command(
+    clusters: list[str] | None = typer.Argument(
+        None, metavar="[CLUSTER]...", show_default=False,
+        help="Cluster files or presets: one to review (as --cluster), 2 or 3 to review each "
+             "and compare side by side in one folder (needs --workload)."),
     cluster: str | None = typer.Option(None, "--cluster", help="Cluster file or preset."),
     workload: str | None = typer.Option(None, "--workload", help="Workload file or preset."),
     plan: ReviewedPlan = None,
@@ -101,22 +105,37 @@ def design_command(
     quiet: bool = typer.Option(False, "--quiet", help="No progress on stderr (bar or lines)."),
 ) -> None:
     """Review a design: topology, plans, simulation, reliability, facility, monitoring,
-    scheduling, rules -> report folder with the exported topology and monitoring files."""
-    from supernode.design.results import check_results
+    scheduling, rules -> report folder with the exported topology and monitoring files.
+    With 2 or 3 clusters: each reviewed so, and compared side by side."""
+    from supernode.commands._design_compare import ARGUMENT, check_clusters, run_compare
     from supernode.outputs import check_output_folder
-    from supernode.report import write_report
 
-    files_in = [p for p in (cluster, workload, plan, rules, calibration, serve)
+    clusters = list(clusters or [])
+    if clusters and cluster is not None:
+        raise InputError(ARGUMENT, "give the clusters either as arguments or with --cluster, "
+                                   "not both")
+    if len(clusters) > 1:
+        check_clusters(clusters, workload, name)
+    elif clusters:
+        cluster = clusters[0]
+    files_in = [p for p in (cluster, workload, plan, rules, calibration, serve, *clusters)
                 if p is not None]
     check_output_folder(out, "--out", files_in)
-    inputs = design_input(cluster, workload, plan, rules, name, simulate, seed, global_batch,
-                          prometheus_major, workers, serve)
-    with progress_display(quiet or json_output) as bar:
-        result = run_design(inputs, stage_hook(bar))
-        data = result.to_dict()
-        data["inputs"]["calibration"] = _calibration_record(calibration)
-        check_results(data)  # the calibration record too
-        files = write_report(data, out, "--out", result.files, files_in)
+    inputs = design_input(clusters[0] if len(clusters) > 1 else cluster, workload, plan, rules,
+                          name, simulate, seed, global_batch, prometheus_major, workers, serve)
+
+    def review(design: DesignInput, label: str) -> tuple[dict, dict[str, str]]:
+        """One review (progress labelled ``label``): the results and the artefact texts."""
+        with progress_display(quiet or json_output, label) as bar:
+            return _reviewed(design, calibration, bar)
+
+    if len(clusters) > 1:
+        run_compare(clusters, inputs, out, files_in, review, json_output)
+        return
+    from supernode.report import write_report
+
+    data, texts = review(inputs, "design")
+    files = write_report(data, out, "--out", texts, files_in)
     if json_output:
         print_json(data)
         return
@@ -135,9 +154,22 @@ def design_command(
     if data.get("serving"):
         stdout.print(f"serving: {rich_safe(data['serving']['questions']['verdict'])}",
                      highlight=False)
-    folders = sorted({p.split("/")[0] for p in result.files})
-    stdout.print(f"report: {rich_safe(files[0])} (and report.md, results.json, decisions.md"
-                 f"{''.join(f', {f}/' for f in folders)})", highlight=False)
+    folders = sorted({p.split("/")[0] for p in texts})
+    stdout.print(f"report: {rich_safe(files[0])} (and report.md, results.json, decisions.md, "
+                 f"bom.csv{''.join(f', {f}/' for f in folders)})", highlight=False)
+
+
+def _reviewed(inputs: DesignInput, calibration: Path | None, bar: Steps
+              ) -> tuple[dict, dict[str, str]]:
+    """``results.json`` of one review with its calibration record, checked, and the texts
+    of its exported files."""
+    from supernode.design.results import check_results
+
+    result = run_design(inputs, stage_hook(bar))
+    data = result.to_dict()
+    data["inputs"]["calibration"] = _calibration_record(calibration)
+    check_results(data)  # the calibration record too
+    return data, result.files
 
 
 def _calibration_record(path: Path | None) -> dict | None:

@@ -1,5 +1,6 @@
 """``supernode schema``: print the JSON Schema of a document kind: the input files (for
-editors) and ``results`` (the ``results.json`` of ``supernode design``)."""
+editors), ``results`` (the ``results.json`` of ``supernode design``) and ``compare`` (its
+``compare.json`` of two or three designs)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from supernode.spec.schema import DOCUMENTS, json_schema
 def schema_command(
     document: str = typer.Argument("cluster", help=f"One of: {', '.join(DOCUMENTS)}."),
 ) -> None:
-    """Print the JSON Schema of a document kind (cluster, workload, plan, sweep, results)."""
+    """Print the JSON Schema of a document kind (cluster, workload, plan, sweep, results,
+    compare)."""
     if document not in DOCUMENTS:
         raise InputError("document", f"unknown document {document!r}; one of "
                                      f"{', '.join(DOCUMENTS)}")

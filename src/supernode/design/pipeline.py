@@ -30,6 +30,7 @@ from typing import Any
 from supernode.cluster.load import load_cluster_spec
 from supernode.cluster.resolve import resolve_cluster
 from supernode.design.artefacts import design_artefacts
+from supernode.design.bom import bill_of_materials, check_unit_prices
 from supernode.design.decisions import decision_records
 from supernode.design.fixes import review_fixes
 from supernode.design.headline import executive_summary
@@ -120,6 +121,7 @@ def _load(inputs: DesignInput):
         cluster = resolve_cluster(spec)
         check_reliability_block(cluster)
         check_memory_block(cluster)
+        check_unit_prices(cluster)
         if inputs.simulate:  # refused now, not after the stages before the simulation
             check_simulated_size(cluster.accelerators, "--cluster")
     except InputError as exc:
@@ -312,6 +314,7 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
     data = _results(inputs, cluster, topo, facts, ops["monitoring"], findings, notes)
     review_fixes(facts, findings, data["findings"], data["verdict"]["failed_by_severity"])
     data["inputs"]["prometheus_major"] = major
+    data["bom"] = bill_of_materials(cluster, data)
     data["decisions"] = decision_records(data, cluster, ops["alt"])
     data["summary"] = executive_summary(data, what_if)
     if serving is not None:

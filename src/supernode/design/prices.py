@@ -67,3 +67,19 @@ def stated_prices(cluster: Cluster) -> tuple[float | None, float | None]:
     if econ is None:
         return None, None
     return econ.price_per_gpu_hour_usd, econ.supernode_premium
+
+
+#: The source of a bill-of-materials part with no price: the bundled catalog
+#: (data/catalog/prices.yaml) holds GPU-hour prices only, no hardware prices.
+NO_PRICE = "no price (not in the catalog)"
+
+
+def unit_price(cluster: Cluster, component: str) -> tuple[float | None, str]:
+    """Price of one unit of bill-of-materials ``component`` (USD) and its source: the
+    cluster's ``economics.unit_prices_usd`` (``user-supplied``), else none (the catalog
+    prices no hardware)."""
+    econ = cluster.spec.economics
+    if econ is not None and component in econ.unit_prices_usd:
+        stated = f"{USER} ({econ.source})" if econ.source else USER
+        return float(econ.unit_prices_usd[component]), stated
+    return None, NO_PRICE

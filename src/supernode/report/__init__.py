@@ -7,6 +7,7 @@ registry (:mod:`supernode.report.sections`): adding one is registering one build
 """
 
 from supernode.report.sections import SECTIONS, SectionBuilder, register_section
-from supernode.report.write import REPORT_FILES, write_report
+from supernode.report.write import REPORT_FILES, write_compare, write_report
 
-__all__ = ["REPORT_FILES", "SECTIONS", "SectionBuilder", "register_section", "write_report"]
+__all__ = ["REPORT_FILES", "SECTIONS", "SectionBuilder", "register_section", "write_compare",
+           "write_report"]

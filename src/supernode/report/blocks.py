@@ -48,7 +48,16 @@ class Label:
     text: str
 
 
-Cell = Num | Txt | Label
+@dataclass(frozen=True)
+class Link:
+    """A string from the results shown as :class:`Txt`, linked to the relative page
+    ``<value><suffix>`` (a design's folder -> its ``report.html``)."""
+
+    key: Key
+    suffix: str
+
+
+Cell = Num | Txt | Label | Link
 #: A table cell: one cell, or a run of cells shown together (``1 to 2``).
 TableCell = Cell | tuple[Cell, ...]
 

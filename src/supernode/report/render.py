@@ -5,15 +5,18 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+from urllib.parse import quote
 
 from markupsafe import escape
 
-from supernode.report.blocks import Label, Num, Txt, key_text, lookup
+from supernode.report.blocks import Label, Link, Num, Txt, key_text, lookup
 from supernode.report.format import format_value
 from supernode.textsafe import markdown_safe
 
-#: Keys whose value also becomes a CSS class (``v-fail``, ``v-error``) for colour.
+#: Keys whose value also becomes a CSS class (``v-fail``, ``v-error``) for colour, and
+#: lists whose every entry does (a rule's ``statuses`` per design in compare.json).
 MARKED = ("status", "severity", "verdict")
+MARKED_LISTS = ("statuses",)
 
 
 def cell_html(cell: Any, results: dict[str, Any]) -> str:
@@ -22,6 +25,9 @@ def cell_html(cell: Any, results: dict[str, Any]) -> str:
         return "".join(cell_html(c, results) for c in cell)
     if isinstance(cell, Label):
         return str(escape(cell.text))
+    if isinstance(cell, Link):
+        href = quote(f"{lookup(results, cell.key)}{cell.suffix}")
+        return f'<a href="{escape(href)}">{cell_html(Txt(cell.key), results)}</a>'
     value = lookup(results, cell.key)
     if isinstance(cell, Num):
         raw = json.dumps(value, allow_nan=False)
@@ -30,7 +36,9 @@ def cell_html(cell: Any, results: dict[str, Any]) -> str:
                 f"{escape(format_value(value, cell.kind))}</span>")
     if isinstance(cell, Txt):
         text = "-" if value is None else str(value)
-        mark = f" v-{text}" if cell.key[-1] in MARKED and text.isidentifier() else ""
+        marked = cell.key[-1] in MARKED or (len(cell.key) > 1 and isinstance(cell.key[-1], int)
+                                            and cell.key[-2] in MARKED_LISTS)
+        mark = f" v-{text}" if marked and text.isidentifier() else ""
         return (f'<span class="txt{mark}" data-key="{escape(key_text(cell.key))}">'
                 f"{escape(text)}</span>")
     raise TypeError(f"not a cell: {cell!r}")
@@ -42,6 +50,8 @@ def cell_text(cell: Any, results: dict[str, Any]) -> str:
         return "".join(cell_text(c, results) for c in cell)
     if isinstance(cell, Label):
         return cell.text
+    if isinstance(cell, Link):
+        return cell_text(Txt(cell.key), results)
     value = lookup(results, cell.key)
     if isinstance(cell, Num):
         return format_value(value, cell.kind)

@@ -4,7 +4,7 @@ the report files, its figures, and the design's exported files (``exports/``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -13,12 +13,13 @@ import yaml
 from supernode.jsontext import json_text
 from supernode.outputs import output_folder
 from supernode.report.all_sections import build_sections
+from supernode.report.bom_csv import bom_csv
 from supernode.report.decisions_md import render_decisions
 from supernode.report.html import render_html
 from supernode.report.markdown import figures_of, render_markdown
 
 #: Files of a report folder (and figures/NAME.svg for report.md).
-REPORT_FILES = ("report.html", "report.md", "results.json", "decisions.md")
+REPORT_FILES = ("report.html", "report.md", "results.json", "decisions.md", "bom.csv")
 
 
 def results_json(results: dict[str, Any]) -> str:
@@ -61,6 +62,37 @@ def _checked_artefacts(results: dict[str, Any], artefacts: Mapping[str, str] | N
     return results, dict(artefacts)
 
 
+def report_texts(results: dict[str, Any], artefacts: Mapping[str, str] | None = None
+                 ) -> dict[str, str]:
+    """Every file of one design's report folder, rendered: path in the folder -> text (the
+    report files, ``figures/NAME.svg``, then ``artefacts``, checked as
+    :func:`write_report` says)."""
+    results, extra = _checked_artefacts(results, artefacts)
+    sections = build_sections(results)
+    texts = {"report.html": render_html(sections, results),
+             "report.md": render_markdown(sections, results),
+             "results.json": results_json(results),
+             "decisions.md": render_decisions(results),
+             "bom.csv": bom_csv(results["bom"])}
+    plan = _plan_file(results)
+    if plan is not None:
+        texts[plan[0]] = plan[1]
+    texts |= {f"figures/{name}.svg": svg for name, svg in figures_of(sections).items()}
+    return texts | extra
+
+
+def write_texts(texts: Mapping[str, str], directory: str | Path, option: str = "--out",
+                inputs: Iterable[str | Path] = ()) -> list[Path]:
+    """Write ``texts`` (relative path -> text) into ``directory`` all or nothing
+    (:func:`supernode.outputs.output_folder`); the final paths, in the order given."""
+    target = Path(directory)
+    with output_folder(directory, option, inputs) as staging:
+        for path, body in texts.items():
+            (staging / path).parent.mkdir(parents=True, exist_ok=True)
+            (staging / path).write_text(body, encoding="utf-8")
+    return [target / n for n in texts]
+
+
 def write_report(results: dict[str, Any], directory: str | Path, option: str = "--out",
                  artefacts: Mapping[str, str] | None = None,
                  inputs: Iterable[str | Path] = ()) -> list[Path]:
@@ -72,28 +104,21 @@ def write_report(results: dict[str, Any], directory: str | Path, option: str = "
     InputError at ``option``); a folder holding one of ``inputs`` is refused
     (:func:`supernode.outputs.output_folder`).
     """
-    results, extra = _checked_artefacts(results, artefacts)
-    sections = build_sections(results)
-    html = render_html(sections, results)
-    markdown = render_markdown(sections, results)
-    decisions = render_decisions(results)
-    text = results_json(results)
-    figures = figures_of(sections)
-    target = Path(directory)
-    with output_folder(directory, option, inputs) as staging:
-        (staging / "report.html").write_text(html, encoding="utf-8")
-        (staging / "report.md").write_text(markdown, encoding="utf-8")
-        (staging / "results.json").write_text(text, encoding="utf-8")
-        (staging / "decisions.md").write_text(decisions, encoding="utf-8")
-        (staging / "figures").mkdir()
-        for name, svg in figures.items():
-            (staging / "figures" / f"{name}.svg").write_text(svg, encoding="utf-8")
-        plan = _plan_file(results)
-        if plan is not None:
-            (staging / plan[0]).write_text(plan[1], encoding="utf-8")
-        for path, body in extra.items():
-            (staging / path).parent.mkdir(parents=True, exist_ok=True)
-            (staging / path).write_text(body, encoding="utf-8")
-    names = (list(REPORT_FILES) + ([plan[0]] if plan is not None else [])
-             + [f"figures/{n}.svg" for n in figures] + list(extra))
-    return [target / n for n in names]
+    return write_texts(report_texts(results, artefacts), directory, option, inputs)
+
+
+def write_compare(compare: dict[str, Any],
+                  designs: Sequence[tuple[str, dict[str, Any], Mapping[str, str] | None]],
+                  directory: str | Path, option: str = "--out",
+                  inputs: Iterable[str | Path] = ()) -> list[Path]:
+    """One folder, all or nothing: each design's report folder under its label
+    (``designs``: label, results, artefact texts) and the comparison beside them
+    (``report.html``, ``compare.json``); the final paths, the compare page first."""
+    from supernode.report.compare_html import render_compare_html
+
+    texts = {"report.html": render_compare_html(compare),
+             "compare.json": json_text(compare, indent=1) + "\n"}
+    for label, results, artefacts in designs:
+        texts |= {f"{label}/{path}": text
+                  for path, text in report_texts(results, artefacts).items()}
+    return write_texts(texts, directory, option, inputs)

@@ -8,10 +8,10 @@ overridden by a user pack (:func:`~supernode.rules.pack.load_pack`). :func:`run_
 evaluates every enabled rule on a design's results (:class:`~supernode.rules.facts.Facts`).
 """
 
-from supernode.rules.engine import Finding, run_rules, summary
+from supernode.rules.engine import VERDICTS, Finding, run_rules, summary
 from supernode.rules.facts import Facts
 from supernode.rules.pack import RulePack, default_pack, load_pack
 from supernode.rules.registry import RULES, Outcome, Rule
 
-__all__ = ["RULES", "Facts", "Finding", "Outcome", "Rule", "RulePack", "default_pack",
+__all__ = ["RULES", "VERDICTS", "Facts", "Finding", "Outcome", "Rule", "RulePack", "default_pack",
            "load_pack", "run_rules", "summary"]

@@ -64,6 +64,8 @@ def graded(pack: str, consequence: str | None) -> str:
     return max(pack, consequence, key=lambda s: SEVERITY_ORDER[s])
 
 
+#: The verdicts, worst first.
+VERDICTS = ("fail", "pass with warnings", "pass")
 #: Order in which failed findings are listed (most severe first).
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
@@ -75,8 +77,7 @@ def summary(findings: list[Finding]) -> dict[str, Any]:
     statuses: dict[str, int] = {}
     for f in findings:
         statuses[f.outcome.status] = statuses.get(f.outcome.status, 0) + 1
-    verdict = ("fail" if counts["error"] else
-               "pass with warnings" if counts["warning"] else "pass")
+    verdict = VERDICTS[0 if counts["error"] else 1 if counts["warning"] else 2]
     top = sorted(failed, key=lambda f: SEVERITY_ORDER[f.severity])
     return {"verdict": verdict, "failed_by_severity": counts, "statuses": statuses,
             "rules_evaluated": len(findings),

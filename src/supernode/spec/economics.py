@@ -9,6 +9,8 @@ each, stated once.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
 from supernode.spec.base import StrictModel
@@ -25,5 +27,9 @@ class EconomicsSpec(StrictModel):
         None, ge=0, le=10, description="Extra share of the GPU-hour price a supernode "
                                        "(scale-up domain > 8) costs over 8-GPU servers of "
                                        "the same chips (decision D2); null: 0.25.")
+    unit_prices_usd: dict[str, Annotated[float, Field(gt=0, le=1e10)]] = Field(
+        default_factory=dict, description="Price of one unit of a bill-of-materials "
+        "component (USD), by its component id (docs/design.md, 'Bill of materials'); a "
+        "component left out is shown with no price.")
     source: str | None = Field(None, description="Where your prices come from (a quote, a "
                                                  "contract); printed beside them.")

@@ -7,14 +7,16 @@ from typing import Any
 
 from pydantic import BaseModel
 
-#: Document kind -> "module:Model": the input documents, and ``results`` (the
-#: ``results.json`` a design review writes).
+#: Document kind -> "module:Model": the input documents, ``results`` (the
+#: ``results.json`` a design review writes) and ``compare`` (the ``compare.json`` of
+#: ``supernode design A B``).
 DOCUMENTS = {
     "cluster": "supernode.spec.cluster:ClusterSpec",
     "workload": "supernode.spec.workload:WorkloadSpec",
     "plan": "supernode.spec.plan:ParallelPlan",
     "sweep": "supernode.planner.sweep_spec:SweepSpec",
     "results": "supernode.design.results:DesignResults",
+    "compare": "supernode.design.results.compare:Comparison",
 }
 
 

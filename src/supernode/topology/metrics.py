@@ -100,29 +100,33 @@ def _cables(
     return _tiers(cables, LINK_TIERS), _tiers(optics, LINK_TIERS)
 
 
-def _modules(cluster: Cluster, fab: FabricMetrics | None, optics: dict[str, int]
-             ) -> dict[str, int]:
-    """Optical modules per tier: each optical link has two ends; on the scale-out tiers a
-    switch end shares a module with ``switch.ports_per_cage - 1`` others (Quantum-2 QM9700:
-    32 twin-port OSFP cages for 64 ports), and a NIC end with the host's
-    ``nic_ports_per_cage - 1`` (host catalog: DGX H100/B200, 4 OSFP cages for 8 NICs)."""
-    out = dict(optics)
+def module_ends(cluster: Cluster, tier: str, links: int) -> tuple[int, int]:
+    """Optical modules of ``links`` optical links on scale-out ``tier``: (host side, switch
+    side). A switch end shares a module with ``switch.ports_per_cage - 1`` others
+    (Quantum-2 QM9700: 32 twin-port OSFP cages for 64 ports), and a NIC end with the host's
+    ``nic_ports_per_cage - 1`` (host catalog: DGX H100/B200, 4 OSFP cages for 8 NICs). Only
+    the leaf tier has host ends (NIC to leaf); the tiers above have a switch at each end."""
     so = cluster.scale_out
-    if fab is None or so is None:
-        return out
-    per_switch = max(1, so.switch.ports_per_cage)
+    per_switch = max(1, so.switch.ports_per_cage) if so is not None else 1
+    if tier != "leaf":
+        return 0, 2 * math.ceil(links / per_switch)
     entry = find_host(cluster.spec.host.name, cluster.host.accelerators_per_host,
                       generic=False)
     per_nic = entry.nic_ports_per_cage if entry is not None else 1
+    return math.ceil(links / per_nic), math.ceil(links / per_switch)
+
+
+def _modules(cluster: Cluster, fab: FabricMetrics | None, optics: dict[str, int]
+             ) -> dict[str, int]:
+    """Optical modules per tier: each optical link has two ends; on the scale-out tiers
+    the ends share modules as :func:`module_ends` counts."""
+    out = dict(optics)
+    if fab is None or cluster.scale_out is None:
+        return out
     for tier in fab.links:
         ends = optics.get(tier, 0)
-        if not ends:
-            continue
-        links = ends // 2
-        if tier == "leaf":  # NIC to leaf: a host end and a switch end
-            out[tier] = math.ceil(links / per_nic) + math.ceil(links / per_switch)
-        else:
-            out[tier] = 2 * math.ceil(links / per_switch)
+        if ends:
+            out[tier] = sum(module_ends(cluster, tier, ends // 2))
     return out
 
 

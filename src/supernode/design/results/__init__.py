@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from supernode.design.results.base import ResultModel, field, optional
+from supernode.design.results.bom import BillOfMaterials
 from supernode.design.results.facility import FacilityResults
 from supernode.design.results.memory import MemoryResults
 from supernode.design.results.network import (
@@ -73,6 +74,7 @@ class DesignResults(ResultModel):
     economics: Economics = field("The one price model: every price with its source.")
     findings: list[Finding] = field("Every enabled rule's finding, in report order.")
     notes: list[str] = field("What was left out, and why.")
+    bom: BillOfMaterials = field("The bill of materials, priced from the price model.")
     decisions: list[DecisionRecord] = field("The decision records.")
     summary: Summary | None = field("The executive summary; null when no plan fits.")
     serving: ServingResults | None = optional("Does serving the workload need a supernode "
