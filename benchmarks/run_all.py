@@ -6,7 +6,8 @@ Run: ``.venv/bin/python benchmarks/run_all.py [--repeats N] [--only NAME ...]
 runs as its own process with ``--repeats N`` (3 by default); its output replaces the text
 between ``<!-- begin NAME -->`` and ``<!-- end NAME -->`` in the README (a script
 without such markers is only printed). Exits 1 if a script missed a target or failed;
-the README is still updated with what was measured.
+the README is still updated with what was measured. Then every marked figure of
+README.md and docs/*.md is rewritten from the recorded tables (``figures.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import figures
 
 HERE = Path(__file__).resolve().parent
 README = HERE / "README.md"
@@ -66,6 +69,8 @@ def main(argv: list[str]) -> int:
             print(f"(no <!-- begin {name} --> block in {README.name}: printed only)\n")
     if "--no-write" not in argv:
         README.write_text(text)
+        for problem in figures.rewrite_docs():  # the docs' marked figures, from the tables
+            print(f"marker without a table cell: {problem}")
     return status
 
 

@@ -10,6 +10,7 @@ scheduler replay, whose target is in CPU seconds of the library (workers include
 row                                         target
 ==========================================  ===============================================
 ``supernode design`` (flagship example)     <= 30x the floor
+the same with ``--workers 1``               (shown: the review in one process)
 one ``estimate`` (preset, TP 8 PP 4)        <= 2x the floor
 ``plan`` DeepSeek-V3 on 2,048 H100          (shown; the rate target is plan_search's)
 ``schedule``, 100,000 jobs x 16,384 GPUs    <= 30 CPU-s, <= 20 s wall with 2 workers
@@ -51,6 +52,8 @@ def main(repeats: int = 3, quick: bool = False) -> int:
             "floor": FLOOR,
             "design": Case("supernode design (flagship)", command=(EXE, "design", "--quiet"),
                            cwd=folder),
+            "design1": Case("supernode design (flagship), --workers 1", command=(
+                EXE, "design", "--quiet", "--workers", "1"), cwd=folder),
             "estimate": Case("supernode estimate (preset, TP8 PP4)", command=(
                 EXE, "estimate", "--cluster", "dgx-h100-superpod-su", "--workload",
                 "llama3-70b", "--tp", "8", "--pp", "4")),

@@ -16,7 +16,7 @@ from typing import Any
 
 import typer
 
-from supernode.commands._listing import Listed, listed_commands, read_module
+from supernode.commands._listing import Listed, listed_commands, may_register, read_module
 from supernode.commands._shell import SupernodeGroup
 
 #: The root app. Its group class renders usage errors as one ``error:`` line, handles
@@ -84,6 +84,8 @@ def load_command(name: str) -> Any:
     import typer.main
 
     for module in COMMAND_MODULES:
+        if not may_register(module, name):
+            continue
         found = read_module(module)
         if found is not None and name in {entry.name for part in found for entry in part}:
             _import(module)

@@ -86,7 +86,8 @@ class StrictModel(BaseModel):
     """A document node: unknown fields are errors, values are validated on assignment."""
 
     model_config = ConfigDict(
-        extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False
+        extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False,
+        defer_build=True,
     )
     #: True for nodes of measured figures: only the upper unit limit applies.
     measured_figures: ClassVar[bool] = False
