@@ -16,6 +16,7 @@ one ``estimate`` (preset, TP 8 PP 4)        <= 2x the floor
 ``schedule``, 100,000 jobs x 16,384 GPUs    <= 30 CPU-s, <= 20 s wall with 2 workers
 ``simulate --plot`` at 4,096 GPUs           <= 1.5x the same run without plots
 ``serve`` DeepSeek-V3 on 72 GB200           <= 5 s whole process
+``memory`` map of gb200-nvl72, cloudmatrix  <= 2 s whole process each (issue 28)
 ==========================================  ===============================================
 
 Exits 1 when a target is missed (``--quick``: 10,000 jobs and no target on them).
@@ -36,6 +37,8 @@ ESTIMATE_FLOOR_RATIO = 2.0
 SCHEDULE_CPU_S, SCHEDULE_WALL_S = 30.0, 20.0
 PLOT_RATIO = 1.5
 SERVE_S = 5.0
+MEMORY_S = 2.0
+MEMORY_PRESETS = ("gb200-nvl72", "cloudmatrix384")
 
 
 def _simulate(gpus: int, *extra: str) -> tuple[str, ...]:
@@ -68,6 +71,8 @@ def main(repeats: int = 3, quick: bool = False) -> int:
             "serve": Case("serve deepseek-v3 on gb200-nvl72 (72 GPUs)", command=(
                 EXE, "serve", "--cluster", "gb200-nvl72", "--model", "deepseek-v3", "--isl",
                 "2000", "--osl", "500", "--precision", "fp8", "--tpot-ms", "50", "--json")),
+            **{f"memory-{preset}": Case(f"memory --cluster {preset}", command=(
+                EXE, "memory", "--cluster", preset)) for preset in MEMORY_PRESETS},
         }
         m = {key: measure(case, repeats) for key, case in cases.items()}
     floor = m["floor"].median("wall_s") or float("nan")
@@ -92,6 +97,8 @@ def main(repeats: int = 3, quick: bool = False) -> int:
         "plot": (f"<= {PLOT_RATIO:g}x without plots ({plot_ratio:.2f}x)",
                  plot_ratio <= PLOT_RATIO),
         "serve": (f"<= {SERVE_S:g} s", wall("serve") <= SERVE_S),
+        **{f"memory-{p}": (f"<= {MEMORY_S:g} s", wall(f"memory-{p}") <= MEMORY_S)
+           for p in MEMORY_PRESETS},
     }
     rows, ok = [], True
     for key, measured in m.items():
