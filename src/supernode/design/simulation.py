@@ -103,14 +103,15 @@ def timeline_by_dimension(result: SimResult) -> dict[str, Any]:
     for dim in sorted({_dim_of(n) for n in parts}, key=_lane_key):
         names = sorted((n for n in parts if _dim_of(n) == dim), key=lambda n: (
             not n.endswith(" transfers"), n))
-        comm_parts += names
         if len(names) == 1:
             lanes[dim] = parts[names[0]]
+            comm_parts.append(dim)
             continue
         lanes[dim] = _group_row([parts[n] for n in names], names, duration)
         lanes.update((n, parts[n]) for n in names)
+        comm_parts += names
     if comm_parts:
-        lanes["communication"] = _group_row([parts[n] for n in comm_parts], comm_parts,
+        lanes["communication"] = _group_row([lanes[n] for n in comm_parts], comm_parts,
                                             duration)
     return {"duration_s": float(result.tables.duration_s), "lanes": lanes}
 
