@@ -35,25 +35,25 @@ def node_pack(gpus: int, state: Occupancy) -> np.ndarray | None:
     whole = np.flatnonzero(free == size)
     picks: list[tuple[int, int]] = []
     left = gpus
-    for h in whole:
-        if left < size[h]:
+    for host in whole:
+        if left < size[host]:
             break
-        picks.append((int(h), int(size[h])))
-        left -= int(size[h])
+        picks.append((int(host), int(size[host])))
+        left -= int(size[host])
     if left:
         used = {h for h, _ in picks}
         rest = free.copy()
         rest[list(used)] = 0
-        h = _best_fit_host(rest, left)
-        if h is not None:
-            picks.append((h, left))
+        fit = _best_fit_host(rest, left)
+        if fit is not None:
+            picks.append((fit, left))
         else:  # too few whole nodes: the most free nodes first, lowest-numbered on ties
             order = np.lexsort((np.arange(len(rest)), -rest))
-            for h in order:
-                if left == 0 or rest[h] == 0:
+            for host in order:
+                if left == 0 or rest[host] == 0:
                     break
-                k = min(int(rest[h]), left)
-                picks.append((int(h), k))
+                k = min(int(rest[host]), left)
+                picks.append((int(host), k))
                 left -= k
     return _take(state, picks)
 
