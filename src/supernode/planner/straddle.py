@@ -113,8 +113,8 @@ def rank_straddling(records: list[_R], system: SystemModel, domain_size: int,
                            f"(> the {margin:.0%} margin)")
             kept.append(r)
         else:
-            r.rank_note = (f"ranked after {label(inside)}: {what}; wins by only {win:.0%}"
-                           if win > 0 else f"{what}; no faster than {label(inside)}")
+            r.rank_note = f"ranked after {label(inside)}: {what}; " + (
+                f"wins by only {win:.0%}" if win > 0 else "no faster than it")
             demoted.append(r)
     return kept + demoted
 
