@@ -123,3 +123,38 @@ def test_margin_out_of_range_is_an_input_error(bad):
     with pytest.raises(InputError, match="straddle-margin"):
         check_margin(bad)
     assert 0 < STRADDLE_MARGIN < 1
+
+
+@pytest.mark.parametrize("simulated_win, confirmed", [(0.02, False), (0.25, True)])
+def test_design_keeps_a_straddling_winner_only_when_the_simulation_confirms(
+        target, simulated_win, confirmed):
+    """supernode.design.plans.confirm_straddling_best with simulated steps given: a win
+    under the margin puts the best plan inside first and simulates it as the reviewed one."""
+    from supernode.design.plans import confirm_straddling_best
+
+    report = plan_job(target, top=3, straddle_margin=0.05)
+    straddler, inside = report.plans[0], report.inside_best
+    assert straddler.straddles and inside is not None
+    calls = []
+
+    def simulate(plan, order):
+        calls.append((plan.tp, plan.pp, plan.ep, order))
+        return {"step_time_s": 1.0}
+
+    sim = {"step_time_s": 1.0 - simulated_win}
+    view, plan, order, reviewed = confirm_straddling_best(report, sim, simulate)
+    assert calls == [(inside.layout.tp, inside.layout.pp, inside.layout.ep,
+                      tuple(inside.layout.order))]
+    check = reviewed["straddle_check"]
+    assert check["confirmed"] is confirmed
+    assert check["simulated_win"] == pytest.approx(simulated_win)
+    if confirmed:
+        assert reviewed is sim and report.plans[0] is straddler and view["straddles_domain"]
+        assert (plan.tp, plan.ep) == (straddler.layout.tp, straddler.layout.ep)
+    else:
+        assert report.plans[0] is inside and straddler in report.plans[1:]
+        assert (plan.tp, plan.pp, plan.ep) == (inside.layout.tp, inside.layout.pp,
+                                               inside.layout.ep)
+        assert not view["straddles_domain"] and view["ep"] == inside.layout.ep
+        assert straddler.rank_note.endswith("(2% simulated, 5% needed)")
+        assert check["note"] in report.notes
