@@ -33,8 +33,10 @@ def test_schedule_json_and_plots(tmp_path):
                  "--jobs", "400", "--json", "--plot", tmp_path / "plots")
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
-    assert [p["policy"] for p in data["policies"]] == ["random", "first-fit", "best-fit",
-                                                       "slurm-block", "preempt"]
+    assert [p["policy"] for p in data["policies"]] == ["random", "first-fit", "node-pack",
+                                                       "best-fit", "slurm-block", "preempt"]
+    assert (data["options"]["shapes"], data["options"]["pricing"]) == ("memory-tp",
+                                                                        "per-group")
     for key in ("policy", "utilisation", "mean_queue_s", "fragmentation", "tp_crossing_share",
                 "slowdown_spread"):
         assert all(key in p for p in data["policies"])
@@ -52,6 +54,18 @@ def test_schedule_table_and_synthetic_trace():
     assert result.exit_code == 0, result.stderr
     assert "first-fit" in result.stdout and "best-fit" in result.stdout
     assert "random" not in result.stdout.split("caption")[0].split("policy")[1]
+
+
+def test_shape_rule_and_pricing_options():
+    base = ("schedule", "--cluster", "gb200-nvl72-superpod", "--trace", "philly", "--jobs",
+            "300", "--policy", "first-fit", "--json")
+    result = run(*base, "--shapes", "uniform-tp", "--pricing", "all-split")
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert (data["options"]["shapes"], data["options"]["pricing"]) == ("uniform-tp",
+                                                                        "all-split")
+    assert_bad_input(run(*base, "--shapes", "bogus"), "--shapes")
+    assert_bad_input(run(*base, "--pricing", "bogus"), "--pricing")
 
 
 def test_bad_trace_rows_and_skip_bad_rows(tmp_path):

@@ -152,7 +152,8 @@ def test_registry_refuses_duplicates_and_unknown_names():
         registry.register(A)
     with pytest.raises(InputError, match="unknown policy"):
         POLICIES.create("nope")
-    assert POLICIES.names() == ["random", "first-fit", "best-fit", "slurm-block", "preempt"]
+    assert POLICIES.names() == ["random", "first-fit", "node-pack", "best-fit", "slurm-block",
+                                "preempt"]
 
 
 def test_classify_matches_brute_force():

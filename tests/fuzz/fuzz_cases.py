@@ -152,6 +152,8 @@ PLAUSIBLE = {
     "--gate-op": ["all_reduce", "all_to_all", "all_gather"],
     "--framework": ["megatron-core", "torchtitan", "llm-foundry", "nemo-automodel"],
     "--power-limit-w": ["500", "700", "100"],
+    "--straddle-margin": ["0", "0.1", "0.3"],
+    "--shapes": ["memory-tp", "uniform-tp"], "--pricing": ["per-group", "all-split"],
 }
 #: (No plausible value for free text without named choices: such options are left out
 #: of a case unless it is the case's hostile one.)

@@ -23,6 +23,7 @@ from supernode.planner.detail import PlanDetail
 from supernode.planner.report import PlanReport, plan_job
 from supernode.planner.search import OBJECTIVES
 from supernode.planner.space import space_from_plan_fields
+from supernode.planner.straddle import STRADDLE_MARGIN, check_margin
 from supernode.spec.loader import read_document
 from supernode.spec.plan import plan_from_data
 from supernode.textsafe import rich_safe
@@ -35,7 +36,7 @@ def plans_table(report: PlanReport, title: str = "plans") -> Table:
     """Ranked plans: sizes, knobs, step time, throughput, MFU, memory, comm share."""
     table = Table(title=title)
     for col in ("#", "tp", "pp", "dp", "cp", "ep", "order", "vpp", "mb", "recomp", "SP",
-                "ZeRO", "step s", "tokens/s", "MFU", "GB/GPU", "comm"):
+                "ZeRO", "step s", "tokens/s", "MFU", "GB/GPU", "comm", "straddles"):
         table.add_column(col, justify="left" if col in ("order", "recomp") else "right")
     for i, d in enumerate(report.plans, 1):
         x, k = d.layout, d.knobs
@@ -49,8 +50,13 @@ def plans_table(report: PlanReport, title: str = "plans") -> Table:
                       x.order_name, str(k["vpp"]), str(k["micro_batch"]), k["recompute"],
                       "on" if k["sequence_parallel"] else "off", zero,
                       f"{d.step_time_s:.4g}", f"{d.tokens_per_s:,.0f}", f"{d.mfu:.1%}", mem,
-                      flag)
+                      flag, straddle_flag(d.straddles))
     return table
+
+
+def straddle_flag(straddles: tuple[tuple[str, int], ...]) -> str:
+    """The plans table's straddle cell: ``EP16`` per straddling group, ``-`` for none."""
+    return " ".join(f"{d.upper()}{n}" for d, n in straddles) or "-"
 
 
 def comm_compute_table(report: PlanReport) -> Table:
@@ -141,6 +147,10 @@ def plan_command(
     allow_cross_domain_tp: bool = typer.Option(False, "--allow-cross-domain-tp",
                                                help="Allow TP groups across scale-up domains."),
     precision: str = typer.Option("bf16", "--precision", help="bf16|fp16|fp8."),
+    straddle_margin: float = typer.Option(
+        STRADDLE_MARGIN, "--straddle-margin",
+        help="Share a plan whose TP/CP/EP groups straddle a scale-up domain must win by to "
+             "rank above the plans inside (0.1 = 10 %)."),
     options: PlanOptions = PlanOptions(),
     price: float | None = typer.Option(None, "--price-per-gpu-hour",
                                        help="USD per GPU-hour (default: documented table)."),
@@ -168,7 +178,8 @@ def plan_command(
         reference = plan_from_data(data, source=str(compare))
     report = plan_job(target, objective=objective, top=top,
                       allow_cross_domain_tp=allow_cross_domain_tp, space=space,
-                      reference=reference, workers=workers)
+                      reference=reference, workers=workers,
+                      straddle_margin=check_margin(straddle_margin))
     if json_output:
         print_json(report.to_dict())
     else:

@@ -7,6 +7,7 @@ Limits: traces up to 64 MiB and 1,000,000 rows; synthetic traces up to 1,000,000
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -33,7 +34,8 @@ from supernode.scheduler import (
     schedule,
     synthetic_trace,
 )
-from supernode.scheduler.shapes import TP_CHOICES, model_index
+from supernode.scheduler.shapes import TP_CHOICES, check_shape_rule, model_index
+from supernode.scheduler.slowdown import SlowdownModel
 from supernode.spec.loader import validate_document
 from supernode.textsafe import rich_safe
 
@@ -159,14 +161,22 @@ def schedule_command(
                                           "synthetic)."),
     workers: int = typer.Option(1, "--workers", help="Processes running the policies "
                                                      "(same results)."),
+    shapes: str = typer.Option("memory-tp", "--shapes", help="Job TP sizes: memory-tp (the "
+                               "smallest TP the model's training state fits) or uniform-tp "
+                               "(drawn uniformly among the legal sizes)."),
+    pricing: str = typer.Option("per-group", "--pricing", help="A split placement's "
+                                "slowdown: per-group (only the TP groups that straddle a "
+                                "supernode) or all-split (every TP group)."),
 ) -> None:
     """Compare placement policies on a job trace: utilisation, queueing, fragmentation,
     TP crossings, slowdowns and their spread among co-located jobs."""
     names = list(policy) if policy else list(DEFAULT_POLICIES)
     for name in names:
         POLICIES.create(name)
-    options = _options(backfill_depth, stretch, checkpoint_interval_s, preempt_after_s,
-                       restart_s, jobs, gpus, priority_min_gpus, workers)
+    options = replace(_options(backfill_depth, stretch, checkpoint_interval_s,
+                               preempt_after_s, restart_s, jobs, gpus, priority_min_gpus,
+                               workers), shapes=check_shape_rule(shapes),
+                      pricing=SlowdownModel.check_pricing(pricing))
     if plot is not None:
         check_output_folder(plot, "--plot", inputs=[cluster, trace])
     resolved = scale_cluster(load_cluster_spec(cluster), gpus).cluster

@@ -36,13 +36,23 @@ from supernode.design.fixes import review_fixes
 from supernode.design.headline import executive_summary
 from supernode.design.memory import check_memory_block, memory_results
 from supernode.design.monitoring import cooled_config, monitoring_summary
-from supernode.design.plans import best_view, given_view, simulation_plan
+from supernode.design.plans import (
+    best_view,
+    confirm_straddling_best,
+    given_view,
+    simulation_plan,
+)
 from supernode.design.power_cap import power_cap_trade
 from supernode.design.prices import price_model, stated_prices
 from supernode.design.reliability import DESIGN_DAYS, DESIGN_RUNS, run_reliability
 from supernode.design.reproduce import design_reproduce
 from supernode.design.results import SCHEMA, check_results
-from supernode.design.scheduling import DESIGN_POLICIES, run_scheduling, scheduling_remembered
+from supernode.design.scheduling import (
+    DESIGN_POLICIES,
+    DESIGN_SHAPES,
+    run_scheduling,
+    scheduling_remembered,
+)
 from supernode.design.serving import run_serving
 from supernode.design.simulation import routing_what_if, run_simulation, simulation_results
 from supernode.design.summary import cluster_summary, workload_summary
@@ -268,6 +278,11 @@ def run_design(inputs: DesignInput, progress: Progress | None = None) -> DesignR
         return _review(inputs, loaded, clock, scheduling)
 
 
+def _simulated(cluster, workload, seed: int, plan, order) -> dict[str, Any]:
+    """The report's results of one simulated iteration of ``plan``."""
+    return simulation_results(run_simulation(cluster, workload, plan, order, seed))
+
+
 def _scheduling_beside(cluster, inputs: DesignInput) -> AbstractContextManager[Any]:
     """The scheduling replay started in a child now (None: run it in its stage)."""
     if inputs.workers == 1 or scheduling_remembered(cluster, inputs.seed):
@@ -298,7 +313,10 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
     clock("simulate")
     sim = what_if = None
     if inputs.simulate and plan is not None:
-        sim = simulation_results(run_simulation(cluster, workload, plan, order, inputs.seed))
+        sim = _simulated(cluster, workload, inputs.seed, plan, order)
+        if given is None:  # a straddling best plan stays first only if the run confirms it
+            view, plan, order, sim = confirm_straddling_best(
+                report, sim, partial(_simulated, cluster, workload, inputs.seed))
         what_if = routing_what_if(cluster, workload, plan, order, inputs.seed, sim)
         sim["routing_what_if"] = what_if
     ops = _operations(inputs, cluster, topo, _Reviewed(workload, target, view, plan, sim),
@@ -319,5 +337,6 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
     data["summary"] = executive_summary(data, what_if)
     if serving is not None:
         data["serving"] = serving
-    data["reproduce"] = design_reproduce(data, plan, order, list(DESIGN_POLICIES))
+    data["reproduce"] = design_reproduce(data, plan, order, list(DESIGN_POLICIES),
+                                         DESIGN_SHAPES)
     return DesignResult(inputs, data, findings, clock.timings(), ops["files"])

@@ -10,13 +10,16 @@ chosen as a tuned run would) and placed with the planner's Megatron rank order.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from supernode.estimate.model import estimate_plan
 from supernode.planner.detail import placement_of
+from supernode.planner.explain import label
 from supernode.planner.mapping import Layout
 from supernode.planner.report import PlanReport
 from supernode.planner.search import PlanTarget, tp_crosses_domain
+from supernode.planner.straddle import describe, win_share
 from supernode.spec.plan import ParallelPlan
 
 _COMM = ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm")
@@ -42,7 +45,9 @@ def best_view(report: PlanReport) -> dict[str, Any] | None:
             "tp_crosses_domain": d["tp_crosses_scale_up_domain"],
             "placement": d["placement"], "comm_share": cc["share"],
             "exposed_comm_share": cc["exposed_share"], "breakdown_s": d["breakdown_s"],
-            "busy_share": _busy(d["breakdown_s"]), "rank": 1, "best_speedup": 1.0}
+            "busy_share": _busy(d["breakdown_s"]), "rank": 1, "best_speedup": 1.0,
+            "straddles_domain": d["straddles_scale_up_domain"],
+            "straddling_groups": d["straddling_groups"], "rank_note": d["rank_note"]}
 
 
 def given_view(target: PlanTarget, plan: ParallelPlan, report: PlanReport
@@ -78,3 +83,49 @@ def simulation_plan(view: dict[str, Any], report: PlanReport, given: ParallelPla
     best = report.plans[0]
     return (best.as_plan(report.outcome.target.global_batch_sequences, with_order=False),
             tuple(best.layout.order))
+
+
+def confirm_straddling_best(report: PlanReport, sim: dict[str, Any],
+                            simulate: Callable[[ParallelPlan, tuple[str, ...]], dict[str, Any]]
+                            ) -> tuple[dict[str, Any] | None, ParallelPlan, tuple[str, ...],
+                                       dict[str, Any]]:
+    """The reviewed plan, its plan, rank order and simulation, once the simulation has
+    confirmed a straddling best plan (issue 24; :mod:`supernode.planner.straddle`).
+
+    ``sim``: the simulation of the planner's best plan; ``simulate``: runs a plan (and
+    rank order) and returns its simulation results. When the best plan's TP/CP/EP groups
+    straddle a domain, the best plan inside is simulated too: the straddling plan stays
+    first only when its simulated step also beats it by more than the search's margin;
+    otherwise the plan inside takes rank 1 (its simulation is the reviewed one) and the
+    straddler's note says why. ``sim["straddle_check"]`` records the comparison.
+    """
+    inside, best = report.inside_best, report.plans[0]
+    gb = report.outcome.target.global_batch_sequences
+    plan, order = best.as_plan(gb, with_order=False), tuple(best.layout.order)
+    if inside is None:
+        return best_view(report), plan, order, sim
+    margin = report.outcome.straddle_margin
+    inside_plan, inside_order = inside.as_plan(gb, with_order=False), tuple(inside.layout.order)
+    inside_sim = simulate(inside_plan, inside_order)
+    won = win_share(sim["step_time_s"], inside_sim["step_time_s"])
+    confirmed = won > margin
+    what = describe(best.straddles, report.outcome.target.scale_up_size)
+    check = {"straddling_plan": label(best), "inside_plan": label(inside),
+             "straddles": [{"dim": d, "group_size": n} for d, n in best.straddles],
+             "estimated_win": win_share(best.step_time_s, inside.step_time_s),
+             "simulated_win": won, "margin": margin, "confirmed": confirmed,
+             "simulated_step_time_s": sim["step_time_s"],
+             "inside_simulated_step_time_s": inside_sim["step_time_s"]}
+    if confirmed:
+        check["note"] = (f"the simulation confirms {label(best)}: {what}, but its simulated "
+                         f"step beats {label(inside)} by {won:.0%} (> the {margin:.0%} margin)")
+        sim["straddle_check"] = check
+        return best_view(report), plan, order, sim
+    check["note"] = (f"{label(best)} ranked after {label(inside)}: {what}; the simulation "
+                     f"does not confirm its win ({won:.0%} simulated, {margin:.0%} needed)")
+    best.rank_note = check["note"]
+    report.plans = [inside, *(d for d in report.plans if d is not inside)]
+    report.explanation.append(f"Simulation: {check['note']}.")
+    report.notes.append(check["note"])
+    inside_sim["straddle_check"] = check
+    return best_view(report), inside_plan, inside_order, inside_sim

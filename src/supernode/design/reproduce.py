@@ -50,7 +50,8 @@ def reproduce_commands(inputs: dict[str, Any], plan_document: dict[str, Any] | N
                        simulated: bool,
                        reliability_runs: int, reliability_days: float,
                        recovery: str, scheduled: bool, policies: list[str],
-                       files: list[dict[str, Any]]) -> dict[str, Any]:
+                       files: list[dict[str, Any]], shapes: str = "uniform-tp"
+                       ) -> dict[str, Any]:
     """``results.json`` -> ``reproduce``: per stage, the command (run from the report
     folder) and the figures it reproduces as (results key path, command ``--json`` key
     path) pairs (see the module doc)."""
@@ -89,7 +90,8 @@ def reproduce_commands(inputs: dict[str, Any], plan_document: dict[str, Any] | N
     if scheduled:
         add("scheduling", "scheduling", _command(
             "supernode", "schedule", "--cluster", cluster, "--trace", "design-replay",
-            *[x for p in policies for x in ("--policy", p)], "--seed", seed, "--json"),
+            *[x for p in policies for x in ("--policy", p)], "--shapes", shapes,
+            "--seed", seed, "--json"),
             [(f"scheduling/schedule/policies/{i}/{k}", f"policies/{i}/{k}")
              for i in range(len(policies))
              for k in ("utilisation", "tp_crossing_share", "mean_queue_s")])
@@ -117,9 +119,11 @@ def _absolute(source: str) -> str:
 
 
 def design_reproduce(data: dict[str, Any], plan: ParallelPlan | None,
-                     order: tuple[str, ...], policies: list[str]) -> dict[str, Any]:
+                     order: tuple[str, ...], policies: list[str], shapes: str
+                     ) -> dict[str, Any]:
     """``results.json`` -> ``reproduce`` of a review whose results are ``data`` (inputs,
-    simulation, scheduling and artefacts set), reviewing ``plan`` placed in ``order``."""
+    simulation, scheduling and artefacts set), reviewing ``plan`` placed in ``order``;
+    the replay ran ``policies`` with job shapes ``shapes``."""
     inputs = dict(data["inputs"])
     inputs["cluster"], inputs["workload"] = (_absolute(inputs["cluster"]),
                                              _absolute(inputs["workload"]))
@@ -130,7 +134,8 @@ def design_reproduce(data: dict[str, Any], plan: ParallelPlan | None,
     recovery = (data.get("reliability") or {}).get("recovery", {}).get("policy", "restart")
     out = reproduce_commands(inputs, document, data.get("simulation") is not None,
                              inputs["reliability_runs"], inputs["reliability_days"],
-                             recovery, data.get("scheduling") is not None, policies, files)
+                             recovery, data.get("scheduling") is not None, policies, files,
+                             shapes)
     out["commands"][1:1] = extra  # beside the plans, as the report orders its sections
     return out
 

@@ -37,6 +37,7 @@ from supernode.design.cache import cluster_key, memoised, remembered
 from supernode.errors import InputError
 from supernode.scheduler import (
     POLICIES,
+    EngineOptions,
     SyntheticSpec,
     Trace,
     TraceRules,
@@ -65,6 +66,12 @@ BLIND, AWARE = "first-fit", "best-fit"
 #: Seed 001 §4.2: mapping each job onto one port group cut the performance variation
 #: between tenants from more than 20 % to less than 5 %.
 SEED_SPREAD = {"section": "seed 001 §4.2", "before": 0.20, "after": 0.05}
+#: Job shapes of the replay: TP drawn among the legal sizes (``uniform-tp``), not derived
+#: from memory. The review asks what a topology-blind scheduler costs the jobs that use
+#: tensor parallelism; the 2017 Philly jobs' models fit so easily that under
+#: ``memory-tp`` 3 of the flagship's 4,608 replayed jobs need TP > 1 (issue 26), leaving
+#: nothing to judge. Split TP groups are priced per group (the scheduler's default).
+DESIGN_SHAPES = "uniform-tp"
 #: Quantiles of the multi-GPU jobs' slowdowns kept for the report's distribution.
 QUANTILES = np.linspace(0.0, 1.0, 51)
 
@@ -186,7 +193,7 @@ def _replay(cluster: Cluster, seed: int) -> tuple[dict[str, Any] | None, str | N
     trace, source = design_trace(cluster, seed)
     names = list(DESIGN_POLICIES)
     try:
-        result = schedule(cluster, trace, names, seed)
+        result = schedule(cluster, trace, names, seed, EngineOptions(shapes=DESIGN_SHAPES))
     except InputError as exc:
         return None, f"scheduling not simulated: {exc.path}: {exc.message}"
     notes = []

@@ -55,6 +55,10 @@ class PlanDetail:
     energy_per_token_j: float
     tp_crosses_domain: bool
     notes: list[str] = field(default_factory=list)
+    #: (dimension, size) of its TP/CP/EP groups that straddle a scale-up domain, and why
+    #: it ranks where it does (:mod:`supernode.planner.straddle`).
+    straddles: tuple[tuple[str, int], ...] = ()
+    rank_note: str | None = None
 
     def as_plan(self, global_batch_sequences: int, with_order: bool = True) -> ParallelPlan:
         """The plan document of this plan: its layout, rank order (``with_order``) and
@@ -90,6 +94,9 @@ class PlanDetail:
             "memory_capacity_bytes": self.memory_capacity_bytes,
             "fits_in_memory": self.fits_in_memory,
             "tp_crosses_scale_up_domain": self.tp_crosses_domain,
+            "straddles_scale_up_domain": bool(self.straddles),
+            "straddling_groups": [{"dim": d, "group_size": n} for d, n in self.straddles],
+            "rank_note": self.rank_note,
             # every dimension: the tier its group spans, or None when its size is 1
             "placement": {d: self.placement[d]["tier"] if d in self.placement else None
                           for d in PLACED_DIMS

@@ -9,6 +9,8 @@
    score_grid`), and each layout keeps its best point (lowest objective that fits).
 4. Layouts whose TP group leaves the scale-up domain are scored (so that the report can
    say what they would cost) but excluded unless ``allow_cross_domain_tp``.
+5. Layouts whose TP, CP or EP groups straddle a scale-up domain rank after those that do
+   not, unless they win by more than a margin (:mod:`supernode.planner.straddle`).
 
 The batches, cut into units, may be shared between processes (``workers``; this one and
 forked children, :mod:`supernode.forked`): a layout's record depends on that layout
@@ -40,6 +42,7 @@ from supernode.planner.economics import Economics, default_economics
 from supernode.planner.evaluate import memory_grid, per_layout, score_grid
 from supernode.planner.mapping import Layout, group_factors, slowest_tier
 from supernode.planner.space import KnobAxes, SearchSpace, enumerate_layouts, knob_axes
+from supernode.planner.straddle import STRADDLE_MARGIN, check_margin, rank_straddling
 from supernode.spec.workload import WorkloadSpec
 
 OBJECTIVES = ("time", "cost", "energy")
@@ -99,6 +102,10 @@ class LayoutRecord:
     best_index: int = -1
     objective: float = math.inf
     step_time_s: float = math.inf
+    #: (dimension, size) of the TP/CP/EP groups that straddle a domain (set when ranked).
+    straddles: tuple[tuple[str, int], ...] = ()
+    #: Why a straddling record ranks where it does (None: it does not straddle).
+    rank_note: str | None = None
 
     @property
     def fits(self) -> bool:
@@ -141,6 +148,7 @@ class SearchOutcome:
     ranked: list[LayoutRecord]
     stats: SearchStats
     space: SearchSpace = field(default_factory=SearchSpace)
+    straddle_margin: float = STRADDLE_MARGIN
 
 
 def check_target(target: PlanTarget, objective: str) -> None:
@@ -160,15 +168,18 @@ def check_target(target: PlanTarget, objective: str) -> None:
 
 def search_layouts(target: PlanTarget, objective: str = "time",
                    allow_cross_domain_tp: bool = False, space: SearchSpace | None = None,
-                   cal: Calibration | None = None, workers: int | None = 1
-                   ) -> SearchOutcome:
-    """Score every legal layout of ``target`` and rank the eligible ones (best first).
+                   cal: Calibration | None = None, workers: int | None = 1,
+                   straddle_margin: float = STRADDLE_MARGIN) -> SearchOutcome:
+    """Score every legal layout of ``target`` and rank the eligible ones (best first;
+    straddling ones after, unless they win by more than ``straddle_margin``:
+    :func:`~supernode.planner.straddle.rank_straddling`).
 
     ``workers``: processes scoring the layouts (this one and forked children,
     :func:`supernode.forked.run_forked`; None: :func:`search_workers`). The outcome is
     the same for any number: each layout's record depends on that layout alone.
     """
     check_target(target, objective)
+    check_margin(straddle_margin)
     space = space or SearchSpace()
     cal = cal or default_calibration()
     start = time.perf_counter()
@@ -205,9 +216,10 @@ def search_layouts(target: PlanTarget, objective: str = "time",
     stats.wall_time_s = time.perf_counter() - start
     eligible = [r for r in records if r.fits and (allow_cross_domain_tp
                                                   or not r.tp_crosses_domain)]
-    ranked = sorted(eligible, key=_rank_key)
+    ranked = rank_straddling(sorted(eligible, key=_rank_key), target.system,
+                             target.scale_up_size, straddle_margin)
     return SearchOutcome(target, objective, allow_cross_domain_tp, records, ranked, stats,
-                         space)
+                         space, straddle_margin)
 
 
 def search_workers(points: int) -> int:

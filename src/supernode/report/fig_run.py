@@ -86,7 +86,8 @@ def heatmap_svg(sim: dict[str, Any], hot_line: float) -> str | None:
 
 
 def timeline_svg(sim: dict[str, Any]) -> str | None:
-    """When compute and each parallel dimension's communication ran (merged lanes)."""
+    """When compute and each parallel dimension's communication ran (merged lanes); the
+    group row ``communication`` is the union of the communication rows above it."""
     tl = sim.get("timeline_by_dimension") or {}
     lanes = tl.get("lanes") or {}
     if not lanes:
@@ -95,8 +96,9 @@ def timeline_svg(sim: dict[str, Any]) -> str | None:
     for i, (name, lane) in enumerate(lanes.items()):
         spans = [(s * 1e3, (e - s) * 1e3) for s, e in lane["intervals"]]
         ax.broken_barh(spans, (i - 0.35, 0.7), facecolors=COLOURS.get(name, "#999999"))
-    ax.set_yticks(range(len(lanes)), [f"{n} ({lane['busy_share']:.0%} busy)"
-                                      for n, lane in lanes.items()], fontsize=8)
+    ax.set_yticks(range(len(lanes)), [
+        f"{n} ({'any part, ' if lane.get('parts') else ''}{lane['busy_share']:.0%} busy)"
+        for n, lane in lanes.items()], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("time in the iteration (ms)")
     ax.set_title("Timeline by parallel dimension (all ranks merged)", fontsize=10)

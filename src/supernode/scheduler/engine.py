@@ -172,9 +172,9 @@ class Simulation:
     def _start(self, j: int, gpus: np.ndarray, taken: bool = False) -> None:
         st, jobs = self.state, self.jobs
         g, tp = int(jobs.gpus[j]), int(jobs.tp[j])
-        cls = classify(gpus, st)
+        cls = classify(gpus, st, tp=tp)
         if cls.groups > 1 and st.hierarchy.crossing_oversubscription(cls.pods) > 1:
-            cls = classify(gpus, st, contention(st, gpus, cls.pods))
+            cls = classify(gpus, st, contention(st, gpus, cls.pods), tp)
         s = self.slowdowns.slowdown(int(jobs.model[j]), g, tp, cls)
         if not taken:
             st.take(gpus)

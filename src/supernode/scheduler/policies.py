@@ -7,6 +7,9 @@ engine (:mod:`supernode.scheduler.engine`).
 
 * ``random``: any free GPUs, uniformly at random (seeded).
 * ``first-fit``: the lowest-numbered free GPUs: topology-blind.
+* ``node-pack``: Slurm ``select/cons_tres`` without a topology plugin: whole nodes
+  lowest-numbered first, a job smaller than a node best-fit on one node; blind to
+  supernodes and port groups (:mod:`supernode.scheduler.node_pack`).
 * ``best-fit``: topology-aware. A job that fits a supernode goes to the one with the
   fewest free GPUs that holds it; a larger job is cut into equal segments
   (:func:`~supernode.scheduler.segments.segment_size`), each inside one supernode, placed
@@ -27,6 +30,7 @@ from typing import ClassVar, Protocol, TypeVar
 import numpy as np
 
 from supernode.errors import InputError
+from supernode.scheduler.node_pack import node_pack
 from supernode.scheduler.segments import best_window, fill_order, segment_size
 from supernode.scheduler.state import Occupancy
 
@@ -104,6 +108,20 @@ class FirstFitPolicy:
         if gpus > state.total_free:
             return None
         return state.first_free(gpus)
+
+
+@POLICIES.register
+class NodePackingPolicy:
+    """Slurm without topology: whole nodes lowest-numbered first, best fit on nodes."""
+
+    name: ClassVar[str] = "node-pack"
+    description: ClassVar[str] = ("Slurm cons_tres without topology: whole nodes "
+                                  "lowest-numbered first, best fit on nodes")
+    preempts: ClassVar[bool] = False
+
+    def place(self, gpus, tp, state, rng):
+        """See :func:`~supernode.scheduler.node_pack.node_pack`."""
+        return node_pack(gpus, state)
 
 
 @POLICIES.register

@@ -22,6 +22,10 @@ class EngineOptions:
     checkpoint_interval_s: float = 1800.0
     restart_s: float = 300.0
     max_victim_trials: int = 64
+    #: How job TP sizes are chosen (:data:`supernode.scheduler.shapes.SHAPE_RULES`) and
+    #: how a split placement is priced (:data:`supernode.scheduler.slowdown.PRICINGS`).
+    shapes: str = "memory-tp"
+    pricing: str = "per-group"
 
 
 @dataclass(frozen=True)

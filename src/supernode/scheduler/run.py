@@ -28,7 +28,7 @@ from supernode.spec.resolved import Cluster
 from supernode.topology.hierarchy import Hierarchy, build_hierarchy
 
 #: Policies compared when none is named.
-DEFAULT_POLICIES = ("random", "first-fit", "best-fit", "slurm-block", "preempt")
+DEFAULT_POLICIES = ("random", "first-fit", "node-pack", "best-fit", "slurm-block", "preempt")
 
 
 @dataclass
@@ -64,10 +64,12 @@ def policy_seed(seed: int, name: str) -> int:
     return (seed * 1_000_003 + zlib.crc32(name.encode())) % 2**32
 
 
-def job_table(trace: Trace, cluster: Cluster, seed: int) -> JobTable:
-    """The trace's jobs with shapes drawn by :func:`~supernode.scheduler.shapes.draw_shapes`."""
+def job_table(trace: Trace, cluster: Cluster, seed: int, rule: str = "memory-tp"
+              ) -> JobTable:
+    """The trace's jobs with shapes drawn by :func:`~supernode.scheduler.shapes.draw_shapes`
+    (``rule``: how TP is chosen)."""
     shapes = draw_shapes(trace.gpus, cluster.scale_up.size, cluster.accelerator.memory_bytes,
-                         seed, model=trace.model, tp=trace.tp)
+                         seed, model=trace.model, tp=trace.tp, rule=rule)
     return JobTable(trace.submit_s, trace.duration_s, trace.gpus, shapes.tp, shapes.model,
                     trace.priority)
 
@@ -76,7 +78,7 @@ def run_policy(cluster: Cluster, hierarchy: Hierarchy, jobs: JobTable, name: str
                options: EngineOptions, seed: int, slowdowns: SlowdownModel | None = None,
                progress: Callable[[str, int], None] | None = None) -> tuple:
     """One policy's (metrics, timeline, multi-GPU slowdowns, step-time cache keys)."""
-    slowdowns = slowdowns or SlowdownModel(cluster, hierarchy)
+    slowdowns = slowdowns or SlowdownModel(cluster, hierarchy, options.pricing)
     sim = Simulation(jobs, Occupancy(hierarchy), POLICIES.create(name), slowdowns, options,
                      policy_seed(seed, name))
     record = sim.run(None if progress is None else lambda n: progress(name, n))
@@ -103,12 +105,13 @@ def schedule(cluster: Cluster, trace: Trace, policies: Sequence[str] = DEFAULT_P
         POLICIES.create(n)
     hierarchy = build_hierarchy(cluster)
     _check_cluster(cluster, hierarchy, trace)
-    jobs = job_table(trace, cluster, seed)
+    SlowdownModel.check_pricing(options.pricing)
+    jobs = job_table(trace, cluster, seed, options.shapes)
     if workers > 1 and len(names) > 1:
         outcomes = _in_processes(cluster, hierarchy, jobs, names, options, seed, workers,
                                  progress)
     else:
-        shared = SlowdownModel(cluster, hierarchy)
+        shared = SlowdownModel(cluster, hierarchy, options.pricing)
         outcomes = [run_policy(cluster, hierarchy, jobs, n, options, seed, shared, progress)
                     for n in names]
     results = [o[0] for o in outcomes]
@@ -120,7 +123,8 @@ def schedule(cluster: Cluster, trace: Trace, policies: Sequence[str] = DEFAULT_P
         options={"backfill_depth": options.backfill_depth, "stretch": options.stretch,
                  "preempt_after_s": options.preempt_after_s,
                  "checkpoint_interval_s": options.checkpoint_interval_s,
-                 "restart_s": options.restart_s},
+                 "restart_s": options.restart_s, "shapes": options.shapes,
+                 "pricing": options.pricing},
         shapes=_shape_summary(jobs, estimates), policies=results, timelines=timelines,
         slowdowns=slows, skipped_rows=[e.to_dict() for e in trace.skipped])
 

@@ -7,9 +7,15 @@ Traces give GPU counts, not models. The rule (``docs/scheduler.md``, "Job shapes
    (ZeRO, Rajbhandari et al. SC'20, §3: 2 + 2 + 12 bytes), fills at most half of the job's
    HBM; one of the :data:`LARGEST_FITTING` largest of them is drawn uniformly (the
    smallest model when none fits).
-2. **TP.** One of the legal sizes in :data:`TP_CHOICES` is drawn uniformly: ``t`` divides
-   the job's GPUs and the supernode size (so a TP group can sit inside one), and the
-   model's heads and KV heads (Megatron's rule, :func:`supernode.spec.plan.check_plan`).
+2. **TP** (:data:`SHAPE_RULES`). ``memory-tp`` (the default, issue 26): the smallest legal
+   size whose share of the training state fits the same half of one GPU's HBM — weights
+   and gradients (2 + 2 bytes per parameter) split over TP, the fp32 master weights and
+   Adam moments (12 bytes) over TP x DP (Megatron's distributed optimizer, ZeRO stage 1) —
+   else the largest legal size; so a 1.3B model on 8 GPUs gets TP 1, not TP 8.
+   ``uniform-tp`` (the earlier rule, kept as a variant): one legal size drawn uniformly.
+   Legal: ``t`` in :data:`TP_CHOICES` divides the job's GPUs and the supernode size (so a
+   TP group can sit inside one), and the model's heads and KV heads (Megatron's rule,
+   :func:`supernode.spec.plan.check_plan`).
 3. Pipeline stages and the global batch are not drawn: :mod:`supernode.scheduler.slowdown`
    takes the fewest power-of-two stages that fit in memory and the planner's default batch.
 
@@ -41,6 +47,12 @@ STATE_SHARE_OF_MEMORY = 0.5
 LARGEST_FITTING = 3
 #: Tensor-parallel sizes a job may get (Megatron practice: up to one 8-GPU NVLink board).
 TP_CHOICES = (1, 2, 4, 8)
+#: How a job's TP is chosen (module doc): from memory, or drawn uniformly (the old rule).
+SHAPE_RULES = ("memory-tp", "uniform-tp")
+#: Bytes per parameter split over TP (bf16 weights and gradients) and over TP x DP (fp32
+#: master weights and Adam moments, sharded by the distributed optimizer; ZeRO §3).
+TP_SHARDED_BYTES_PER_PARAM = 4
+DP_SHARDED_BYTES_PER_PARAM = STATE_BYTES_PER_PARAM - TP_SHARDED_BYTES_PER_PARAM
 
 
 @dataclass(frozen=True)
@@ -100,6 +112,28 @@ def legal_tp(model: int, gpus: int, domain_size: int) -> tuple[int, ...]:
     return tuple(out) or (1,)
 
 
+@functools.cache
+def needed_tp(model: int, gpus: int, domain_size: int, memory_bytes: float) -> int:
+    """The smallest legal TP whose share of the model's training state fits
+    :data:`STATE_SHARE_OF_MEMORY` of one GPU's ``memory_bytes`` (the largest legal TP when
+    none does); see the module doc."""
+    params = job_models()[model].params
+    legal = legal_tp(model, gpus, domain_size)
+    for t in legal:
+        per_gpu = params * (TP_SHARDED_BYTES_PER_PARAM / t
+                            + DP_SHARDED_BYTES_PER_PARAM / gpus)
+        if per_gpu <= STATE_SHARE_OF_MEMORY * memory_bytes:
+            return t
+    return legal[-1]
+
+
+def check_shape_rule(rule: str, path: str = "--shapes") -> str:
+    """``rule`` when it is one of :data:`SHAPE_RULES`; InputError naming ``path`` else."""
+    if rule not in SHAPE_RULES:
+        raise InputError(path, f"unknown shape rule {rule!r}; known: {', '.join(SHAPE_RULES)}")
+    return rule
+
+
 @dataclass(frozen=True)
 class JobShapes:
     """Model (ladder index) and TP size of every job, in trace order."""
@@ -109,9 +143,12 @@ class JobShapes:
 
 
 def draw_shapes(gpus: np.ndarray, domain_size: int, memory_bytes: float, seed: int,
-                model: np.ndarray | None = None, tp: np.ndarray | None = None) -> JobShapes:
-    """Shapes of jobs of ``gpus`` GPUs by the module's rule; ``model``/``tp`` entries ≥ 0
-    (ladder index, TP size) are kept as given, -1 entries are drawn."""
+                model: np.ndarray | None = None, tp: np.ndarray | None = None,
+                rule: str = "memory-tp") -> JobShapes:
+    """Shapes of jobs of ``gpus`` GPUs by the module's rule (``rule``: how TP is chosen);
+    ``model``/``tp`` entries ≥ 0 (ladder index, TP size) are kept as given, -1 entries are
+    drawn. The generator draws the same numbers under either rule."""
+    check_shape_rule(rule)
     rng = np.random.default_rng(seed)
     n = len(gpus)
     u_model, u_tp = rng.random(n), rng.random(n)
@@ -128,6 +165,8 @@ def draw_shapes(gpus: np.ndarray, domain_size: int, memory_bytes: float, seed: i
         out_model[i] = m
         if tp is not None and tp[i] >= 0:
             out_tp[i] = int(tp[i])
+        elif rule == "memory-tp":
+            out_tp[i] = needed_tp(m, g, domain_size, memory_bytes)
         else:
             legal = legal_tp(m, g, domain_size)
             out_tp[i] = legal[int(u_tp[i] * len(legal))]

@@ -6,6 +6,8 @@ port groups, which is all the step model can see of it.
 * ``domain_piece``: the greatest common divisor of the job's GPU counts per supernode.
   Ranks follow GPU order, so a group of ``k`` consecutive ranks stays inside a supernode
   iff ``k`` divides it; a TP group crosses a supernode iff ``tp`` does not divide it.
+* ``split_share``: the share of the job's TP groups (``tp`` consecutive ranks) whose GPUs
+  are in more than one supernode.
 * ``group_piece``: the same over port groups (0 when the job uses one port group).
 * ``pods``: pods used (three-tier fabrics), and the down:up ratio met by traffic leaving
   the port groups (:meth:`~supernode.topology.hierarchy.Hierarchy.crossing_oversubscription`),
@@ -18,6 +20,16 @@ ranks, the scale-out tier over the whole job. ``estimate_plan`` gives the step t
 slowdown is its ratio to the step time of the **ideal class**, where topology-aware
 best-fit puts the job on an empty cluster. Step times are cached by (model, GPUs, TP,
 class), so 100,000 jobs cost a few hundred estimates.
+
+Pricing (:data:`PRICINGS`, issue 26): ``all-split`` prices a job whose TP groups do not
+all fit as if every TP group were split into ``domain_piece``-rank pieces (the gcd class
+alone). ``per-group`` (the default) slows only the groups that straddle: the step time is
+the job's step with its TP groups inside (the same class, its piece rounded up to a
+multiple of ``tp``) plus ``split_share`` of the extra time the all-split step costs. It
+counts the straddling groups' extra communication for the ranks that pay it, so it is
+never slower than ``all-split`` and equal to it when every group straddles; it is the
+optimistic bound (ranks that wait at the next data-parallel synchronisation for a slow
+group are not charged), ``all-split`` the pessimistic one.
 """
 
 from __future__ import annotations
@@ -41,6 +53,8 @@ from supernode.workload.batch import default_global_batch
 
 #: Effective oversubscription is rounded up to this step (keeps the cache small).
 OVERSUBSCRIPTION_STEP = 0.25
+#: How a placement whose TP groups do not all fit a supernode is priced (module doc).
+PRICINGS = ("per-group", "all-split")
 
 
 @dataclass(frozen=True)
@@ -53,15 +67,17 @@ class PlacementClass:
     groups: int
     pods: int
     oversubscription: float
+    #: Share of the job's TP groups that span two supernodes (1: priced as all of them).
+    split_share: float = 1.0
 
     def tp_crosses(self, tp: int) -> bool:
         """True when some TP group of size ``tp`` spans two supernodes."""
         return self.domain_piece % tp != 0
 
 
-def classify(gpus: np.ndarray, state: Occupancy, oversubscription: float = 1.0
-             ) -> PlacementClass:
-    """The class of a placement on ``gpus`` (sorted GPU indices)."""
+def classify(gpus: np.ndarray, state: Occupancy, oversubscription: float = 1.0,
+             tp: int = 1) -> PlacementClass:
+    """The class of a placement on ``gpus`` (sorted GPU indices) of a job of TP ``tp``."""
     first, last = gpus[0], gpus[-1]
     if state.gpu_domain[first] == state.gpu_domain[last] and \
             state.gpu_group[first] == state.gpu_group[last]:
@@ -71,11 +87,23 @@ def classify(gpus: np.ndarray, state: Occupancy, oversubscription: float = 1.0
     d_counts = _run_lengths(domains)
     g_counts = _run_lengths(groups)
     pods = len(np.unique(state.hierarchy.group_pod[groups])) if len(g_counts) > 1 else 1
+    piece = math.gcd(*d_counts.tolist())
     return PlacementClass(
-        domain_piece=math.gcd(*d_counts.tolist()), domains=len(d_counts),
+        domain_piece=piece, domains=len(d_counts),
         group_piece=math.gcd(*g_counts.tolist()) if len(g_counts) > 1 else 0,
         groups=len(g_counts), pods=pods,
-        oversubscription=_quantise(oversubscription) if len(g_counts) > 1 else 1.0)
+        oversubscription=_quantise(oversubscription) if len(g_counts) > 1 else 1.0,
+        split_share=split_share(domains, tp) if piece % tp else 0.0)
+
+
+def split_share(domains: np.ndarray, tp: int) -> float:
+    """Share of the TP groups (``tp`` consecutive entries of ``domains``, the supernode of
+    each rank's GPU in rank order) whose ranks are in more than one supernode."""
+    n = len(domains) // tp * tp
+    if tp <= 1 or n == 0:
+        return 0.0
+    rows = domains[:n].reshape(-1, tp)
+    return float(np.mean(rows[:, 0] != rows[:, -1]))
 
 
 def _run_lengths(sorted_labels: np.ndarray) -> np.ndarray:
@@ -102,7 +130,9 @@ def contention(state: Occupancy, gpus: np.ndarray, pods: int) -> float:
 class SlowdownModel:
     """Step times per (model, GPUs, TP, class), cached; slowdowns against the ideal class."""
 
-    def __init__(self, cluster: Cluster, hierarchy: Hierarchy) -> None:
+    def __init__(self, cluster: Cluster, hierarchy: Hierarchy, pricing: str = "per-group"
+                 ) -> None:
+        self.pricing = self.check_pricing(pricing)
         self.system = system_from_cluster(cluster)
         self.hierarchy = hierarchy
         tiers = {t.name: t for t in self.system.fabric.tiers}
@@ -112,6 +142,13 @@ class SlowdownModel:
         self._pp: dict[tuple[int, int, int], int] = {}
         self._ideal: dict[tuple[int, int], PlacementClass] = {}
         self.estimates = 0
+
+    @staticmethod
+    def check_pricing(pricing: str, path: str = "--pricing") -> str:
+        """``pricing`` when it is one of :data:`PRICINGS`; InputError naming ``path``."""
+        if pricing not in PRICINGS:
+            raise InputError(path, f"unknown pricing {pricing!r}; known: {', '.join(PRICINGS)}")
+        return pricing
 
     def step_keys(self) -> list[tuple]:
         """Keys (model, GPUs, TP, class) of the step times computed so far."""
@@ -137,7 +174,18 @@ class SlowdownModel:
         if gpus == 1:
             return 1.0
         ideal = self.ideal_class(gpus, tp)
-        return self.step_time_s(model, gpus, tp, cls) / self.step_time_s(model, gpus, tp, ideal)
+        return self.priced_step_s(model, gpus, tp, cls) / self.step_time_s(model, gpus, tp,
+                                                                           ideal)
+
+    def priced_step_s(self, model: int, gpus: int, tp: int, cls: PlacementClass) -> float:
+        """Step time (s) of the job in ``cls`` under the model's pricing (module doc)."""
+        split = self.step_time_s(model, gpus, tp, cls)
+        if self.pricing == "all-split" or not cls.tp_crosses(tp) or cls.split_share >= 1:
+            return split
+        piece = tp * max(1, cls.domain_piece // tp)
+        inside = min(split, self.step_time_s(model, gpus, tp,
+                                             dataclasses.replace(cls, domain_piece=piece)))
+        return inside + cls.split_share * (split - inside)
 
     def step_time_s(self, model: int, gpus: int, tp: int, cls: PlacementClass) -> float:
         """Predicted step time (s) of the job's plan on the fabric of ``cls``."""

@@ -33,6 +33,9 @@ class Occupancy:
         self.domain_start = np.searchsorted(self.gpu_domain, np.arange(h.domains))
         self.domain_end = np.searchsorted(self.gpu_domain, np.arange(h.domains), side="right")
         self.host_free = np.bincount(self.gpu_host, minlength=h.hosts).astype(np.int64)
+        #: GPUs of each host and its first GPU (hosts hold consecutive GPUs).
+        self.host_size = self.host_free.copy()
+        self.host_start = np.searchsorted(self.gpu_host, np.arange(h.hosts))
         self.cell_free = (self.cell_end - self.cell_start).astype(np.int64)
         self.domain_free = np.bincount(self.gpu_domain, minlength=h.domains).astype(np.int64)
         self.group_free = np.bincount(self.gpu_group, minlength=h.groups).astype(np.int64)

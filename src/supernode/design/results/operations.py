@@ -133,6 +133,8 @@ class EngineOptions(ResultModel):
     preempt_after_s: float = field("Queue time before preemption (s).")
     checkpoint_interval_s: float = field("Checkpoint interval of preempted jobs (s).")
     restart_s: float = field("Restart cost of a preempted job (s).")
+    shapes: str = field("How job TP sizes were chosen: memory-tp or uniform-tp.")
+    pricing: str = field("How a split placement is priced: per-group or all-split.")
 
 
 class Shapes(ResultModel):

@@ -8,6 +8,7 @@ from typing import Literal
 
 from supernode.design.results.base import ResultModel, field, optional
 from supernode.design.results.stack import SoftwareStack
+from supernode.design.results.straddle import InsideBest, StraddlingGroup
 
 
 class StepBreakdown(ResultModel):
@@ -132,6 +133,11 @@ class PlanRow(ResultModel):
     memory_capacity_bytes: float = field("Usable memory per GPU (bytes).")
     fits_in_memory: bool = field("True when the peak fits.")
     tp_crosses_scale_up_domain: bool = field("True when TP leaves the scale-up domain.")
+    straddles_scale_up_domain: bool = field("True when a TP, CP or EP group does not sit "
+                                            "inside one scale-up domain.")
+    straddling_groups: list[StraddlingGroup] = field("Those groups (empty when none).")
+    rank_note: str | None = field("Why a straddling plan ranks where it does (null: it "
+                                  "does not straddle).")
     placement: Placement = field("The tier of each dimension's group.")
     placement_detail: dict[str, GroupPlacement] = field("Each placed dimension in full.")
     breakdown_s: StepBreakdown = field("The step by part (s).")
@@ -214,6 +220,10 @@ class PlanResults(ResultModel):
     global_batch_sequences: int = field("Sequences per step.")
     objective: str = field("What was ranked: time, cost or energy.")
     allow_cross_domain_tp: bool = field("True when TP may leave the scale-up domain.")
+    straddle_margin: float = field("Share a straddling plan must win by to rank above the "
+                                   "plans inside the domains.")
+    best_inside_domain: InsideBest | None = field("The best plan inside the domains when "
+                                                  "the best straddles (else null).")
     feasible: bool = field("True when some plan fits.")
     plans: list[PlanRow] = field("The best distinct layouts (the nearest when none fits).")
     comm_compute_table: list[CommComputeRow] = field("Seed 000 §5.2 table, one row a plan.")
@@ -253,6 +263,10 @@ class ReviewedPlan(ResultModel):
     memory_per_gpu_bytes: float = field("Peak memory of the busiest GPU (bytes).")
     memory_capacity_bytes: float = field("Usable memory per GPU (bytes).")
     tp_crosses_domain: bool = field("True when TP leaves the scale-up domain.")
+    straddles_domain: bool | None = optional("True when a TP, CP or EP group straddles a "
+                                             "scale-up domain (the planner's best).")
+    straddling_groups: list[StraddlingGroup] | None = optional("Those groups.")
+    rank_note: str | None = optional("Why it ranks first though it straddles.")
     placement: Placement = field("The tier of each dimension's group.")
     comm_share: float = field("Issued communication over compute + communication.")
     exposed_comm_share: float = field("Exposed communication over the step time.")

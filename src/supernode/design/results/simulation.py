@@ -5,8 +5,9 @@ bytes; utilisations are shares of a link's capacity."""
 
 from __future__ import annotations
 
-from supernode.design.results.base import ResultModel, field
+from supernode.design.results.base import ResultModel, field, optional
 from supernode.design.results.planning import StepBreakdown
+from supernode.design.results.straddle import StraddleCheck
 from supernode.spec.plan import ParallelPlan
 
 
@@ -89,10 +90,13 @@ class HeatmapTier(ResultModel):
 class TimelineLane(ResultModel):
     """Busy intervals of one parallel dimension (or compute), merged across lanes."""
 
-    intervals: list[list[float]] = field("[start, end] pairs (s), at most 400 + 1.")
+    intervals: list[list[float]] = field("[start, end] pairs (s), at most 400 + 1 (a "
+                                         "group row: the exact union of its parts').")
     busy_s: float = field("Time covered (s).")
     busy_share: float = field("Time covered over the run.")
     transfers: int = field("Transfers or delays merged.")
+    parts: list[str] | None = optional("A group row's part rows (communication: every "
+                                       "communication row); absent on a part row.")
 
 
 class Timeline(ResultModel):
@@ -132,3 +136,5 @@ class SimulationResults(ResultModel):
     heatmap: dict[str, HeatmapTier] = field("Per tier: the busiest links' utilisation.")
     timeline_by_dimension: Timeline = field("Busy intervals per parallel dimension.")
     routing_what_if: RoutingWhatIf | None = field("The adaptive-routing what-if, or null.")
+    straddle_check: StraddleCheck | None = optional("A straddling best plan simulated "
+                                                    "against the best plan inside.")
