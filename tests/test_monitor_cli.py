@@ -50,7 +50,7 @@ def test_monitor_rules_writes_every_artefact(generated):
         ["rules.yaml", "rules-tests.yaml", "rules-tests-long.yaml", "dcgm-counters.csv",
          "grafana-dashboard.json", "topology.prom", "alertmanager-inhibit.yaml",
          "manifest.json"])
-    assert manifest["alerting_rules"] == 28 and manifest["prometheus_major"] == 2
+    assert manifest["alerting_rules"] == 29 and manifest["prometheus_major"] == 2
     assert manifest["topology"] == {"gpus": 256, "hosts": 32, "nics": 256, "switches": 12,
                                     "racks": 8}
     assert {r["id"] for r in manifest["rules"]} >= {"SwitchPortDrops", "GpuXidErrorsRising"}

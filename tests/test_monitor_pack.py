@@ -125,7 +125,7 @@ def test_records_are_defined_before_they_are_read():
 
 def test_monitoring_rules_for_a_design_report():
     rows = [r.to_dict() for r in monitoring_rules(load_cluster("dgx-h100-superpod-su"))]
-    assert len(rows) == 28  # with LinkSymbolCounterSaturated
+    assert len(rows) == 29  # with both symbol-counter saturation rules
     assert list(rows[0]) == ["id", "seed", "severity", "for_s", "scope", "component",
                              "summary", "expression"]
     drops = next(r for r in rows if r["id"] == "SwitchPortDrops")

@@ -22,7 +22,7 @@ from supernode.monitor import promtool
 from supernode.monitor.artefacts import RULES, dump_yaml, render, write
 from supernode.monitor.config import load_config
 from supernode.monitor.grafana import dashboard, panel_expressions
-from supernode.monitor.pack import build_pack
+from supernode.monitor.pack import ALL_ALERTS, build_pack
 from supernode.monitor.promql_syntax import duration
 from supernode.monitor.promtests import LONG_INTERVAL_S, SHORT_INTERVAL_S, evaluator_test_group
 from supernode.monitor.rules import rule_file
@@ -86,7 +86,7 @@ def test_every_alert_of_the_full_pack_has_a_promtool_test(rendered):
     import yaml
 
     pack, artefacts = rendered[CASES[0][0]]
-    assert len(pack.alerts()) == 34
+    assert len(pack.alerts()) == len(ALL_ALERTS) == 35
     files = artefacts.files
     tested = set()
     for name in ("rules-tests.yaml", "rules-tests-long.yaml"):

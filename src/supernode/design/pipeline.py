@@ -29,22 +29,20 @@ from typing import Any
 
 from supernode.cluster.load import load_cluster_spec
 from supernode.cluster.resolve import resolve_cluster
-from supernode.design.artefacts import design_artefacts
 from supernode.design.bom import bill_of_materials, check_unit_prices
 from supernode.design.decisions import decision_records
 from supernode.design.fixes import review_fixes
 from supernode.design.headline import executive_summary
 from supernode.design.memory import check_memory_block, memory_results
-from supernode.design.monitoring import cooled_config, monitoring_summary
+from supernode.design.operations import Reviewed, run_operations
 from supernode.design.plans import (
     best_view,
     confirm_straddling_best,
     given_view,
     simulation_plan,
 )
-from supernode.design.power_cap import power_cap_trade
 from supernode.design.prices import price_model, stated_prices
-from supernode.design.reliability import DESIGN_DAYS, DESIGN_RUNS, run_reliability
+from supernode.design.reliability import DESIGN_DAYS, DESIGN_RUNS
 from supernode.design.reproduce import design_reproduce
 from supernode.design.results import SCHEMA, check_results
 from supernode.design.scheduling import (
@@ -57,9 +55,7 @@ from supernode.design.serving import run_serving
 from supernode.design.simulation import routing_what_if, run_simulation, simulation_results
 from supernode.design.summary import cluster_summary, workload_summary
 from supernode.errors import InputError
-from supernode.facility import WorkloadUse, cluster_cooling, facility_report
 from supernode.forked import in_background
-from supernode.monitor.pack import build_pack
 from supernode.monitor.promtool import semantics_for
 from supernode.netsim.limits import check_simulated_size
 from supernode.planner import build_target, plan_job
@@ -220,50 +216,6 @@ class _Clock:
         return {n: end - self.starts[n] for n, end in zip(STAGES, ends, strict=True)}
 
 
-@dataclass(frozen=True)
-class _Reviewed:
-    """What the stages after the simulation read: the plan under review and its results."""
-
-    workload: Any
-    target: Any
-    view: dict[str, Any] | None
-    plan: ParallelPlan | None
-    sim: dict[str, Any] | None
-
-
-def _operations(inputs: DesignInput, cluster, topo, reviewed: _Reviewed,
-                prometheus: tuple[Any, int], clock: _Clock, scheduling: Any = None
-                ) -> dict[str, Any]:
-    """Reliability, facility, monitoring, scheduling (``scheduling``: the replay running
-    beside, or None to run it here) and artefacts stages."""
-    workload, target, view, plan, sim = (reviewed.workload, reviewed.target, reviewed.view,
-                                         reviewed.plan, reviewed.sim)
-    clock("reliability")
-    rel = alt = None
-    cooling = cluster_cooling(cluster, topo)
-    if plan is not None:
-        rel, alt = run_reliability(cluster, workload, plan, inputs.seed,
-                                   inputs.reliability_days, inputs.reliability_runs, cooling)
-    clock("facility")
-    use = None
-    if view is not None:
-        step = sim["step_time_s"] if sim else view["step_time_s"]
-        use = WorkloadUse(view["busy_share"], step, target.tokens_per_step)
-    fac = facility_report(cluster, topo, use).to_dict()
-    fac["power_cap"] = (power_cap_trade(cluster, topo, workload, plan, target.system)
-                        if plan is not None else None)
-    clock("monitoring")
-    pack = build_pack(cluster, cooled_config(cooling))
-    monitoring = monitoring_summary(cluster, pack, cooling)
-    clock("scheduling")
-    scheduling, sched_note = run_scheduling(cluster, inputs.seed, scheduling)
-    clock("artefacts")
-    files, artefacts = design_artefacts(cluster, pack, *prometheus)
-    return {"rel": rel, "alt": alt, "fac": fac, "monitoring": monitoring,
-            "scheduling": scheduling, "sched_note": sched_note, "files": files,
-            "artefacts": artefacts}
-
-
 def run_design(inputs: DesignInput, progress: Progress | None = None) -> DesignResult:
     """Run every stage of the review; InputError for bad input anywhere in the chain.
 
@@ -319,7 +271,7 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
                 report, sim, partial(_simulated, cluster, workload, inputs.seed))
         what_if = routing_what_if(cluster, workload, plan, order, inputs.seed, sim)
         sim["routing_what_if"] = what_if
-    ops = _operations(inputs, cluster, topo, _Reviewed(workload, target, view, plan, sim),
+    ops = run_operations(inputs, cluster, topo, Reviewed(workload, target, view, plan, sim),
                       (semantics, major), clock, scheduling)
     clock("rules")
     facts = Facts(cluster=cluster, workload=workload_summary(workload),

@@ -31,6 +31,7 @@ from supernode.planner.fit import (
     CONVENTIONAL_DOMAIN,
     DEFAULT_SUPERNODE_PREMIUM,
     MIN_USEFUL_SPEEDUP,
+    premium_clause,
     usable_sizes,
 )
 from supernode.planner.variants import with_domain_size
@@ -167,9 +168,5 @@ def _verdict(q1: dict[str, Any], q3: dict[str, Any], base: dict[str, Any],
     if gain is None or gain < MIN_USEFUL_SPEEDUP:
         return f"a supernode serves less than 5% more tokens/s per GPU ({bound}): " \
                "8-GPU servers are enough"
-    verdict = (f"a {q1['best_scale_up_size']}-GPU domain serves {gain:.2f}x the tokens/s "
-               f"per GPU of 8-GPU servers ({bound})")
-    if q3.get("pays_off"):
-        return verdict + " and is cheaper per token at the assumed premium: worth it"
-    return verdict + (f", but costs more per token unless its premium stays below "
-                      f"{q3.get('break_even_premium', 0.0):.0%}")
+    return (f"a {q1['best_scale_up_size']}-GPU domain serves {gain:.2f}x the tokens/s "
+            f"per GPU of 8-GPU servers ({bound})") + premium_clause(q3)

@@ -134,6 +134,19 @@ def _counter_alerts(ctx: PackContext) -> list[AlertRule]:
                   "Read the BER from the 64-bit extended counters (mlxlink / UFM), clear "
                   "the port counters (perfquery -R) and re-measure over the BER window.",
                   "nic", 0, "network", ("nic_symbol_errors",)),
+        AlertRule("SwitchPortSymbolCounterSaturated",
+                  ctx.on_switch(ctx.sel("switch_port_symbol_errors")
+                                .ge(ber.symbol_counter_max)),
+                  "warning", "seed 003 §4.2", f"{_port(ctx)} symbol_error counter saturated "
+                  f"at {ber.symbol_counter_max:,}: its BER cannot be read",
+                  "The switch port's PortCounters SymbolErrorCounter (what the InfiniBand "
+                  "switch exporter reads with perfquery) is 16 bits and stops at its maximum: "
+                  "rate() then reads 0 and SwitchPortBerAboveDrainThreshold goes blind on "
+                  "the port, as on a NIC.",
+                  "Read the port's BER from the extended 64-bit counters (UFM, mlxlink on "
+                  "the switch), clear its counters (perfquery -R -G <guid> <port>) and "
+                  "re-measure over the BER window.", "switch_port", 0, "network",
+                  ("switch_port_symbol_errors", "switch_info")),
         AlertRule("LinkSnrBelowBaseline", snr_low, "warning", "seed 003 §4.2",
                   f"{_nic(ctx)} SNR {value('%.1f')} dB, {t.link_snr_drop_db:g} dB under its "
                   "baseline", "Link SNR is falling under its 7-day baseline.",

@@ -134,6 +134,21 @@ def symbol_saturated(ctx: PackContext) -> Scenario:
         Check(10 * 60, "LinkSymbolCounterSaturated", (kit.nic_alert(a),))])
 
 
+def switch_symbol_saturated(ctx: PackContext) -> Scenario:
+    """Port 7's symbol_error counter climbs 100 a minute from 65,000 and stops at 65,535 at
+    minute 6 (fires from then); port 8 climbs from 60,000 (silent)."""
+    kit = Kit(ctx, 12)
+    name, tier = _switch_names(kit)
+    top = float(ctx.config.link_ber.symbol_counter_max)
+    _switch_port(kit, "switch_port_symbol_errors", KNOWN_GUID, "7",
+                 [min(top, 65000.0 + 100 * i) for i in range(12)])
+    _switch_port(kit, "switch_port_symbol_errors", KNOWN_GUID, "8", ramp(60000.0, 100.0, 12))
+    return kit.scenario("SwitchPortSymbolCounterSaturated", [
+        Check(3 * 60, "SwitchPortSymbolCounterSaturated", ()),
+        Check(10 * 60, "SwitchPortSymbolCounterSaturated",
+              (_port_alert(kit, KNOWN_GUID, "7", name, tier),))])
+
+
 def ber_rising(ctx: PackContext) -> Scenario:
     """Hourly, 8 days. A: BER 0.25x the floor for 7 days, then 12.5x (fires); B: flat;
     C: 0.75x the floor on the last day (3x its history, but under the floor: silent)."""
@@ -173,5 +188,6 @@ SCENARIOS: dict[str, Callable[[PackContext], Scenario]] = {
     "LinkBerAboveDrainThreshold": nic_ber,
     "LinkBerRising": ber_rising,
     "LinkSymbolCounterSaturated": symbol_saturated,
+    "SwitchPortSymbolCounterSaturated": switch_symbol_saturated,
     "LinkSnrBelowBaseline": snr,
 }

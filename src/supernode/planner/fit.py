@@ -189,9 +189,14 @@ def _verdict(q1: dict[str, Any], q3: dict[str, Any]) -> str:
             text += ("; its communication crosses the scale-out network in every design "
                      "(larger batches or faster NICs help more than a bigger domain)")
         return text
-    verdict = (f"a {q1['best_scale_up_size']}-GPU domain is {speedup:.2f}x faster than "
-               f"8-GPU servers")
+    return (f"a {q1['best_scale_up_size']}-GPU domain is {speedup:.2f}x faster than "
+            f"8-GPU servers") + premium_clause(q3)
+
+
+def premium_clause(q3: dict[str, Any]) -> str:
+    """The end of a fit verdict: whether the larger domain pays for its premium per token
+    (``q3``: ``pays_off``, ``break_even_premium``), training's and serving's alike."""
     if q3.get("pays_off"):
-        return verdict + " and cheaper per token at the assumed premium: worth it"
-    return verdict + (f", but costs more per token unless its premium stays below "
-                      f"{q3.get('break_even_premium', 0.0):.0%}")
+        return " and cheaper per token at the assumed premium: worth it"
+    return (f", but costs more per token unless its premium stays below "
+            f"{q3.get('break_even_premium', 0.0):.0%}")
