@@ -17,6 +17,7 @@ import pytest
 
 from supernode.estimate.system import system_from_validation
 from supernode.planner import PlanTarget, plan_job
+from supernode.planner.straddle import STRADDLE_MARGIN
 from supernode.spec.training_case import case_plan, case_workload
 from supernode.workload import load_workload
 
@@ -61,8 +62,16 @@ def test_planner_beats_or_matches_published(case):
     best = report.plans[0]
     ref = report.reference
     assert report.feasible and best.fits_in_memory and not best.tp_crosses_domain
-    assert best.step_time_s <= ref["step_time_s"] * (1 + 1e-9)
-    assert ref["rank"] >= 1 and ref["best_speedup"] >= 1 - 1e-9
+    # the search finds a layout at least as fast as the published one; the plan ranked
+    # first may be up to the straddle margin slower, when the faster ones straddle a
+    # scale-up domain (planner/straddle.py: they rank after the plans inside it)
+    fastest = min(r.step_time_s for r in report.outcome.ranked)
+    assert fastest <= ref["step_time_s"] * (1 + 1e-9)
+    assert best.step_time_s <= ref["step_time_s"] * (1 + STRADDLE_MARGIN)
+    if best.step_time_s > ref["step_time_s"] * (1 + 1e-9):
+        assert any(r.step_time_s < best.step_time_s and r.straddles
+                   for r in report.outcome.ranked), "a faster plan was passed over"
+    assert ref["rank"] >= 1 and ref["best_speedup"] >= 1 / (1 + STRADDLE_MARGIN)
     # the published configuration's own layout is among the scored ones
     sizes = {(r.layout.tp, r.layout.pp, r.layout.dp, r.layout.cp, r.layout.ep)
              for r in report.outcome.records}

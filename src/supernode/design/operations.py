@@ -53,8 +53,9 @@ def run_operations(inputs: Any, cluster: Cluster, topo: Any, reviewed: Reviewed,
         step = sim["step_time_s"] if sim else view["step_time_s"]
         use = WorkloadUse(view["busy_share"], step, target.tokens_per_step)
     fac = facility_report(cluster, topo, use).to_dict()
+    # a part without a published TDP has no cap to price (catalog/power.py refuses one)
     fac["power_cap"] = (power_cap_trade(cluster, topo, workload, plan, target.system)
-                        if plan is not None else None)
+                        if plan is not None and cluster.accelerator.tdp_w else None)
     clock("monitoring")
     pack = build_pack(cluster, cooled_config(cooling))
     monitoring = monitoring_summary(cluster, pack, cooling)

@@ -8,8 +8,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import yaml
-
 from supernode.jsontext import json_text
 from supernode.outputs import output_folder
 from supernode.report.all_sections import build_sections
@@ -17,6 +15,7 @@ from supernode.report.bom_csv import bom_csv
 from supernode.report.decisions_md import render_decisions
 from supernode.report.html import render_html
 from supernode.report.markdown import figures_of, render_markdown
+from supernode.spec.documents import dump_yaml
 
 #: Files of a report folder (and figures/NAME.svg for report.md).
 REPORT_FILES = ("report.html", "report.md", "results.json", "decisions.md", "bom.csv")
@@ -39,7 +38,7 @@ def _plan_file(results: dict[str, Any]) -> tuple[str, str] | None:
         raise ValueError(f"reviewed plan file {name!r} is not a plain file name")
     header = ("# The plan `supernode design` reviewed, every knob resolved: the commands in\n"
               "# results.json -> reproduce (and in the report's Reproduce section) read it.\n")
-    return name, header + yaml.safe_dump(document, sort_keys=False)
+    return name, header + dump_yaml(document)
 
 
 def _checked_artefacts(results: dict[str, Any], artefacts: Mapping[str, str] | None
