@@ -41,7 +41,7 @@ from supernode.design.plans import (
     given_view,
     simulation_plan,
 )
-from supernode.design.prices import price_model, stated_prices
+from supernode.design.prices import price_model, server_price, stated_prices
 from supernode.design.reliability import DESIGN_DAYS, DESIGN_RUNS
 from supernode.design.reproduce import design_reproduce
 from supernode.design.results import SCHEMA, check_results
@@ -152,10 +152,7 @@ def _fit(cluster, workload, global_batch: int, workers: int | None, searched=()
     """The planner's workload fit at 8 GPUs and at the supernode's size (or why not), at
     the price model's prices: the cluster's own domain at its GPU-hour price, 8-GPU
     servers of the same chips at that price less the supernode premium."""
-    prices = price_model(cluster)
-    price, premium = prices["gpu_hour"]["value"], prices["supernode_premium"]["value"]
-    if cluster.scale_up.size > CONVENTIONAL_DOMAIN:
-        price /= 1.0 + premium
+    price, premium = server_price(cluster)
     extra = {"supernode_premium": premium}
     try:
         fit = workload_fit(FitInput(workload, cluster.spec, None, global_batch,

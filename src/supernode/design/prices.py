@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from supernode.catalog.power import listed_price
-from supernode.planner.fit import DEFAULT_SUPERNODE_PREMIUM
+from supernode.planner.fit import CONVENTIONAL_DOMAIN, DEFAULT_SUPERNODE_PREMIUM
 from supernode.spec.cluster import FacilitySpec
 from supernode.spec.resolved import Cluster
 
@@ -67,6 +67,17 @@ def stated_prices(cluster: Cluster) -> tuple[float | None, float | None]:
     if econ is None:
         return None, None
     return econ.price_per_gpu_hour_usd, econ.supernode_premium
+
+
+def server_price(cluster: Cluster) -> tuple[float, float]:
+    """(USD per GPU-hour of the same chips in 8-GPU servers, the supernode premium) at the
+    price model's prices: the cluster's GPU-hour price less the premium when its own domain
+    is larger than 8 (what the workload and serving fits price their baseline at)."""
+    prices = price_model(cluster)
+    price, premium = prices["gpu_hour"]["value"], prices["supernode_premium"]["value"]
+    if cluster.scale_up.size > CONVENTIONAL_DOMAIN:
+        price /= 1.0 + premium
+    return price, premium
 
 
 #: The source of a bill-of-materials part with no price: the bundled catalog

@@ -46,6 +46,14 @@ def _command(*parts: Any) -> str:
     return " ".join(shlex.quote(str(p)) for p in parts)
 
 
+def _entry(stage: str, section: str, command: str,
+           figures: list[tuple[str, str | None]]) -> dict[str, Any]:
+    """One ``reproduce.commands`` entry: the figures as (results key path, command
+    ``--json`` key path or None for a file compared by hash)."""
+    return {"stage": stage, "section": section, "command": command,
+            "figures": [{"results": r, "command_json": c} for r, c in figures]}
+
+
 def reproduce_commands(inputs: dict[str, Any], plan_document: dict[str, Any] | None,
                        simulated: bool,
                        reliability_runs: int, reliability_days: float,
@@ -66,8 +74,7 @@ def reproduce_commands(inputs: dict[str, Any], plan_document: dict[str, Any] | N
     entries: list[dict[str, Any]] = []
 
     def add(stage: str, section: str, command: str, figures: list[tuple[str, str | None]]):
-        entries.append({"stage": stage, "section": section, "command": command,
-                        "figures": [{"results": r, "command_json": c} for r, c in figures]})
+        entries.append(_entry(stage, section, command, figures))
 
     if plan_document is not None:
         add("plan", "plans", _command("supernode", "estimate", *job, "--plan",
@@ -150,9 +157,8 @@ def _serving_command(serving: dict[str, Any], inputs: dict[str, Any]) -> dict[st
                        "--price-per-gpu-hour", repr(rows[0]["price_per_gpu_hour_usd"]),
                        "--supernode-premium", repr(serving["supernode_premium"]), "--json")
     keys = ("output_tokens_per_s_per_gpu", "tpot_ms", "decode_comm_share")
-    figures = [{"results": f"serving/sizes/{i}/{k}", "command_json": f"sizes/{i}/{k}"}
-               for i, r in enumerate(rows) if r["feasible"] for k in keys]
-    figures.append({"results": "serving/questions/verdict",
-                    "command_json": "questions/verdict"})
-    return {"stage": "serving", "section": "serving", "command": command,
-            "figures": figures}
+    figures: list[tuple[str, str | None]] = [
+        (f"serving/sizes/{i}/{k}", f"sizes/{i}/{k}")
+        for i, r in enumerate(rows) if r["feasible"] for k in keys]
+    figures.append(("serving/questions/verdict", "questions/verdict"))
+    return _entry("serving", "serving", command, figures)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from supernode.design.prices import price_model
+from supernode.design.prices import server_price
 from supernode.design.serving_fit import serving_fit
 from supernode.errors import InputError
 from supernode.planner.fit import CONVENTIONAL_DOMAIN
@@ -33,11 +33,7 @@ def run_serving(serve: str | Path, workload: str | Path, cluster: Cluster,
     if spec.gpus is None:
         update["gpus"] = max(cluster.scale_up.size, CONVENTIONAL_DOMAIN)
     spec = spec.model_copy(update=update)
-    prices = price_model(cluster)
-    price = prices["gpu_hour"]["value"]
-    premium = prices["supernode_premium"]["value"]
-    if cluster.scale_up.size > CONVENTIONAL_DOMAIN:
-        price /= 1.0 + premium  # the base (8-GPU server) price, as the training fit does
+    price, premium = server_price(cluster)
     try:
         req = build_request(spec, str(cluster_source), 1, True, price)
         result = serving_fit(req, cluster.spec, (CONVENTIONAL_DOMAIN, cluster.scale_up.size),
