@@ -12,6 +12,7 @@ import json
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_planner_search import assert_ranked_by_class
 
 from supernode.cluster.load import load_cluster_spec
 from supernode.planner import build_target, plan_job
@@ -63,13 +64,7 @@ def test_returned_plans_fit_and_respect_the_domain(spec, w, allow, batch):
     report = plan_job(target, top=3, allow_cross_domain_tp=allow)
     json.dumps(report.to_dict(), allow_nan=False)
     if report.feasible:
-        # by step time, straddling plans that do not win by the margin after the rest
-        demoted = [bool(p.rank_note and p.rank_note.startswith("ranked after"))
-                   for p in report.plans]
-        assert demoted == sorted(demoted)
-        for part in (False, True):
-            times = [p.step_time_s for p, d in zip(report.plans, demoted, strict=True) if d == part]
-            assert times == sorted(times)
+        assert_ranked_by_class(report.plans)
         for p in report.plans:
             assert p.fits_in_memory
             assert p.memory_per_gpu_bytes["total"] <= target.system.usable_memory_bytes

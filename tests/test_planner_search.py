@@ -148,15 +148,18 @@ def test_top_plan_equals_public_estimate(dense):
         best.memory_per_gpu_bytes["total"], rel=REL)
 
 
-def test_ranked_plans_are_sorted_fit_and_inside_domain(moe):
-    report = plan_job(moe, top=5)
-    # by step time, straddling plans that do not win by the margin after the rest
-    demoted = [bool(p.rank_note and p.rank_note.startswith("ranked after"))
-               for p in report.plans]
+def assert_ranked_by_class(plans) -> None:
+    """By step time, straddling plans that do not win by the margin after the rest."""
+    demoted = [bool(p.rank_note and p.rank_note.startswith("ranked after")) for p in plans]
     assert demoted == sorted(demoted)
     for part in (False, True):
-        times = [p.step_time_s for p, d in zip(report.plans, demoted, strict=True) if d == part]
+        times = [p.step_time_s for p, d in zip(plans, demoted, strict=True) if d == part]
         assert times == sorted(times)
+
+
+def test_ranked_plans_are_sorted_fit_and_inside_domain(moe):
+    report = plan_job(moe, top=5)
+    assert_ranked_by_class(report.plans)
     for p in report.plans:
         assert p.fits_in_memory and not p.tp_crosses_domain
     keys = {(p.layout.tp, p.layout.pp, p.layout.dp, p.layout.cp, p.layout.ep)

@@ -19,6 +19,17 @@ NO_SECTION = ("no memory section: the cluster has no memory: block and the bundl
               "names none of its host's parts")
 
 
+def _remote_tier(facts: Facts, alone: str) -> Outcome | tuple[dict[str, Any], dict[str, Any]]:
+    """(memory section, its farthest remote tier), or the not-applicable outcome: no
+    memory section, or (``alone``) no remote tier."""
+    mem = facts.memory
+    if mem is None:
+        return Outcome("not_applicable", None, NO_SECTION)
+    if mem["remote"] is None:
+        return Outcome("not_applicable", None, alone)
+    return mem, mem["remote"]
+
+
 def _margin(measured: float, limit: float, below: bool) -> str:
     """The measured margin to the limit as a share of the limit (positive: inside)."""
     share = (limit - measured) / limit if below else (measured - limit) / limit
@@ -38,13 +49,10 @@ def _margin(measured: float, limit: float, below: bool) -> str:
       behaves like a network, and data used there should be placed nearer.""")
 def remote_memory_latency(facts: Facts, threshold: Threshold) -> Outcome:
     """One-way latency (ns) of the accelerators' farthest remote tier."""
-    mem = facts.memory
-    if mem is None:
-        return Outcome("not_applicable", None, NO_SECTION)
-    remote = mem["remote"]
-    if remote is None:
-        return Outcome("not_applicable", None, "one accelerator per supernode: no remote "
-                                               "memory tier")
+    found = _remote_tier(facts, "one accelerator per supernode: no remote memory tier")
+    if isinstance(found, Outcome):
+        return found
+    mem, remote = found
     limit = number(threshold)
     one_way = remote["one_way_s"] / NS
     detail = (f"{remote['tier']} ({remote['hops']} hops): {num(one_way, 0)} ns one-way, "
@@ -107,13 +115,10 @@ def memory_feeds_interconnect(facts: Facts, threshold: Threshold) -> Outcome:
       calls a link a bottleneck (§3.2).""")
 def remote_stream_link_load(facts: Facts, threshold: Threshold) -> Outcome:
     """Scale-up link utilisation of a unit streaming its data through the global map."""
-    mem = facts.memory
-    if mem is None:
-        return Outcome("not_applicable", None, NO_SECTION)
-    remote = mem["remote"]
-    if remote is None:
-        return Outcome("not_applicable", None, "one accelerator per supernode: all of its "
-                                               "data is local")
+    found = _remote_tier(facts, "one accelerator per supernode: all of its data is local")
+    if isinstance(found, Outcome):
+        return found
+    mem, remote = found
     load, limit = remote["stream_link_load"], number(threshold)
     detail = (f"{mem['mapping']} mapping: {pct(remote['remote_share'])} of a unit's accesses "
               f"remote; streaming at {num(remote['local_bandwidth_bytes_per_s'] / GBYTE_PER_S, 0)}"
