@@ -144,7 +144,9 @@ def test_parking_blocked_preemptors_changes_nothing(monkeypatch):
     """A job that found no victims is parked until the running set changes instead of
     re-checked every ``preempt_after_s``: the record is the same as re-checking always."""
     parked = _run("preempt")
-    monkeypatch.setattr(Simulation, "_candidates", lambda self, j: 10**9)  # never park
+    import supernode.scheduler.preempt as preempt
+
+    monkeypatch.setattr(preempt, "_candidates", lambda sim, j: 10**9)  # never park
     always = _run("preempt")
     assert parked.preemptions.sum() > 0
     np.testing.assert_array_equal(parked.end_s, always.end_s)

@@ -41,12 +41,18 @@ from collections.abc import Callable
 import numpy as np
 
 from supernode.scheduler.policies import PlacementPolicy
-from supernode.scheduler.preempt import choose_victims, last_checkpoint, next_checkpoint
-from supernode.scheduler.records import EngineOptions, JobTable, RunRecord
+from supernode.scheduler.preempt import hand_over, try_preempt, unpark
+from supernode.scheduler.records import (
+    ARRIVE,
+    DRAIN,
+    FINISH,
+    RECHECK,
+    EngineOptions,
+    JobTable,
+    RunRecord,
+)
 from supernode.scheduler.slowdown import SlowdownModel, classify, contention
 from supernode.scheduler.state import Occupancy
-
-FINISH, DRAIN, ARRIVE, RECHECK = 0, 1, 2, 3
 
 
 class _Running:
@@ -224,18 +230,7 @@ class Simulation:
             self.fail_version[j] = -1
             self._enqueue(j)
         if run.promised is not None:
-            self._hand_over(run.promised, run.gpus)
-
-    def _hand_over(self, owner: int, freed: np.ndarray) -> None:
-        """Give the part of ``freed`` that a pending pre-empting job reserved to it."""
-        pend = self.pending[owner]
-        mine = freed[np.isin(freed, pend["target"])]
-        self.state.take(mine)
-        self.reserved += len(mine)
-        pend["waiting"] -= 1
-        if pend["waiting"] == 0:
-            del self.pending[owner]
-            self._start(owner, pend["target"], taken=True)
+            hand_over(self, run.promised, run.gpus)
 
     # -- scheduling ----------------------------------------------------------------------
     def _pass(self) -> None:
@@ -266,79 +261,10 @@ class Simulation:
             for k in reversed(started):
                 del self.queue[k]
         if self.rechecks:
-            self._try_preempt()
+            try_preempt(self)
         if self.parked_key and self.changes != self.seen:
-            self._unpark()
+            unpark(self)
         self.frag = st.total_free if self.queue else 0
-
-    def _try_preempt(self) -> None:
-        """Jobs whose recheck fell now and still wait try to pre-empt (each again every
-        ``preempt_after_s`` while it waits)."""
-        jobs, opts = self.jobs, self.options
-        rechecks, self.rechecks = self.rechecks, []
-        for j in dict.fromkeys(rechecks):
-            if not self.waiting[j] or self.now - jobs.submit_s[j] < opts.preempt_after_s - 1e-9:
-                continue
-            found = choose_victims(j, self, opts, self.rng)
-            if found is None:
-                if self._candidates(j) <= opts.max_victim_trials:
-                    key = (int(jobs.priority[j]), int(jobs.gpus[j]))
-                    self.parked.setdefault(key, {})[j] = self.now  # none until room
-                    self.parked_key[j] = key
-                else:
-                    self._push(self.now + opts.preempt_after_s, RECHECK, j)
-                continue
-            self._reserve(bisect.bisect_left(self.queue, self._key(j)), j, *found)
-
-    def _candidates(self, j: int) -> int:
-        """Running jobs that waiting job ``j`` could pre-empt now."""
-        lower = self.jobs.priority < self.jobs.priority[j]
-        return int(np.count_nonzero(self.is_running & ~self.promised & lower))
-
-    def _room(self, priority: int) -> int:
-        """GPUs a job of ``priority`` could have by pre-empting: the free ones and those of
-        running, unpromised jobs of lower priority."""
-        lower = sum(g for p, g in self.held.items() if p < priority)
-        return int(self.state.total_free) + lower
-
-    def _unpark(self) -> None:
-        """Parked jobs whose room could now hold them get their next recheck instant (a
-        whole number of ``preempt_after_s`` after their last recheck, at least one)."""
-        self.seen = self.changes
-        every = self.options.preempt_after_s
-        for key in [k for k, jobs in self.parked.items() if jobs]:
-            priority, gpus = key
-            if gpus > self._room(priority):
-                continue  # all victims freed would still not make room: stay parked
-            for j, last in self.parked.pop(key).items():
-                del self.parked_key[j]
-                steps = max(1, math.ceil((self.now - last) / every - 1e-12)) if every > 0 \
-                    else 1
-                self._push(last + steps * every, RECHECK, j)
-
-    def _reserve(self, k: int, j: int, target: np.ndarray, victims: list[int]) -> None:
-        st, opts = self.state, self.options
-        del self.queue[k]
-        self.waiting[j] = False
-        self.changes += 1
-        free_part = target[st.free[target]]
-        st.take(free_part)
-        self.reserved += len(free_part)
-        self.pending[j] = {"target": target, "waiting": len(victims)}
-        for v in victims:
-            run = self.running[v]
-            run.promised = j
-            self.promised[v] = True
-            self.held[int(self.jobs.priority[v])] -= len(run.gpus)
-            boundary = next_checkpoint(run.start, self.now, opts.checkpoint_interval_s)
-            g = len(run.gpus)
-            self.lost["immediate"] += g * (self.now - last_checkpoint(
-                run.start, self.now, opts.checkpoint_interval_s))
-            if boundary < run.end:
-                run.seq = self._push(boundary, DRAIN, v)
-        if not victims:
-            del self.pending[j]
-            self._start(j, target, taken=True)
 
     def _record(self, wall: float, cpu: float) -> RunRecord:
         cols = ("job", "start_s", "end_s", "slowdown", "gpus", "tp_crosses", "domains",

@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+#: Event kinds of the engine's heap, in the order ties at one instant are handled.
+FINISH, DRAIN, ARRIVE, RECHECK = 0, 1, 2, 3
+
 
 @dataclass(frozen=True)
 class EngineOptions:

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from supernode.design.results.base import ResultModel, field, optional
 from supernode.design.results.bom import BillOfMaterials
 from supernode.design.results.facility import FacilityResults
+from supernode.design.results.fit import FitResults
 from supernode.design.results.memory import MemoryResults
 from supernode.design.results.network import (
     ClusterSummary,
@@ -30,7 +31,7 @@ from supernode.design.results.operations import (
     MonitoringResults,
     SchedulingResults,
 )
-from supernode.design.results.planning import FitResults, PlanResults, ReviewedPlan
+from supernode.design.results.planning import PlanResults, ReviewedPlan
 from supernode.design.results.reliability import ReliabilityResults
 from supernode.design.results.reproduce import Reproduce
 from supernode.design.results.review import DecisionRecord, Finding, Inputs, Timings, Verdict
