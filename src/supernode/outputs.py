@@ -3,15 +3,10 @@
 One output path for every command:
 
 * :func:`check_output_file` / :func:`check_output_folder` run *before* the work, so a bad
-  path costs nothing: the path must be text the OS takes (:func:`supernode.inputs.
-  check_path_text`), every ``..`` in it must follow a folder that exists (``x/../d`` with
-  no ``x`` would create a stray ``x``), a file path may not end with ``/``, and what is
-  already there must be replaceable (:func:`check_replaceable`): a regular file (not a
-  symlink, FIFO, device or folder), not read-only, not another user's file in a sticky
-  folder such as ``/tmp``, and not one of the command's own inputs. An output folder may
-  not be a symbolic link, nor hold any of the command's input files at any depth (a set
-  written there could replace or remove them; symlinks resolved):
-  :func:`check_not_holding_inputs`. Commands pass every file they read as ``inputs``.
+  path costs nothing (:mod:`supernode.output_checks`: text the OS takes, no ``..`` through
+  missing folders, nothing replaced but a regular file of ours that is not an input, no
+  output folder that is a symlink or holds an input). Commands pass every file they read
+  as ``inputs``.
 * :func:`write_text` / :func:`atomic_path` write one file through a fresh temporary file
   in the same folder (``O_EXCL``), renamed over the target only when complete.
 * :func:`output_folder` stages a whole set of files and moves them into place all or
@@ -28,148 +23,27 @@ import secrets
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from supernode.errors import InputError
-from supernode.inputs import check_path_text, exists, is_file, same_file
+from supernode.inputs import exists
+from supernode.output_checks import (
+    Inputs,
+    check_not_holding_inputs,
+    check_output_file,
+    check_output_folder,
+    check_replaceable,
+    nearest_existing,
+    output_errors,
+    shown,
+)
 from supernode.shutdown import deferred_signals
 
-Inputs = Iterable[str | Path]
-
-
-def _show(path: str | Path) -> str:
-    from supernode.textsafe import printable
-
-    return repr(printable(os.fspath(path)))
-
-
-def _check_dotdots(text: str, option: str) -> None:
-    """Every ``..`` must follow a folder that exists (the OS resolves it, nothing is made)."""
-    parts = text.split("/")
-    if ".." not in parts:
-        return
-    last = len(parts) - 1 - parts[::-1].index("..")
-    prefix = "/".join(parts[: last + 1]) or "/"
-    if not os.path.isdir(prefix):
-        raise InputError(option, f"{_show(text)} goes through {_show(prefix)}, which is not "
-                                 "an existing folder; give a path without '..' through "
-                                 "folders that do not exist")
-
-
-def _check_parent(folder: Path, option: str, what: str) -> None:
-    if not folder.is_dir():
-        raise InputError(option, f"cannot create {what}: {_show(folder)} is not a folder")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise InputError(option, f"cannot create {what}: folder {_show(folder)} is not "
-                                 "writable")
-
-
-def check_replaceable(path: str | Path, option: str, inputs: Inputs = ()) -> None:
-    """Refuse (InputError at ``option``) to replace what is at ``path`` unless it is a
-    regular file we may replace; nothing there is fine."""
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise InputError(option, f"cannot write {_show(path)}: {exc.strerror}") from None
-    if stat.S_ISLNK(info.st_mode):
-        raise InputError(option, f"{_show(path)} is a symbolic link; refusing to replace or "
-                                 "follow it (give the real file or a new name)")
-    if not stat.S_ISREG(info.st_mode):
-        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a FIFO, " \
-                                                             "device or socket)"
-        raise InputError(option, f"{_show(path)} is {kind}; give a file name (existing "
-                                 "regular file or new)")
-    if not info.st_mode & 0o222:
-        raise InputError(option, f"{_show(path)} is read-only; refusing to replace it")
-    folder = os.path.dirname(os.fspath(path)) or "."
-    with suppress(OSError):
-        sticky = os.stat(folder).st_mode & stat.S_ISVTX
-        if sticky and info.st_uid != os.geteuid():
-            raise InputError(option, f"{_show(path)} belongs to another user in a shared "
-                                     "(sticky) folder; refusing to replace it")
-    for source in inputs:
-        if same_file(path, source):
-            raise InputError(option, f"{_show(path)} is one of this command's inputs; "
-                                     "write the output elsewhere")
-
-
-def check_output_file(path: str | Path, option: str, inputs: Inputs = ()) -> Path:
-    """``path`` as a :class:`Path` if a result file can be written there (its folder exists
-    and is writable, and what is there may be replaced); InputError at ``option``."""
-    text = check_path_text(path, option)
-    if text.endswith("/") or text.endswith("/.") or text in (".", ".."):
-        raise InputError(option, f"{_show(text)} names a folder; give a file name")
-    _check_dotdots(text, option)
-    target = Path(text)
-    folder = target.parent
-    if not os.path.isdir(folder):
-        raise InputError(option, f"folder {_show(folder)} does not exist")
-    _check_parent(folder, option, f"file {_show(text)}")
-    check_replaceable(target, option, inputs)
-    return target
-
-
-def check_not_holding_inputs(directory: str | Path, option: str, inputs: Inputs = ()) -> None:
-    """Refuse (InputError at ``option``) an output folder that is, or holds at any depth,
-    one of the command's input files (paths resolved, so a symlink to the folder or to the
-    input counts): writing a set there could replace the input or remove it with a swapped
-    sub-folder. Inputs that are not files (preset names) are ignored."""
-    root = os.path.realpath(directory)
-    for source in inputs:
-        if not is_file(source):
-            continue
-        real = os.path.realpath(source)
-        if real == root or os.path.commonpath([root, real]) == root:
-            raise InputError(option, f"{_show(directory)} holds {_show(source)}, one of this "
-                                     "command's inputs; write the output elsewhere")
-
-
-def _check_not_a_link(text: str, option: str) -> None:
-    """Refuse an output folder given as a symbolic link (as a file output is refused)."""
-    bare = text.rstrip("/")
-    if bare and os.path.islink(bare):
-        raise InputError(option, f"{_show(bare)} is a symbolic link; refusing to follow it "
-                                 "(give the real folder or a new name)")
-
-
-def check_output_folder(directory: str | Path, option: str, inputs: Inputs = ()) -> Path:
-    """``directory`` if it is a writable folder or can be created, not a symbolic link, and
-    holds none of ``inputs`` (:func:`check_not_holding_inputs`); InputError at ``option``."""
-    text = check_path_text(directory, option)
-    _check_dotdots(text, option)
-    _check_not_a_link(text, option)
-    path = Path(text)
-    check_not_holding_inputs(path, option, inputs)
-    if exists(path):
-        if not path.is_dir():
-            raise InputError(option, f"{_show(path)} exists and is not a folder; give a "
-                                     f"folder (existing or new) for the output")
-        if not os.access(path, os.W_OK | os.X_OK):
-            raise InputError(option, f"folder {_show(path)} is not writable")
-        return path
-    _check_parent(_nearest_existing(path), option, f"folder {_show(path)}")
-    return path
-
-
-def _nearest_existing(path: Path) -> Path:
-    parent = path.absolute().parent
-    while not exists(parent):
-        parent = parent.parent
-    return parent
-
-
-@contextmanager
-def output_errors(directory: str | Path, option: str) -> Iterator[None]:
-    """Turn an OSError raised while writing into an :class:`InputError` at ``option``."""
-    try:
-        yield
-    except OSError as exc:
-        raise InputError(option, f"cannot write to {_show(directory)}: "
-                                 f"{exc.strerror or exc}") from None
+__all__ = ["Inputs", "atomic_path", "check_not_holding_inputs", "check_output_file",
+           "check_output_folder", "check_replaceable", "output_errors", "output_folder",
+           "write_text"]
 
 
 def _temp_name(name: str) -> str:
@@ -250,7 +124,7 @@ def output_folder(directory: str | Path, option: str, inputs: Inputs = ()) -> It
     inputs = tuple(inputs)
     target = check_output_folder(directory, option, inputs)
     existed = target.is_dir()
-    home = target if existed else _nearest_existing(target)
+    home = target if existed else nearest_existing(target)
     staging: Path | None = None
     try:
         with output_errors(target, option), deferred_signals():  # created = recorded
@@ -270,7 +144,7 @@ def output_folder(directory: str | Path, option: str, inputs: Inputs = ()) -> It
 def _rename_into(staging: Path, target: Path, option: str) -> None:
     """Create ``target``'s missing parents and rename ``staging`` to it (undo on failure)."""
     if exists(target):
-        raise InputError(option, f"{_show(target)} appeared while the command ran; run it "
+        raise InputError(option, f"{shown(target)} appeared while the command ran; run it "
                                  "again")
     made: list[Path] = []
     parent = target.absolute().parent
@@ -332,7 +206,7 @@ def _check_replaceable_folder(path: Path, option: str) -> None:
         return
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
         kind = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "a file"
-        raise InputError(option, f"{_show(path)} is {kind} where the output has a folder; "
+        raise InputError(option, f"{shown(path)} is {kind} where the output has a folder; "
                                  "move it away")
 
 
