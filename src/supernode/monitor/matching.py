@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import operator
 
-from supernode.monitor.promql import Binary
+from supernode.monitor.promql_expr import Binary
 from supernode.monitor.promql_syntax import ARITHMETIC
 from supernode.monitor.storage import NAME, Labels, drop_name
 

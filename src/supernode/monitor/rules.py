@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from supernode.monitor.promql import Expr
+from supernode.monitor.promql_expr import Expr
 from supernode.monitor.promql_syntax import METRIC_NAME, duration
 from supernode.monitor.templates import check_template
 
