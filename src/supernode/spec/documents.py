@@ -1,4 +1,7 @@
-"""Parsing YAML and JSON text safely: one parser per format, the same limits and messages.
+"""Parsing YAML text safely, and writing it: the one module that imports PyYAML.
+
+The limits (:mod:`supernode.spec.document_limits`), the same for YAML and JSON
+(:mod:`supernode.spec.json_documents`):
 
 * a document over :data:`MAX_DOCUMENT_BYTES` is refused before it is parsed;
 * a document of more than :data:`MAX_NODES` nodes (keys, values, lists and mappings;
@@ -8,7 +11,7 @@
 * a key given twice in one mapping is refused (YAML and JSON);
 * only JSON's value types are built: no dates (``2024-01-01`` is text), no binary, sets or
   other tagged values; numbers must be finite (no ``.inf``/``NaN``) and integers within
-  the signed 64-bit range (:data:`MAX_INTEGER`).
+  the signed 64-bit range (``MAX_INTEGER``).
 
 Read files with :func:`supernode.spec.loader.read_document`; validate with the loader's
 ``validate_document``. Every YAML the toolkit writes is written by :func:`dump_yaml`, in
@@ -17,19 +20,20 @@ one style (:data:`YAML_STYLE`).
 
 from __future__ import annotations
 
-import json
-import math
-import reprlib
 from typing import Any
 
 import yaml
 
 from supernode.errors import InputError
+from supernode.spec.document_limits import (
+    MAX_DEPTH,
+    MAX_DOCUMENT_BYTES,
+    MAX_NODES,
+    check_data,
+    too_deep,
+    too_many_nodes,
+)
 
-MAX_DOCUMENT_BYTES = 16 * 2**20
-MAX_NODES = 200_000
-MAX_DEPTH = 100
-MAX_INTEGER = 2**63 - 1
 #: How every YAML file the toolkit writes looks: keys in the order given, block style,
 #: non-ASCII text as itself (seed sections use §), a value never folded over lines (a
 #: PromQL expression or a note stays on one line, and diffs stay line by line).
@@ -77,17 +81,6 @@ if yaml.__with_libyaml__:  # PyYAML built with libyaml: yaml.CSafeLoader exists
         yaml_implicit_resolvers = _without_timestamps(yaml.CSafeLoader.yaml_implicit_resolvers)
 
     _LOADER = _StrictCLoader
-
-
-def _too_many(count_text: str, line: int | None, aliases: bool) -> str:
-    where = f" by line {line:,}" if line else ""
-    how = ", aliases expanded (an alias bomb?)" if aliases else ""
-    return (f"document has {count_text} nodes (keys, values, lists and mappings{how})"
-            f"{where}; the limit is {MAX_NODES:,}")
-
-
-def _too_deep() -> str:
-    return f"document nests too deeply: more than {MAX_DEPTH} levels (the limit)"
 
 
 #: Explicit YAML tags a document may carry: text (``!!str``) and the non-specific ``!``.
@@ -192,7 +185,7 @@ def _check_events(text: str) -> None:
             open_.append((total, event.anchor))
             total += 1
             if len(open_) > MAX_DEPTH:
-                raise InputError("", _too_deep())
+                raise InputError("", too_deep())
         elif isinstance(event, yaml.CollectionEndEvent):
             before, anchor = open_.pop()
             if anchor:
@@ -202,54 +195,8 @@ def _check_events(text: str) -> None:
             continue
         if total > MAX_NODES:
             mark = event.start_mark
-            raise InputError("", _too_many(f"more than {MAX_NODES:,}",
-                                           mark.line + 1 if mark else None, aliased))
-
-
-_PLAIN = (str, bool, int, float, type(None))
-
-
-def _check_data(data: Any, source: str, count_nodes: bool) -> None:
-    """Only JSON value types, finite numbers, integers in range, no recursion; for JSON the
-    node and depth limits too. InputError with the path of the first bad value."""
-    try:
-        _walk(data, "", 0, set(), [0] if count_nodes else None)
-    except InputError as exc:
-        raise InputError(exc.path, exc.message, source=source) from None
-
-
-def _walk(value: Any, path: str, depth: int, inside: set[int], count: list[int] | None
-          ) -> None:
-    if count is not None:
-        count[0] += 1 + (len(value) if isinstance(value, dict) else 0)  # keys are nodes
-        if count[0] > MAX_NODES:
-            raise InputError("", _too_many(f"more than {MAX_NODES:,}", None, False))
-    if isinstance(value, dict | list):
-        if depth >= MAX_DEPTH:  # this mapping or list is level depth + 1
-            raise InputError("", _too_deep())
-        if id(value) in inside:
-            raise InputError(path, "refers to a mapping or list that contains it (a "
-                                   "recursive alias)")
-        inside.add(id(value))
-        items = value.items() if isinstance(value, dict) else enumerate(value)
-        for key, item in items:
-            if isinstance(value, dict) and not isinstance(key, _PLAIN):
-                raise InputError(path, f"a key must be text or a number, got "
-                                       f"{type(key).__name__}")
-            where = f"[{key}]" if isinstance(value, list) else \
-                (f"{path}.{key}" if path else str(key))
-            _walk(item, f"{path}{where}" if isinstance(value, list) else where, depth + 1,
-                  inside, count)
-        inside.discard(id(value))
-    elif not isinstance(value, _PLAIN):
-        raise InputError(path, f"{type(value).__name__} values (YAML tags such as !!binary, "
-                               "!!set) are not supported; give text, a number, a list or a "
-                               "mapping")
-    elif isinstance(value, float) and not math.isfinite(value):
-        raise InputError(path, f"{value} is not a finite number")
-    elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INTEGER:
-        raise InputError(path, f"integer {reprlib.repr(value)} is out of range (at most "
-                               f"{MAX_INTEGER:,} in size)")
+            raise InputError("", too_many_nodes(f"more than {MAX_NODES:,}",
+                                                mark.line + 1 if mark else None, aliased))
 
 
 def dump_yaml(*documents: Any) -> str:
@@ -276,19 +223,19 @@ def parse_text(text: str, source: str = "<input>") -> Any:
     except yaml.YAMLError as exc:
         raise InputError("", _yaml_problem(exc), source=source) from None
     except RecursionError:
-        raise InputError("", _too_deep(), source=source) from None
+        raise InputError("", too_deep(), source=source) from None
     except ValueError as exc:  # a 5,000-digit integer
         raise InputError("", f"cannot read a value: {exc}".split(";")[0], source=source) from None
     finally:
         if loader is not None:
             loader.dispose()
-    _check_data(data, source, count_nodes=False)
+    check_data(data, source, count_nodes=False)
     return data
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:
     if "maximum nesting depth" in str(exc):  # libyaml's own limit, met while scanning ahead
-        return _too_deep()
+        return too_deep()
     mark = getattr(exc, "problem_mark", None)
     where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
     problem = getattr(exc, "problem", None) or getattr(exc, "reason", None) \
@@ -298,37 +245,3 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
     elif "unacceptable character" in str(problem) or "control characters" in str(problem):
         problem = f"unacceptable character ({problem})"
     return f"not valid YAML/JSON{where}: {problem}"
-
-
-def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise InputError("", f"{key[:40]!r} is given twice in one mapping; keep one")
-        out[key] = value
-    return out
-
-
-def _json_constant(name: str) -> Any:
-    raise InputError("", f"{name} is not a finite number (JSON has no NaN or Infinity)")
-
-
-def parse_json(text: str, source: str = "<input>") -> Any:
-    """Parse JSON text with the same limits and messages as :func:`parse_text`."""
-    if len(text) > MAX_DOCUMENT_BYTES:
-        raise InputError("", f"document is {len(text):,} bytes; the limit is "
-                             f"{MAX_DOCUMENT_BYTES:,}", source=source)
-    try:
-        data = json.loads(text, object_pairs_hook=_json_pairs, parse_constant=_json_constant)
-    except InputError as exc:
-        raise InputError(exc.path, exc.message, source=source) from None
-    except json.JSONDecodeError as exc:
-        raise InputError("", f"not valid JSON at line {exc.lineno}, column {exc.colno}: "
-                             f"{exc.msg}", source=source) from None
-    except RecursionError:
-        raise InputError("", _too_deep(), source=source) from None
-    except ValueError as exc:  # an integer literal of more than 4,300 digits
-        raise InputError("", f"cannot read a value: {exc}".split(";")[0],
-                         source=source) from None
-    _check_data(data, source, count_nodes=True)
-    return data

@@ -1,8 +1,9 @@
 """Read YAML/JSON documents safely and turn validation failures into one clear error.
 
 Parsing (size, node, depth and value limits, the same for YAML and JSON) lives in
-:mod:`supernode.spec.documents`; its names are re-exported here, the one place commands
-read documents from. Pydantic errors become an :class:`InputError` naming the field path
+:mod:`supernode.spec.documents` (YAML), :mod:`supernode.spec.json_documents` and
+:mod:`supernode.spec.document_limits`; their names are re-exported here, the one place
+commands read documents from. Pydantic errors become an :class:`InputError` naming the field path
 (``scale_up.dims[2]``) and what is allowed; an unknown field gets the nearest valid name
 as a suggestion.
 """
@@ -19,14 +20,9 @@ from pydantic import BaseModel, ValidationError
 from supernode.errors import InputError
 from supernode.inputs import read_text_file
 from supernode.spec.base import FieldError, StrictModel
-from supernode.spec.documents import (
-    MAX_DEPTH,
-    MAX_DOCUMENT_BYTES,
-    MAX_INTEGER,
-    MAX_NODES,
-    parse_json,
-    parse_text,
-)
+from supernode.spec.document_limits import MAX_DEPTH, MAX_DOCUMENT_BYTES, MAX_INTEGER, MAX_NODES
+from supernode.spec.documents import parse_text
+from supernode.spec.json_documents import parse_json
 
 __all__ = ["MAX_DEPTH", "MAX_DOCUMENT_BYTES", "MAX_INTEGER", "MAX_NODES", "parse_json",
            "parse_text", "read_document", "validate_document", "explain_validation_error",
