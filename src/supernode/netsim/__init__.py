@@ -23,7 +23,7 @@ See ``docs/netsim.md``.
 from supernode.netsim.build import network_from_cluster
 from supernode.netsim.collectives import Ctx, collective_phases
 from supernode.netsim.dag import add_collective
-from supernode.netsim.engine import Environment, FlowSpec, Task
+from supernode.netsim.engine import Environment
 from supernode.netsim.failures import apply_failures, parse_failure
 from supernode.netsim.maxmin import check_max_min, max_min_rates
 from supernode.netsim.network import Network, network_from_graph
@@ -38,6 +38,7 @@ from supernode.netsim.scenario import (
     simulate_jobs,
     simulate_traffic,
 )
+from supernode.netsim.tasks import FlowSpec, Task
 from supernode.netsim.traffic import TrafficFile
 
 __all__ = [

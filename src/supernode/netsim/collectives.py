@@ -44,9 +44,9 @@ from supernode.collectives.schedule import (
 )
 from supernode.errors import InputError
 from supernode.netsim.channels import block_bounds
-from supernode.netsim.engine import FlowSpec
 from supernode.netsim.network import Network
 from supernode.netsim.patterns import PATTERNS
+from supernode.netsim.tasks import FlowSpec
 from supernode.topology.graph import FABRIC_TIERS, LINK_TIERS, SCALE_UP_TIERS
 
 MODES = ("pipelined", "step")

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from supernode.netsim.collectives import Ctx, collective_phases
-from supernode.netsim.engine import Environment, Task
+from supernode.netsim.engine import Environment
 from supernode.netsim.limits import reserve_flows
+from supernode.netsim.tasks import Task
 
 
 @dataclass(frozen=True)

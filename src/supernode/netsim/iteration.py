@@ -31,12 +31,13 @@ import numpy as np
 
 from supernode.estimate.dp_comm import param_gather_window_s
 from supernode.netsim.dag import delay
-from supernode.netsim.engine import Environment, Task
+from supernode.netsim.engine import Environment
 from supernode.netsim.groups import dp_groups, pp_pairs, replica_sets
 from supernode.netsim.jobs import JobModel
 from supernode.netsim.network import Network
 from supernode.netsim.passes import PassContext, _chain, build_pass, calls_for
 from supernode.netsim.schedule import device_order
+from supernode.netsim.tasks import Task
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,13 @@ import numpy as np
 from supernode.errors import InputError
 from supernode.netsim.collectives import Ctx
 from supernode.netsim.dag import add_collective, delay, join
-from supernode.netsim.engine import Environment, Task
+from supernode.netsim.engine import Environment
 from supernode.netsim.groups import cp_groups, cp_pairs, ep_groups, etp_groups, tp_groups
 from supernode.netsim.jobs import Call, JobModel
 from supernode.netsim.limits import TooLarge
 from supernode.netsim.network import Network
 from supernode.netsim.schedule import Op
+from supernode.netsim.tasks import Task
 
 
 @dataclass(frozen=True)

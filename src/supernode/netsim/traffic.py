@@ -26,7 +26,7 @@ from supernode.collectives.busbw import MAX_MESSAGE_BYTES
 from supernode.errors import InputError
 from supernode.netsim.collectives import Ctx
 from supernode.netsim.dag import add_collective, delay
-from supernode.netsim.engine import Environment, Task
+from supernode.netsim.engine import Environment
 from supernode.netsim.limits import (
     MAX_REPEAT,
     MAX_START_S,
@@ -35,6 +35,7 @@ from supernode.netsim.limits import (
     checked_indices,
 )
 from supernode.netsim.network import Network
+from supernode.netsim.tasks import Task
 from supernode.spec.base import StrictModel
 
 Op = Literal["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast",
