@@ -18,7 +18,8 @@ One description of the wiring serves both builds:
 
 Order is the graph's: nodes in insertion order without CPU sockets; each undirected edge
 as networkx yields it, under its endpoint inserted first, in the order that endpoint's
-edges were added (:func:`_edge_order`).
+edges were added (:func:`~supernode.netsim.build_blocks.edge_order`). The blocks are
+gathered and assembled by :mod:`supernode.netsim.build_blocks`.
 """
 
 from __future__ import annotations
@@ -28,29 +29,23 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from supernode.netsim.build_blocks import Parts, add_fabric, assemble_parts, with_accelerators
 from supernode.netsim.network import (
     ACC,
     NIC,
-    SWITCH,
     SWITCH_TIER_CODES,
     TIER_CODES,
     Network,
-    assemble,
     kind_code,
-    link_arrays,
     network_from_graph,
     reducing_tiers,
 )
-from supernode.netsim.node_names import NodeTable
 from supernode.topology.cluster_graph import (
     add_domain,
     build_cluster_graph,
-    fabric_layout,
-    fabric_parts,
     nic_owners,
     pcie_bandwidth_bytes_per_s,
 )
-from supernode.topology.fat_tree import agg_core_links, leaf_spine_links, nic_leaf_links
 from supernode.topology.graph import FABRIC_TIERS, new_graph
 
 if TYPE_CHECKING:
@@ -136,41 +131,7 @@ def domain_template(cluster: Any) -> Template | None:
         np.array([TIER_CODES[t] for *_, t in edges], np.int8))
 
 
-@dataclass
-class _Parts:
-    """Nodes and undirected edges gathered block by block (edges with their sort keys)."""
-
-    kind: list[np.ndarray]
-    tier: list[np.ndarray]
-    domain: list[np.ndarray]
-    rail: list[np.ndarray]
-    latency_s: list[np.ndarray]
-    code: list[np.ndarray]
-    first: list[np.ndarray]
-    second: list[np.ndarray]
-    edges: list[tuple[np.ndarray, ...]]
-
-    def nodes(self, kind, tier, domain, rail, latency_s, code, first, second) -> None:
-        """Append a block of nodes (arrays of one length, scalars broadcast)."""
-        n = np.broadcast(kind, first).size
-        for store, value, dtype in ((self.kind, kind, np.int8), (self.tier, tier, np.int8),
-                                    (self.domain, domain, np.int64),
-                                    (self.rail, rail, np.int64),
-                                    (self.latency_s, latency_s, float),
-                                    (self.code, code, np.int8), (self.first, first, np.int64),
-                                    (self.second, second, np.int64)):
-            store.append(np.broadcast_to(np.asarray(value, dtype=dtype), (n,)))
-
-    def link(self, u, v, capacity, latency_s, tier: str | np.ndarray, subkey) -> None:
-        """Append undirected edges ``u - v`` (node indices, ``u`` inserted first)."""
-        n = np.size(u)
-        tiers = tier if isinstance(tier, np.ndarray) else TIER_CODES[tier]
-        self.edges.append(tuple(np.broadcast_to(np.asarray(x, dtype=t), (n,)) for x, t in (
-            (u, np.int64), (v, np.int64), (capacity, float), (latency_s, float),
-            (tiers, np.int8), (subkey, np.int64))))
-
-
-def _domains(parts: _Parts, t: Template, domains: int, prefixes: dict[str, int]) -> None:
+def _domains(parts: Parts, t: Template, domains: int, prefixes: dict[str, int]) -> None:
     """Every domain's nodes and links: the template offset by ``domain * t.nodes``."""
     m, d = t.nodes, np.arange(domains, dtype=np.int64)[:, None]
     local = np.arange(m)[None, :]
@@ -195,7 +156,7 @@ def network_arrays(cluster: Any) -> Network | None:
         return None
     names = sorted(set(t.prefix) | {"nic", *FABRIC_TIERS})
     prefixes = {p: i for i, p in enumerate(names)}
-    parts = _Parts([], [], [], [], [], [], [], [], [])
+    parts = Parts([], [], [], [], [], [], [], [], [])
     _domains(parts, t, cluster.supernodes, prefixes)
     size, m = t.size, t.nodes
     owners = nic_owners(cluster)
@@ -208,93 +169,9 @@ def network_arrays(cluster: Any) -> Network | None:
     owner_node = (owner // size) * m + owner % size
     parts.link(owner_node, nic_node, pcie_bandwidth_bytes_per_s(cluster),
                cluster.host.nic_latency_s, "host", t.u.size + np.arange(owner.size))
-    _fabric(parts, cluster, nic_base + hosts * rails, prefixes)
-    return _with_accelerators(_assemble(parts, cluster, names), cluster, t, owner, nic_node)
-
-
-def _fabric(parts: _Parts, cluster: Any, base: int, prefixes: dict[str, int]) -> None:
-    """Fabric switches (leaves, spines, cores) and the NIC, spine and core links."""
-    layout, fabric = fabric_layout(cluster), fabric_parts(cluster)
-    if layout is None or fabric is None:
-        return
-    switch, link, nic_link = fabric
-    counts = layout.sizing.switches
-    starts = base + np.concatenate([[0], np.cumsum(counts)])
-    for tier, count in zip(FABRIC_TIERS, counts, strict=False):
-        parts.nodes(SWITCH, SWITCH_TIER_CODES[tier], -1, -1, switch.latency_s, prefixes[tier],
-                    np.arange(count), -1)
-    host, rail, leaf = nic_leaf_links(layout)
-    parts.link(base - host.size + host * layout.nics_per_host + rail, starts[0] + leaf,
-               nic_link.bandwidth_bytes_per_s, nic_link.latency_s, "leaf", 0)
-    for (lo, hi), tier, links in (((0, 1), "spine", leaf_spine_links),
-                                  ((1, 2), "core", agg_core_links)):
-        if hi >= len(counts):  # a one- or two-tier fabric has no links above its top tier
-            break
-        a, b, bundle = links(layout)
-        parts.link(starts[lo] + a, starts[hi] + b, bundle * link.bandwidth_bytes_per_s,
-                   link.latency_s, tier, np.arange(a.size))
-
-
-
-def _assemble(parts: _Parts, cluster: Any, prefixes: list[str]) -> dict[str, Any]:
-    """Concatenated node facts and the links in the graph's order (see :func:`_edge_order`)."""
-    cat: dict[str, Any] = {name: np.concatenate(getattr(parts, name)) for name in
-           ("kind", "tier", "domain", "rail", "latency_s", "code", "first", "second")}
-    u, v, cap, lat, tier, sub = (np.concatenate(col) for col in zip(*parts.edges, strict=True))
-    order = _edge_order(u, sub)
-    n = cat["kind"].size
-    cat["links"] = link_arrays(n, u[order], v[order], cap[order], lat[order], tier[order])
-    cat["table"] = NodeTable(prefixes, cat["code"], cat["first"], cat["second"])
-    return cat
-
-
-def _edge_order(u: np.ndarray, subkey: np.ndarray) -> np.ndarray:
-    """networkx's edge order: by the node the edge is yielded under (``u``, the endpoint
-    inserted first), then by when that node's edges were added (``subkey``)."""
-    return np.lexsort((subkey, u))
-
-
-def _with_accelerators(cat: dict[str, Any], cluster: Any, t: Template, owner: np.ndarray,
-                       nic_node: np.ndarray) -> Network:
-    """The :class:`Network`: accelerators, their hosts and NICs, each NIC's PCIe link."""
-    size, m = t.size, t.nodes
-    links, n = cat["links"], cat["kind"].size
-    acc = np.arange(cluster.accelerators, dtype=np.int64)
-    acc_node = (acc // size) * m + acc % size
-    per_host = cluster.host.accelerators_per_host
-    host = acc // per_host  # Place.host: (first + local) // per_host
-    owner_node = acc_node[owner]
-    pcie = links.find(owner_node, nic_node, n)
-    nic_link = dict(zip(nic_node.tolist(), pcie.tolist(), strict=True))
-    out = cluster.scale_out
-    return assemble(cluster.name, cat["table"], cat["table"].index, cat["kind"],
-                    cat["domain"], cat["rail"], cat["latency_s"], cat["tier"], links, acc_node,
-                    host,
-                    nic_link, _acc_nics(cluster, owner, nic_node, host),
-                    bool(out and out.rail_optimized), reducing_tiers(cluster))
-
-
-def _acc_nics(cluster: Any, owner: np.ndarray, nic_node: np.ndarray, host: np.ndarray
-              ) -> np.ndarray:
-    """The NIC node each accelerator sends through: its own lowest rail; one without a NIC
-    uses NIC ``local * nics // accelerators in its host`` of its host (the graph path's
-    rule, :func:`~supernode.netsim.network.network_from_graph`)."""
-    accs = cluster.accelerators
-    hosts, rails = cluster.hosts, cluster.host.nic_count
-    out = np.full(accs, -1, dtype=np.int64)
-    if rails == 0:
-        return out
-    rail = np.tile(np.arange(rails, dtype=np.int64), hosts)
-    lowest = np.full(accs, rails, dtype=np.int64)
-    np.minimum.at(lowest, owner, rail)
-    owned = lowest < rails
-    out[owned] = nic_node[host[owned] * rails + lowest[owned]]
-    per_host = cluster.host.accelerators_per_host
-    rest = np.flatnonzero(~owned)
-    local = rest - host[rest] * per_host
-    peers = np.minimum(per_host, accs - host[rest] * per_host)
-    out[rest] = nic_node[host[rest] * rails + local * rails // peers]
-    return out
+    add_fabric(parts, cluster, nic_base + hosts * rails, prefixes)
+    return with_accelerators(assemble_parts(parts, cluster, names), cluster, size, m, owner,
+                             nic_node)
 
 
 def network_from_cluster(cluster: Any, via_graph: bool = False) -> Network:
