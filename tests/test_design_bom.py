@@ -1,4 +1,4 @@
-"""The bill of materials (issue 24 items 4 and 7): the counts of NVIDIA's DGX SuperPOD GB200
+"""The bill of materials (issue 24 item 4): the counts of NVIDIA's DGX SuperPOD GB200
 reference architecture reproduced from the preset of one scalable unit; every count the
 same number the topology, cluster and facility models report (one truth); cables by type
 and length class summing to the topology's links, no link longer than its type's reach;

@@ -50,7 +50,9 @@ def _storage(r: dict[str, Any]) -> list:
                        L(" usable each), taking "), N(*s, "network_ports", kind="count"),
                        L(" storage-network ports ("), N(*s, "ports_per_appliance",
                                                         kind="count"),
-                       L(" each). Source: "), T(*s, "appliance_source"), L(".")))]
+                       L(" each; the appliance's figures and their sources: "
+                         "data/design/storage_appliances.yaml, results.json bom.storage)."))
+                      )]
 
 
 def bom_section(r: dict[str, Any]) -> Section | None:
