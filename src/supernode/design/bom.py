@@ -111,11 +111,12 @@ def _link_rows(cluster: Cluster, data: dict[str, Any]) -> list[dict[str, Any]]:
     for g in cable_groups(cluster, data):
         cls, kind, tier = g["length_class"], g["cable_type"], g["tier"]
         fibre = " (transceivers: the optics rows)" if g["transceivers"] else ""
+        where = "placed on facility.floor" if tier in FABRIC_TIERS else \
+            "run from facility.cabling.scale_up"
         rows.append(_row(
             cluster, f"cable_{tier}_{cls.replace(' ', '_').replace('-', '_')}_{kind}",
             "cabling", g["part"], g["count"],
-            f"topology.cables.{tier}: {g['lane_gbit_per_s']:g}G lanes, placed on "
-            f"facility.floor{fibre}", tier,
+            f"topology.cables.{tier}: {g['lane_gbit_per_s']:g}G lanes, {where}{fibre}", tier,
             None if kind == NO_TYPE else f"cable_{kind}", length_class=cls,
             cable_type=kind, stocked_length=stocked_length(g["run_m"]), run_m=g["run_m"],
             reach_m=g["reach_m"]))
