@@ -35,6 +35,8 @@ from collections import defaultdict
 from importlib import resources
 from typing import Any
 
+import numpy as np
+
 from supernode.facility.cabling import IN_RACK_RUN_M
 from supernode.facility.data import facility_data, lookup_by_speed
 from supernode.spec.loader import parse_text
@@ -106,17 +108,32 @@ def _geometry(floor: dict[str, Any]) -> tuple[float, float]:
     return width, depth + floor["aisle_m"]
 
 
-def _between(a: tuple[int, int], b: tuple[int, int], floor: dict[str, Any]
-             ) -> tuple[str, float]:
-    """Length class and run (m) of a link between racks at (row, position) ``a``, ``b``."""
-    if a == b:
-        return "in-rack", IN_RACK_RUN_M
+def _pair_groups(lower: dict[tuple[int, int], float], upper: dict[tuple[int, int], float],
+                 links: int, floor: dict[str, Any]) -> dict[tuple[str, float], float]:
+    """{(class, run): links} of ``links`` spread evenly over the lower racks' and the upper
+    racks' (row, position) -> weight, each pair's share the product of theirs. Runs are
+    rounded to 1 cm; pairs are taken in blocks (bounded memory on large floors)."""
     width, pitch = _geometry(floor)
     vertical = float(facility_data()["layout"]["vertical_run_m"])
-    along = abs(a[1] - b[1]) * width + vertical
-    if a[0] == b[0]:
-        return "same row", round(along, 2)
-    return "cross-row", round(along + abs(a[0] - b[0]) * pitch, 2)
+    low = np.array([(r, p, w) for (r, p), w in lower.items()], dtype=float)
+    up = np.array([(r, p, w) for (r, p), w in upper.items()], dtype=float)
+    share_up = up[:, 2] / up[:, 2].sum()
+    groups: dict[tuple[str, float], float] = defaultdict(float)
+    block = max(1, 2_000_000 // len(up))
+    for start in range(0, len(low), block):
+        part = low[start:start + block]
+        drow = np.abs(part[:, :1] - up[None, :, 0])
+        dpos = np.abs(part[:, 1:2] - up[None, :, 1])
+        same_rack = (drow == 0) & (dpos == 0)
+        cls = np.where(same_rack, 0, np.where(drow == 0, 1, 2))
+        cm = np.where(same_rack, round(IN_RACK_RUN_M * 100),
+                      np.rint((dpos * width + vertical + drow * pitch) * 100))
+        weight = links * (part[:, 2:3] / low[:, 2].sum()) * share_up[None, :]
+        keys, inverse = np.unique(cls * 10**9 + cm, return_inverse=True)
+        sums = np.bincount(inverse.ravel(), weights=weight.ravel())
+        for key, total in zip(keys.tolist(), sums.tolist(), strict=True):
+            groups[(LENGTH_CLASSES[int(key // 10**9)], (key % 10**9) / 100)] += total
+    return groups
 
 
 def _switch_racks(topo: dict[str, Any], network: list[tuple[int, int]]
@@ -143,8 +160,7 @@ def _fabric_groups(tier: str, links: int, data: dict[str, Any]
     racks = rack_positions(floor)
     network = [(r, p) for k, r, p in racks if k == "network"]
     by_tier = _switch_racks(topo, network)
-    upper = by_tier.get(tier) or {}
-    groups: dict[tuple[str, float], float] = defaultdict(float)
+    upper = {k: float(v) for k, v in (by_tier.get(tier) or {}).items()}
     if tier == "leaf":
         hosts, per = data["cluster"]["hosts"], data["facility"]["racks"]["hosts_per_rack"]
         compute = [(r, p) for k, r, p in racks if k == "compute"]
@@ -155,10 +171,8 @@ def _fabric_groups(tier: str, links: int, data: dict[str, Any]
     low_total, up_total = sum(lower.values()), sum(upper.values())
     if not low_total or not up_total:
         return {("same row", IN_RACK_RUN_M): float(links)}
-    for a, na in lower.items():
-        for b, nb in upper.items():
-            groups[_between(a, b, floor)] += links * na / low_total * nb / up_total
-    return groups
+    return _pair_groups({k: v for k, v in lower.items() if v},
+                        {k: v for k, v in upper.items() if v}, links, floor)
 
 
 def _scale_up_groups(links: int, data: dict[str, Any]) -> dict[tuple[str, float], float]:
