@@ -9,6 +9,7 @@ column names and no cell a spreadsheet would run as a formula."""
 from __future__ import annotations
 
 import csv
+import functools
 import io
 from dataclasses import replace
 from pathlib import Path
@@ -26,6 +27,7 @@ from supernode.design.bom_cables import (
     LENGTH_CLASSES_M,
     NO_TYPE,
     cable_data,
+    cable_groups,
     cable_type,
     rack_positions,
     stocked_length,
@@ -345,3 +347,31 @@ def test_flagship_storage_rows_are_the_sizing():
     assert rows["storage_appliance"]["count"] == storage["appliances"] == n
     assert rows["storage_network_port"]["count"] == n * appliance()["network_ports"]
     assert storage["appliance_write_bytes_per_s"] == appliance()["write_gbyte_per_s"] * 1e9
+
+
+@given(st.integers(1, 60), st.integers(1, 12), st.integers(1, 20), st.integers(1, 300),
+       st.integers(1, 200), st.integers(0, 5000), st.integers(0, 5000))
+def test_placed_cables_always_sum_to_the_topology_count(compute, network, per_row, leaves,
+                                                        spines, leaf_links, spine_links):
+    """On any floor (racks, rows, switch counts), every tier's typed rows sum to its link
+    count and each row's longest run is within its type's reach (or typed ``none``)."""
+    cluster, data = _superpod()
+    floor = dict(data["facility"]["floor"], compute_racks=compute, network_racks=network,
+                 racks=compute + network, racks_per_row=per_row)
+    hosts = compute * data["facility"]["racks"]["hosts_per_rack"]
+    fake = dict(data, cluster=dict(data["cluster"], hosts=hosts),
+                facility=dict(data["facility"], floor=floor),
+                topology=dict(data["topology"], switches={"leaf": leaves, "spine": spines},
+                              cables={"leaf": leaf_links, "spine": spine_links}))
+    groups = cable_groups(cluster, fake)
+    for tier, n in (("leaf", leaf_links), ("spine", spine_links)):
+        assert sum(g["count"] for g in groups if g["tier"] == tier) == n
+    for g in groups:
+        assert g["count"] > 0 and g["length_class"] in LENGTH_CLASSES
+        assert g["cable_type"] == NO_TYPE or g["run_m"] <= g["reach_m"]
+
+
+@functools.cache
+def _superpod() -> tuple:
+    """The one-SU preset's stage results, computed once (treat as read-only)."""
+    return _stage_results("gb200-nvl72-superpod")
