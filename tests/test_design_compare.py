@@ -1,11 +1,13 @@
 """Side-by-side designs (issue 24 item 5): the winner of each figure by its stated
 direction, compare.json read from each design's own results (nothing recomputed), the BOM
-diff, and the positional form's refusals (4+ clusters, duplicates, --cluster or --example
-beside them, no --workload): one ``error:`` line, exit 2, nothing written."""
+diff, compare.md showing the same figures as compare.json, and the positional form's
+refusals (4+ clusters, duplicates, --cluster or --example beside them, no --workload): one
+``error:`` line, exit 2, nothing written."""
 
 from __future__ import annotations
 
 import json
+import re
 
 import jsonschema
 import pytest
@@ -17,8 +19,12 @@ from test_cli_errors import assert_bad_input, run
 
 from supernode.design.compare import FIGURES, compare_designs, winners
 from supernode.design.results.compare import check_comparison
+from supernode.report import write_compare
 from supernode.report.blocks import lookup
+from supernode.report.compare_md import render_compare_markdown
+from supernode.report.format import format_value
 from supernode.rules import VERDICTS
+from supernode.textsafe import markdown_safe
 
 values = st.lists(st.one_of(st.none(), st.floats(-1e6, 1e6)), min_size=2, max_size=3)
 
@@ -109,3 +115,51 @@ def test_schema_command_prints_the_compare_contract():
     jsonschema.Draft202012Validator(schema).validate(doc)
     doc["designs"][0]["extra"] = 1
     assert not jsonschema.Draft202012Validator(schema).is_valid(doc)
+
+
+def _md_table(text: str, title: str) -> list[list[str]]:
+    """The body rows of the Markdown table under ``**title**`` (cells unescaped)."""
+    lines = text.splitlines()
+    start = lines.index(f"**{title}**") + 4  # title, blank, header, rule
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        cells = re.split(r"(?<!\\)\|", line.strip()[1:-1])
+        rows.append([c.strip().replace("\\|", "|") for c in cells])
+    return rows
+
+
+def _shown(value, kind: str) -> str:
+    return ("-" if value is None else markdown_safe(value)) if kind == "text" else \
+        format_value(value, kind)
+
+
+def test_compare_md_shows_every_figure_of_compare_json(tmp_path):
+    """compare.md (written with the rest, all or nothing) holds every headline figure,
+    winner, rule status and BOM count and delta of compare.json, as the report formats
+    them."""
+    a = example_design("flagship", simulate=False).to_dict()
+    b = example_design("flawed", simulate=False).to_dict()
+    c = compare_designs([a, b], ["a", "b"], ["flagship.yaml", "flawed.yaml"])
+    paths = write_compare(c, [("a", a, None), ("b", b, None)], tmp_path / "out")
+    assert {p.name for p in paths} >= {"report.html", "compare.md", "compare.json"}
+    text = (tmp_path / "out" / "compare.md").read_text(encoding="utf-8")
+    assert json.loads((tmp_path / "out" / "compare.json").read_text()) == \
+        json.loads(json.dumps(c))
+    assert text == render_compare_markdown(c)
+    figures = _md_table(text, "Headline figures (winner: the direction stated)")
+    assert len(figures) == len(c["figures"]) == len(FIGURES)
+    for row, f in zip(figures, c["figures"], strict=True):
+        assert row[0] == f["label"] and row[1] == f["direction"]
+        assert row[2:4] == [_shown(v, f["kind"]) for v in f["values"]]
+        assert row[4] == (", ".join(f["winners"]) or "tie")
+    rules = _md_table(text, "Rule status per design")
+    assert [[r[0], r[1], *r[2:]] for r in rules] == \
+        [[r["id"], r["severity"], *(s or "-" for s in r["statuses"])] for r in c["rules"]]
+    bom = _md_table(text, "Component counts per design")
+    assert len(bom) == len(c["bom"])
+    for row, comp in zip(bom, c["bom"], strict=True):
+        assert row[0] == comp["component"]
+        assert row[2:4] == [format_value(n, "count") for n in comp["counts"]]
+        assert row[4] == format_value(comp["deltas"][1], "number")

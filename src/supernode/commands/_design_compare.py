@@ -1,7 +1,8 @@
 """``supernode design A B [C] --workload W``: each cluster reviewed by the one review
 pipeline (:func:`supernode.design.run_design`), then compared side by side
 (:func:`supernode.design.compare.compare_designs`) into one folder: ``a/``, ``b/``, ``c/``
-(each design's full report folder) and the compare ``report.html`` + ``compare.json``."""
+(each design's full report folder) and the compare ``report.html``, ``compare.md`` and
+``compare.json``."""
 
 from __future__ import annotations
 
@@ -79,7 +80,7 @@ def run_compare(clusters: list[str], base: DesignInput, out: Path, files_in: lis
     changed = sum(1 for r in compare["bom"] if any(r["deltas"]))
     stdout.print(f"  bill of materials: {changed} of {len(compare['bom'])} components differ",
                  highlight=False)
-    stdout.print(f"report: {rich_safe(paths[0])} (and compare.json, "
+    stdout.print(f"report: {rich_safe(paths[0])} (and compare.md, compare.json, "
                  f"{', '.join(f'{lab}/' for lab in labels)})", highlight=False)
 
 

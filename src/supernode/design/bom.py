@@ -6,33 +6,31 @@ cables and optical modules per tier from the topology report (``results.json`` -
 ``topology``; modules split into host and switch ends by
 :func:`supernode.topology.metrics.module_ends`), racks, PDUs (or busbar feeds) and CDUs
 from the facility report (``facility``), so the BOM and the facility section show the same
-numbers. Cable length classes come from the facility's estimated runs
-(``facility.cabling``). Checkpoint storage is sized from the reliability section's
-checkpoint (``reliability.checkpoint``, its size the memory model's model-state bytes):
-the write bandwidth that finishes one checkpoint within its interval, and the capacity of
-:data:`RETAINED_CHECKPOINTS` of them. Unit prices: :func:`supernode.design.prices.unit_price`
-(``economics.unit_prices_usd``, else "no price"). ``results.json`` -> ``bom``;
-``bom.csv`` (:func:`supernode.report.bom_csv.bom_csv`).
+numbers. Cables are split by tier, length class (in-rack, same row, cross-row) and type
+(DAC, active copper, AOC, multimode or single-mode fibre) by
+:func:`supernode.design.bom_cables.cable_groups`; only fibre links have transceivers, the
+modules the topology counts. Checkpoint storage: the appliances and storage-network ports
+:func:`supernode.design.bom_storage.checkpoint_storage` sizes from the reliability
+section's checkpoint. Unit prices: :func:`supernode.design.prices.unit_price`
+(``economics.unit_prices_usd``, else "no price"; a cable by its type, ``cable_<type>``).
+``results.json`` -> ``bom``; ``bom.csv`` (:func:`supernode.report.bom_csv.bom_csv`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from supernode.design.bom_cables import NO_TYPE, cable_data, cable_groups, stocked_length
+from supernode.design.bom_storage import checkpoint_storage
 from supernode.design.prices import unit_price
 from supernode.errors import InputError
 from supernode.spec.resolved import Cluster
-from supernode.topology.graph import FABRIC_TIERS, SCALE_UP_TIERS, cable_medium
+from supernode.topology.graph import FABRIC_TIERS, SCALE_UP_TIERS
 from supernode.topology.metrics import module_ends
 
-#: Checkpoints kept on storage. ASSUMPTION: the last three (a restart point, the one
-#: before in case it is corrupt, and one being written), NeMo's checkpoint callback
-#: default ``save_top_k: 3``.
-RETAINED_CHECKPOINTS = 3
-#: Cable length classes (m), the upper end of each: ASSUMPTION, the usual stocked lengths
-#: of DAC/AOC and fibre patch cords (0.5-5 m copper, 10-100 m fibre).
-LENGTH_CLASSES_M = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 50.0, 100.0)
-CABLE_KINDS = {"copper": "copper (DAC)", "optical": "fibre (transceiver at each end)"}
+#: The keys of a ``bom.rows`` entry that only some rows fill (None elsewhere).
+OPTIONAL_KEYS = ("length_class", "cable_type", "stocked_length", "run_m", "reach_m",
+                 "capacity_bytes", "write_bandwidth_bytes_per_s")
 
 
 def component_ids() -> tuple[str, ...]:
@@ -40,10 +38,10 @@ def component_ids() -> tuple[str, ...]:
     ``economics.unit_prices_usd`` accepts)."""
     tiers = (*SCALE_UP_TIERS, *FABRIC_TIERS)
     return ("accelerator", "host", "nic", "scale_up_switch_tray",
-            *(f"switch_{t}" for t in tiers), *(f"cable_{t}" for t in tiers),
+            *(f"switch_{t}" for t in tiers), *(f"cable_{t}" for t in cable_data()["types"]),
             "transceiver_leaf_host", *(f"transceiver_{t}_switch" for t in FABRIC_TIERS),
             "rack_compute", "rack_network", "pdu", "busbar_feed", "cdu",
-            "checkpoint_storage")
+            "storage_appliance", "storage_network_port")
 
 
 def check_unit_prices(cluster: Cluster) -> None:
@@ -57,25 +55,16 @@ def check_unit_prices(cluster: Cluster) -> None:
                              f"not a bill-of-materials component; allowed: {', '.join(known)}")
 
 
-def length_class(run_m: float | None) -> str | None:
-    """The stocked cable length that covers a run of ``run_m`` metres (``<= 3 m``)."""
-    if run_m is None:
-        return None
-    for top in LENGTH_CLASSES_M:
-        if run_m <= top:
-            return f"<= {top:g} m"
-    return f"> {LENGTH_CLASSES_M[-1]:g} m"
-
-
 def _row(cluster: Cluster, component: str, category: str, part: str, count: int,
-         derived_from: str, tier: str | None = None, **extra: Any) -> dict[str, Any]:
-    price, source = unit_price(cluster, component)
+         derived_from: str, tier: str | None = None, price_key: str | None = None,
+         **extra: Any) -> dict[str, Any]:
+    key = price_key or component
+    price, source = unit_price(cluster, key)
     return {"component": component, "category": category, "tier": tier, "part": part,
-            "count": int(count), "length_class": extra.get("length_class"),
-            "run_m": extra.get("run_m"), "capacity_bytes": extra.get("capacity_bytes"),
-            "write_bandwidth_bytes_per_s": extra.get("write_bandwidth_bytes_per_s"),
-            "unit_price_usd": price, "extended_price_usd": None if price is None
-            else price * count, "price_source": source, "derived_from": derived_from}
+            "count": int(count), **{k: extra.get(k) for k in OPTIONAL_KEYS},
+            "price_key": key, "unit_price_usd": price,
+            "extended_price_usd": None if price is None else price * count,
+            "price_source": source, "derived_from": derived_from}
 
 
 def _compute_rows(cluster: Cluster, data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -106,7 +95,7 @@ def _compute_rows(cluster: Cluster, data: dict[str, Any]) -> list[dict[str, Any]
 
 def _link_rows(cluster: Cluster, data: dict[str, Any]) -> list[dict[str, Any]]:
     """Transceivers (modules, host and switch ends) and cables per tier."""
-    topo, cabling = data["topology"], data["facility"]["cabling"]
+    topo = data["topology"]
     so = cluster.scale_out
     cage = "twin-port OSFP" if so is not None and so.switch.ports_per_cage == 2 else "module"
     rows = []
@@ -119,15 +108,18 @@ def _link_rows(cluster: Cluster, data: dict[str, Any]) -> list[dict[str, Any]]:
             if count:
                 rows.append(_row(cluster, f"transceiver_{tier}_{end}", "optics", part, count,
                                  f"topology.optical_modules.{tier} ({end} ends)", tier))
-    for tier, count in topo["cables"].items():
-        if not count:
-            continue
-        up = tier in SCALE_UP_TIERS
-        medium = cluster.scale_up.medium if up else cable_medium(so.medium if so else "", tier)
-        run = cabling["scale_up" if up else "scale_out"]["run_m"]
-        rows.append(_row(cluster, f"cable_{tier}", "cabling", CABLE_KINDS.get(medium, medium),
-                         count, f"topology.cables.{tier}; run from facility.cabling", tier,
-                         length_class=length_class(run), run_m=run))
+    for g in cable_groups(cluster, data):
+        cls, kind, tier = g["length_class"], g["cable_type"], g["tier"]
+        fibre = " (transceivers: the optics rows)" if g["transceivers"] else ""
+        where = "placed on facility.floor" if tier in FABRIC_TIERS else \
+            "run from facility.cabling.scale_up"
+        rows.append(_row(
+            cluster, f"cable_{tier}_{cls.replace(' ', '_').replace('-', '_')}_{kind}",
+            "cabling", g["part"], g["count"],
+            f"topology.cables.{tier}: {g['lane_gbit_per_s']:g}G lanes, {where}{fibre}", tier,
+            None if kind == NO_TYPE else f"cable_{kind}", length_class=cls,
+            cable_type=kind, stocked_length=stocked_length(g["run_m"]), run_m=g["run_m"],
+            reach_m=g["reach_m"]))
     return rows
 
 
@@ -157,26 +149,6 @@ def _facility_rows(cluster: Cluster, data: dict[str, Any]) -> list[dict[str, Any
     return rows
 
 
-def checkpoint_storage(data: dict[str, Any]) -> dict[str, Any] | None:
-    """Checkpoint storage from the reliability section's checkpoint (None without one):
-    the write bandwidth that writes one checkpoint within its interval (bytes/s) and the
-    capacity of :data:`RETAINED_CHECKPOINTS` checkpoints (bytes)."""
-    rel = data.get("reliability")
-    if rel is None:
-        return None
-    ck = rel["checkpoint"]
-    size, interval = ck["size_bytes"], ck["chosen_interval_s"]
-    return {"checkpoint_bytes": size,
-            "checkpoint_bytes_source": "reliability.checkpoint.size_bytes: the memory "
-            "model's model-state bytes (weights + optimizer states of every parameter)",
-            "interval_s": interval, "retained_checkpoints": RETAINED_CHECKPOINTS,
-            "retention_source": "assumption: the last three checkpoints (NeMo's "
-                                "save_top_k default)",
-            "capacity_bytes": size * RETAINED_CHECKPOINTS,
-            "write_bandwidth_needed_bytes_per_s": size / interval,
-            "write_bandwidth_assumed_bytes_per_s": ck["write_bytes_per_s"]}
-
-
 def bill_of_materials(cluster: Cluster, data: dict[str, Any]) -> dict[str, Any]:
     """``results.json`` -> ``bom``: the rows (counts, length classes, unit and extended
     prices in USD with their source), the checkpoint storage, and the priced total."""
@@ -184,10 +156,15 @@ def bill_of_materials(cluster: Cluster, data: dict[str, Any]) -> dict[str, Any]:
         _facility_rows(cluster, data)
     storage = checkpoint_storage(data)
     if storage is not None:
-        rows.append(_row(cluster, "checkpoint_storage", "storage", "checkpoint store", 1,
-                         "reliability.checkpoint", capacity_bytes=storage["capacity_bytes"],
+        rows.append(_row(cluster, "storage_appliance", "storage", storage["appliance"],
+                         storage["appliances"], "bom.storage: max(write bandwidth, capacity) "
+                         "over one appliance's", capacity_bytes=storage["capacity_bytes"],
                          write_bandwidth_bytes_per_s=storage[
                              "write_bandwidth_needed_bytes_per_s"]))
+        rows.append(_row(cluster, "storage_network_port", "storage",
+                         f"{storage['port_bandwidth_bytes_per_s'] * 8 / 1e9:g} Gb/s "
+                         "storage-network switch port", storage["network_ports"],
+                         "bom.storage: appliances x ports_per_appliance"))
     priced = [r["extended_price_usd"] for r in rows if r["extended_price_usd"] is not None]
     return {"rows": rows, "storage": storage,
             "priced_total_usd": sum(priced) if priced else None,

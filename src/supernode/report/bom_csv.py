@@ -10,8 +10,9 @@ from typing import Any
 from supernode.textsafe import csv_cell_safe
 
 #: ``bom.csv`` columns (the keys of a ``bom.rows`` entry), units in the names.
-CSV_COLUMNS = ("component", "category", "tier", "part", "count", "length_class", "run_m",
-               "capacity_bytes", "write_bandwidth_bytes_per_s", "unit_price_usd",
+CSV_COLUMNS = ("component", "category", "tier", "part", "count", "length_class",
+               "cable_type", "stocked_length", "run_m", "reach_m", "capacity_bytes",
+               "write_bandwidth_bytes_per_s", "price_key", "unit_price_usd",
                "extended_price_usd", "price_source", "derived_from")
 
 

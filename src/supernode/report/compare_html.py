@@ -84,8 +84,14 @@ def bom_section(c: dict[str, Any]) -> Section:
         "component", f"part ({first})", *_labels(c),
         *(f"{lab} - {first}" for lab in _labels(c)[1:])), tuple(rows), ("bom",)))
     s.blocks.append(Paragraph((L("Each design's full bill of materials is its folder's "
-                                 "bom.csv."),)))
+                                 "bom.csv (cables by type and length class, storage "
+                                 "appliances and their network ports)."),)))
     return s
+
+
+def compare_sections(c: dict[str, Any]) -> list[Section]:
+    """The compare page's sections (the HTML and the Markdown page render the same)."""
+    return [designs_section(c), figures_section(c), rules_section(c), bom_section(c)]
 
 
 def render_compare_html(c: dict[str, Any]) -> str:
@@ -95,7 +101,7 @@ def render_compare_html(c: dict[str, Any]) -> str:
         (", " if i else "") + cell_html((T("designs", i, "label"), L(": "),
                                          T("designs", i, "cluster")), c)
         for i in range(len(c["designs"]))))
-    sections = [designs_section(c), figures_section(c), rules_section(c), bom_section(c)]
+    sections = compare_sections(c)
     views = [{"id": s.id, "title": s.title, "html": [block_html(b, c) for b in s.blocks]}
              for s in sections]
     return PAGE.render(title=title, subtitle=subtitle, css=Markup(CSS), sections=views)

@@ -11,14 +11,15 @@ from supernode.report.blocks import Paragraph, Section, Table
 from supernode.report.sections import register_section
 from supernode.report.sections_core import L, N, T
 
-COLUMNS = ("component", "part", "tier", "count", "length class", "unit price",
-           "extended price", "price source", "counted from")
+COLUMNS = ("component", "part", "tier", "count", "length class", "cable type", "run",
+           "reach", "unit price", "extended price", "price source", "counted from")
 
 
 def _row(i: int) -> tuple:
     k = ("bom", "rows", i)
     return (T(*k, "component"), T(*k, "part"), T(*k, "tier"), N(*k, "count", kind="count"),
-            T(*k, "length_class"), N(*k, "unit_price_usd", kind="usd"),
+            T(*k, "length_class"), T(*k, "cable_type"), N(*k, "run_m", kind="m"),
+            N(*k, "reach_m", kind="m"), N(*k, "unit_price_usd", kind="usd"),
             N(*k, "extended_price_usd", kind="usd"), T(*k, "price_source"),
             T(*k, "derived_from"))
 
@@ -37,7 +38,21 @@ def _storage(r: dict[str, Any]) -> list:
                        N(*s, "write_bandwidth_assumed_bytes_per_s", kind="bytes_per_s"),
                        L("); keeping "), N(*s, "retained_checkpoints", kind="count"),
                        L(" ("), T(*s, "retention_source"), L(") takes "),
-                       N(*s, "capacity_bytes", kind="bytes"), L(".")))]
+                       N(*s, "capacity_bytes", kind="bytes"), L("."))),
+            Paragraph((L("Storage hardware: "), N(*s, "appliances", kind="count"), L(" x "),
+                       T(*s, "appliance"), L(" (the larger of "),
+                       N(*s, "appliances_for_bandwidth", kind="count"),
+                       L(" for the write bandwidth at "),
+                       N(*s, "appliance_write_bytes_per_s", kind="bytes_per_s"),
+                       L(" each and "), N(*s, "appliances_for_capacity", kind="count"),
+                       L(" for the capacity at "),
+                       N(*s, "appliance_capacity_bytes", kind="bytes"),
+                       L(" usable each), taking "), N(*s, "network_ports", kind="count"),
+                       L(" storage-network ports ("), N(*s, "ports_per_appliance",
+                                                        kind="count"),
+                       L(" each; the appliance's figures and their sources: "
+                         "data/design/storage_appliances.yaml, results.json bom.storage)."))
+                      )]
 
 
 def bom_section(r: dict[str, Any]) -> Section | None:

@@ -112,10 +112,13 @@ def write_compare(compare: dict[str, Any],
                   inputs: Iterable[str | Path] = ()) -> list[Path]:
     """One folder, all or nothing: each design's report folder under its label
     (``designs``: label, results, artefact texts) and the comparison beside them
-    (``report.html``, ``compare.json``); the final paths, the compare page first."""
+    (``report.html``, ``compare.md``, ``compare.json``); the final paths, the compare page
+    first."""
     from supernode.report.compare_html import render_compare_html
+    from supernode.report.compare_md import render_compare_markdown
 
     texts = {"report.html": render_compare_html(compare),
+             "compare.md": render_compare_markdown(compare),
              "compare.json": json_text(compare, indent=1) + "\n"}
     for label, results, artefacts in designs:
         texts |= {f"{label}/{path}": text

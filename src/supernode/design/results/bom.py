@@ -14,11 +14,20 @@ class BomRow(ResultModel):
     tier: str | None = field("Topology tier of a switch, module or cable; null otherwise.")
     part: str = field("The part (catalog name, or what it is).")
     count: int = field("Units to buy.")
-    length_class: str | None = field("Stocked cable length covering the run (cables).")
-    run_m: float | None = field("Estimated cable run (m), from the facility's floor plan.")
-    capacity_bytes: float | None = field("Storage capacity (bytes; checkpoint storage).")
+    length_class: str | None = field("in-rack, same row or cross-row (cables).")
+    cable_type: str | None = field("dac, acc, aoc, fiber_mm, fiber_sm, or none when no "
+                                   "listed type reaches (cables).")
+    stocked_length: str | None = field("Stocked cable length covering the longest run "
+                                       "(cables).")
+    run_m: float | None = field("Longest estimated run of the row's cables (m), placed on "
+                                "the facility's floor plan.")
+    reach_m: float | None = field("The cable type's reach at the link's lane rate (m).")
+    capacity_bytes: float | None = field("Storage capacity needed (bytes; storage "
+                                         "appliances).")
     write_bandwidth_bytes_per_s: float | None = field("Write bandwidth needed (bytes/s; "
                                                       "checkpoint storage).")
+    price_key: str = field("The economics.unit_prices_usd key that prices the row (a "
+                           "cable: cable_<type>).")
     unit_price_usd: float | None = field("Price of one unit (USD); null: no price.")
     extended_price_usd: float | None = field("count x unit price (USD); null: no price.")
     price_source: str = field("user-supplied, or why there is no price.")
@@ -38,6 +47,18 @@ class CheckpointStorage(ResultModel):
                                                       "interval (bytes/s).")
     write_bandwidth_assumed_bytes_per_s: float = field("The write bandwidth the "
                                                        "reliability model assumed (bytes/s).")
+    appliance: str = field("The storage appliance sized.")
+    appliance_id: str = field("Its id in data/design/storage_appliances.yaml.")
+    appliance_write_bytes_per_s: float = field("Write bandwidth of one appliance (bytes/s).")
+    appliance_read_bytes_per_s: float = field("Read bandwidth of one appliance (bytes/s).")
+    appliance_capacity_bytes: float = field("Usable capacity of one appliance (bytes).")
+    appliance_source: str = field("Where the appliance's figures come from.")
+    appliances_for_bandwidth: int = field("ceil(write bandwidth needed / one appliance's).")
+    appliances_for_capacity: int = field("ceil(capacity needed / one appliance's).")
+    appliances: int = field("Appliances: the larger of the two, at least one.")
+    ports_per_appliance: int = field("Storage-network ports of one appliance.")
+    port_bandwidth_bytes_per_s: float = field("Bandwidth of one such port (bytes/s).")
+    network_ports: int = field("Storage-network switch ports: appliances x ports.")
 
 
 class BillOfMaterials(ResultModel):
