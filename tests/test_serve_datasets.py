@@ -37,7 +37,7 @@ def test_every_dataset_entry_is_a_positive_mean_with_its_note():
     for name, entry in raw.items():
         lengths = dataset_lengths(name)
         assert lengths is not None and lengths.samples >= 1
-        assert 0 < lengths.input_tokens and 0 < lengths.output_tokens
+        assert lengths.input_tokens > 0 and lengths.output_tokens > 0
         assert entry["note"].strip()
 
 
