@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from supernode.commands import app
 from supernode.serve.calibration import default_serve_constants, read_serve_calibration_document
+from supernode.serve.datasets import dataset_lengths
 from supernode.serve.fit import ROBUST_SCALE, fitted_names, inference_cases_path, log_errors
 from supernode.spec.casefile import read_cases
 from supernode.validation.harness import run_case, summarize_metrics, validate_file
@@ -37,17 +38,20 @@ def test_every_case_is_predicted_or_says_why(results):
             assert r.detail.startswith("unsupported: workload lengths not given"), r.detail
     unsupported = {r.id for r in cases if r.status != "ok"}
     expected = {c["id"] for c in read_cases(PUBLIC, kind="inference")
-                if c["serving"].get("input_tokens") is None}
+                if c["serving"].get("input_tokens") is None
+                and dataset_lengths(c["serving"].get("dataset")) is None}
     assert unsupported == expected
     assert summary["inference"]["n"] == len(cases) - len(unsupported)
 
 
 def test_primary_metric_error_is_within_the_reached_bound(results):
     cases, summary = results
-    assert summary["inference"]["mape"] <= 0.165  # reached: 15.8 % (issue 27 aims at 15 %)
+    # reached: 16.4 % over all 18 (issue 27 aims at 15 %; the two vLLM MI300X runs are
+    # +64-67 %, docs/serving.md)
+    assert summary["inference"]["mape"] <= 0.165
     ok = [r for r in cases if r.status == "ok"]
     within = [r for r in ok if abs(r.error_frac) <= 0.20]
-    assert len(within) >= 13, [(r.id, r.error_frac) for r in ok]
+    assert len(within) >= 15, [(r.id, r.error_frac) for r in ok]
 
 
 def test_per_gpu_and_system_figures_are_one_measurement(results):
@@ -87,9 +91,10 @@ def test_validate_json_reports_inference_by_metric(tmp_path):
     importlib.import_module("supernode.commands.validate")  # registers the command
     doc = json.loads(Path(PUBLIC).read_text())
     ids = ("trtllm_llama33_70b_h200_tp2_fp8_1024x1024", "mlperf41_amd_8xmi300x_llama2_70b_server")
+    two = [copy.deepcopy(c) for c in doc["cases"] if c["id"] in ids]
+    two[1]["serving"]["dataset"] = "unpublished-trace"  # no length table: unsupported
     path = tmp_path / "two.json"
-    path.write_text(json.dumps({"schema": doc["schema"],
-                                "cases": [c for c in doc["cases"] if c["id"] in ids]}))
+    path.write_text(json.dumps({"schema": doc["schema"], "cases": two}))
     result = CliRunner().invoke(app, ["validate", str(path), "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)

@@ -6,7 +6,10 @@ memory), its ``model`` block the training side's (:func:`supernode.spec.training
 case_workload`). Nulls in ``serving`` are chosen as a tuned deployment would: every layout
 of :mod:`supernode.serve.candidates` that the stated fields allow, and the batch, are
 searched for the best primary metric among those that fit in memory and meet the ``slo``;
-the detail says what was chosen. A null KV precision is chosen as
+the detail says what was chosen. A null length of a case that names a ``dataset`` is the
+dataset's published mean (:mod:`supernode.serve.datasets`); a null ``batch_size`` of a
+case whose ``engine`` has a default sequence limit (:mod:`supernode.serve.engines`) is
+held to it. A null KV precision is chosen as
 :mod:`supernode.serve.precision` says. The primary metric is the first published of
 :data:`PRIMARY_METRICS`; TTFT, TPOT (ITL) and request latency are predicted beside it.
 """
@@ -21,6 +24,8 @@ import numpy as np
 from supernode.errors import InputError
 from supernode.serve.calibration import ServeConstants, default_serve_constants
 from supernode.serve.candidates import layouts, with_batches
+from supernode.serve.datasets import dataset_lengths
+from supernode.serve.engines import default_max_sequences
 from supernode.serve.precision import resolve_precision
 from supernode.serve.throughput import Served, serve
 from supernode.serve.traffic import PHASES, Traffic
@@ -69,12 +74,17 @@ def _opt_float(block: dict[str, Any], name: str, path: str) -> float | None:
 
 
 def case_traffic(serving: dict[str, Any]) -> Traffic:
-    """The serving block's lengths, load, targets and phase."""
+    """The serving block's lengths, load, targets and phase (a null length of a named
+    dataset in :func:`supernode.serve.datasets.dataset_lengths`: its mean, tokens)."""
     phase = serving.get("phase") or "both"
     if phase not in PHASES:
         raise InputError("serving.phase", f"unknown phase {phase!r}; allowed: {', '.join(PHASES)}")
     isl = _opt_float(serving, "input_tokens", "serving")
     osl = _opt_float(serving, "output_tokens", "serving")
+    table = dataset_lengths(serving.get("dataset"))
+    if table is not None:  # the dataset's published means fill the lengths left null
+        isl = table.input_tokens if isl is None else isl
+        osl = table.output_tokens if osl is None and phase != "prefill" else osl
     if isl is None or (osl is None and phase == "both"):
         where = f" (dataset {serving.get('dataset')!r} has no length table here)" \
             if serving.get("dataset") else ""
@@ -140,6 +150,9 @@ def predict_serving_case(case: dict[str, Any], constants: ServeConstants | None 
         raise UnsupportedServingCase(f"no layout of tp/pp/dp {fields} divides {gpus} GPUs")
     probe = serve(w, lay, system, c, p, traffic)
     limit = probe.max_batch
+    cap = default_max_sequences(serving.get("engine")) if batch is None else None
+    if cap is not None:  # no published batch limit: the engine ran at its default
+        limit = np.minimum(limit, cap)
     if traffic.concurrency:
         instances = gpus // lay.gpus
         per_rank = np.floor(traffic.concurrency / np.maximum(instances * lay.dp, 1))
@@ -173,7 +186,8 @@ def predict_serving_case(case: dict[str, Any], constants: ServeConstants | None 
                   "input_tokens_per_s", "input_tokens_per_s_per_gpu"):
             out[k] *= scale
     detail = (f"chose tp={d.tp[best]} pp={d.pp[best]} dp={d.dp[best]} ep={d.ep[best]} "
-              f"batch={d.batch[best]} per DP rank (KV limit {int(r.max_batch[best]):,}), "
+              f"batch={d.batch[best]} per DP rank (KV limit {int(r.max_batch[best]):,}"
+              f"{f', engine default {cap:,}' if cap is not None else ''}), "
               f"kv {p.kv}, weights {p.weights}; "
               f"{r.weights_bytes[best] / 1e9:.1f} GB weights/GPU, "
               f"{r.kv_tokens[best]:,.0f} KV tokens/GPU; TPOT {r.tpot_s[best] * 1e3:.2f} ms")
