@@ -214,14 +214,16 @@ def system_from_validation(system: dict[str, Any], precision: str = "bf16") -> S
     The case's ``peak_dense_bf16_tflops`` rescales the catalog part's rates (all
     precisions, the GEMM ceilings and the attention table alike) when it differs from the
     catalog's BF16 peak; memory capacity and bandwidth come from the catalog entry named
-    by ``accelerator``. An FP8 case runs its GEMMs at the part's FP8 figures. A
+    by ``accelerator`` (an alias of a catalog part, or a variant sharing its die:
+    :func:`supernode.catalog.names.case_accelerator`, said in ``notes``). An FP8 case
+    runs its GEMMs at the part's FP8 figures. A
     ``power_limit_w`` below the part's TDP caps it (:meth:`SystemModel.at_power_limit`).
     """
-    from supernode.catalog import find_accelerator
+    from supernode.catalog.names import case_accelerator
     from supernode.spec.resolved import convert_accelerator
 
-    chip = convert_accelerator(find_accelerator(str(system.get("accelerator")),
-                                                path="system.accelerator"))
+    part, note = case_accelerator(system.get("accelerator"))
+    chip = convert_accelerator(part)
     peak = system.get("peak_dense_bf16_tflops")
     catalog_bf16 = chip.peak("bf16")
     scale = float(peak) * TFLOPS / catalog_bf16 if peak else 1.0
@@ -238,6 +240,7 @@ def system_from_validation(system: dict[str, Any], precision: str = "bf16") -> S
         fabric=fabric,
         precision=precision,
         tdp_w=chip.tdp_w,
+        notes=(note,) if note else (),
         **rates,
     )
     cap = system.get("power_limit_w")
