@@ -122,7 +122,7 @@ def test_show_table_lists_sources():
 
 
 def test_show_unknown_name_exits_2_with_suggestions():
-    result = invoke("show", "h100-sxm")
+    result = invoke("show", "h100-sxm-81gb")
     assert result.exit_code == 2
     assert "Traceback" not in result.output
     assert "did you mean" in result.stderr and "h100-sxm-80gb" in result.stderr

@@ -99,7 +99,7 @@ def test_given_speed_is_used_and_not_noted(topo: TopoMatrix) -> None:
 
 
 def test_unknown_accelerator_is_noted_not_refused(topo: TopoMatrix) -> None:
-    result = import_host(topo, "h100-sxm")
+    result = import_host(topo, "h100-sxm-81gb")
     assert any("not in the catalog" in n and "h100-sxm-80gb" in n for n in result.notes)
 
 

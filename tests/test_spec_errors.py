@@ -226,7 +226,7 @@ CASES: dict[str, tuple[Callable[[dict[str, Any]], Any], str, str]] = {
                                            "uplinks_per_accelerator": 11}),
                          "scale_up.switch", "needs a switch"),
     # unknown parts: the nearest catalog name is suggested
-    "unknown accelerator": (put("host.accelerator", "h100-sxm"), "host.accelerator",
+    "unknown accelerator": (put("host.accelerator", "h100-sxm-81gb"), "host.accelerator",
                             "did you mean h100-sxm-80gb"),
     "unknown scale-out switch": (put("scale_out.switch", "qm9700"), "scale_out.switch",
                                  "quantum2-qm9700"),

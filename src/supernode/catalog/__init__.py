@@ -133,8 +133,11 @@ def _find(table: dict[str, _Entry], name: str, what: str, path: str) -> _Entry:
 
 
 def find_accelerator(name: str, path: str = "accelerator") -> AcceleratorSpec:
-    """Return the catalog accelerator called ``name`` or raise InputError at ``path``."""
-    return _find(accelerators(), name, "accelerator", path)
+    """Return the catalog accelerator called ``name`` (or one of its aliases,
+    :mod:`supernode.catalog.names`) or raise InputError at ``path``."""
+    from supernode.catalog.names import canonical_accelerator_name
+
+    return _find(accelerators(), canonical_accelerator_name(name), "accelerator", path)
 
 
 def find_switch(name: str, path: str = "switch") -> SwitchSpec:

@@ -43,7 +43,8 @@ def param_gather_window_s(forward_s: Any, core_forward_s: Any, pp: Any, vpp: Any
 
 
 def dp_exposed_s(phase_s: dict[str, Any], comp: MicrobatchCompute, a: PlanArrays,
-                 cal: Calibration, on: Any = True) -> tuple[Any, Any]:
+                 cal: Calibration, on: Any = True,
+                 busy_s: dict[str, Any] | None = None) -> tuple[Any, Any]:
     """Data-parallel seconds left exposed per step, and the compute seconds used to hide
     them (see the module docstring).
 
@@ -51,19 +52,24 @@ def dp_exposed_s(phase_s: dict[str, Any], comp: MicrobatchCompute, a: PlanArrays
     (``backward``: gradient reduction; ``forward``: ZeRO-3 parameter gathers before each
     micro-batch's forward and backward; ``step``: the parameter all-gather after the
     optimizer). ``on``: the overlap switch (off: everything exposed). The windows are a
-    pass's compute outside its attention core (which hides the CP exchange).
+    pass's compute outside its attention core (which hides the CP exchange), less
+    ``busy_s`` (seconds per micro-batch pass, by phase ``forward``/``backward``: other
+    traffic already hidden there on the same links, e.g. TP on a shared NVLink tier).
     """
     on = np.asarray(on)
     eta = cal.dp_overlap
     grads, gathers, step = phase_s["backward"], phase_s["forward"], phase_s["step"]
     m = np.maximum(a.microbatches, 1).astype(float)
     n = np.maximum(comp.layers, 1.0)
-    fwd = eta * np.maximum(comp.forward_s - comp.attention_core_forward_s, 0.0)
+    busy = busy_s or {}
+    busy_f, busy_b = busy.get("forward", 0.0), busy.get("backward", 0.0)
+    core_f = comp.attention_core_forward_s + busy_f
+    fwd = eta * np.maximum(comp.forward_s - core_f, 0.0)
     bwd = eta * np.maximum(comp.backward_s + comp.recompute_s
-                           - comp.attention_core_backward_s, 0.0)
+                           - comp.attention_core_backward_s - busy_b, 0.0)
     # ZeRO-0/1: one bucketed reduction per step under the last backward, one gather
     step_exposed = np.maximum(step - param_gather_window_s(
-        comp.forward_s, comp.attention_core_forward_s, a.pp, a.vpp, eta), 0.0)
+        comp.forward_s, core_f, a.pp, a.vpp, eta), 0.0)
 
     def once(r: Restrict) -> Any:
         return np.maximum(r(grads) - r(bwd), 0.0) + r(step_exposed)

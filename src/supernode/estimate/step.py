@@ -11,7 +11,9 @@ Per busiest GPU and step (seconds), every part adds up to the step time exactly:
 * ``ep_comm``: expert all-to-all dispatch and combine plus expert-TP gathers; with the
   all-to-all overlap on (Megatron 1F1B A2A overlap / DeepEP) the passes that have a
   partner micro-batch (:func:`paired_share` of those that set the pace) hide it under
-  that partner's compute, as far as the compute lasts;
+  that partner's compute, as far as the compute lasts (less the TP traffic hidden there
+  when TP crosses the same links: one tier's window carries one transfer's time at once,
+  :func:`same_tier`);
 * ``pp_comm``: the pipeline sends on the schedule's critical path
   (:func:`~supernode.estimate.pipeline_comm.pipeline_critical_s`: the fill, each round
   of the interleaved warm-up and cool-down, the slack-free steady state of plain 1F1B,
@@ -30,7 +32,8 @@ Per busiest GPU and step (seconds), every part adds up to the step time exactly:
   micro-batch layer by layer, each layer's transfer prefetched under the previous layer's
   compute: of a pass's comm ``c`` over its ``n`` layers, the first layer's ``c / n`` is
   exposed and the rest hides under the pass's compute ``w``,
-  ``c / n + max(c (n - 1) / n - w, 0)``;
+  ``c / n + max(c (n - 1) / n - w, 0)``; on TP's tier the windows lose the TP traffic
+  hidden in them;
 * ``optimizer``: the Adam update at HBM speed;
 * ``other``: a fixed per-step cost (gradient-norm and loss reductions, optimizer kernel
   launches over every parameter tensor, data loading and logging), calibrated.
@@ -146,12 +149,20 @@ def step_arrays(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibr
     core_per_step = m * (comp.attention_core_forward_s + comp.attention_core_backward_s)
     compute = m * comp.total_s
     expert = per_dim.get("ep", 0.0) + per_dim.get("etp", 0.0)
-    dp_exposed, dp_window = dp_exposed_s(dp_phase, comp, a, cal, overlap.dp)
+    tp_hidden = tp_hidden_s(tp_phase, comp, a, cal, tp_overlap_on(overlap.tp, w.software))
+    tp_exposed = sum(tp_phase.values()) - sum(tp_hidden.values())
+    # a window hides one tier's transfers at a time: TP traffic hidden under the GEMMs
+    # occupies them for a DP or EP transfer on the same links (the simulator shares the
+    # links the same way); on another tier the two run side by side
+    dp_tier = dim_tier.get("dp", dim_tier.get("dp_expert"))
+    dp_busy = {ph: same_tier(dp_tier, dim_tier.get("tp")) * tp_hidden[ph] / m
+               for ph in tp_hidden}
+    dp_exposed, dp_window = dp_exposed_s(dp_phase, comp, a, cal, overlap.dp, dp_busy)
     # windows are disjoint shares of the compute (monotone: a slower GPU never speeds a
     # step): CP hides under the attention core, DP under the rest of its passes, the
     # expert all-to-all under what is left of the paired passes
-    ep_window = np.maximum(compute - core_per_step - dp_window, 0.0)
-    tp_exposed = tp_exposed_s(tp_phase, comp, a, cal, tp_overlap_on(overlap.tp, w.software))
+    ep_busy = same_tier(dim_tier.get("ep"), dim_tier.get("tp")) * sum(tp_hidden.values())
+    ep_window = np.maximum(compute - core_per_step - dp_window - ep_busy, 0.0)
     cp_exposed = cp_exposed_s(cp_part[True], cp_part[False], core_per_step, a)
     a2a_on = np.asarray(a.moe_a2a_overlap if overlap.a2a is None else overlap.a2a)
     # a pass of the bubble lasts its compute and the communication exposed in it; with
@@ -184,26 +195,40 @@ def cp_exposed_s(ring_s: Any, serial_s: Any, core_s: Any, a: PlanArrays) -> Any:
     return serial_s + np.maximum(ring_s - ring_hidden_share(a) * core_s, 0.0)
 
 
-def tp_exposed_s(phase_s: dict[str, Any], comp: MicrobatchCompute, a: PlanArrays,
-                 cal: Calibration, on: Any = True) -> Any:
-    """TP collective seconds left exposed per step.
+def same_tier(tier: Any, other: Any) -> Any:
+    """1.0 where two dimensions' collectives cross the same (slowest) fabric tier, 0.0
+    where not or where either makes no call (tier indices, arrays over plans)."""
+    if tier is None or other is None:
+        return 0.0
+    return (np.asarray(tier) == np.asarray(other)).astype(float)
+
+
+def tp_hidden_s(phase_s: dict[str, Any], comp: MicrobatchCompute, a: PlanArrays,
+                cal: Calibration, on: Any = True) -> dict[str, Any]:
+    """TP collective seconds per step hidden under compute, by phase.
 
     ``phase_s``: issued TP seconds per step of the forward and of the backward passes
     (recomputation included). With the overlap on, ``tp_overlap`` of a pass's TP traffic
     runs beside its GEMMs and streaming work (the compute outside the attention core) as
-    far as that compute lasts, the rest after it: ``(1 - t) c + max(t c - w, 0)`` per
-    phase (the simulator's pass does the same); without, everything is exposed.
+    far as that compute lasts: ``min(t c, w)`` per phase (the simulator's pass does the
+    same); without, nothing hides. The exposed rest is ``c - hidden``
+    (:func:`tp_exposed_s`).
     """
     m = np.maximum(a.microbatches, 1).astype(float)
     windows = {"forward": m * (comp.forward_s - comp.attention_core_forward_s),
                "backward": m * (comp.backward_s + comp.recompute_s
                                 - comp.attention_core_backward_s)}
     share = cal.tp_overlap * np.asarray(on, dtype=float)
-    exposed: Any = 0.0
-    for phase, issued in phase_s.items():
-        hidden = share * issued
-        exposed = exposed + issued - hidden + np.maximum(hidden - windows[phase], 0.0)
-    return exposed
+    return {phase: np.minimum(share * issued, np.maximum(windows[phase], 0.0))
+            for phase, issued in phase_s.items()}
+
+
+def tp_exposed_s(phase_s: dict[str, Any], comp: MicrobatchCompute, a: PlanArrays,
+                 cal: Calibration, on: Any = True) -> Any:
+    """TP collective seconds left exposed per step: what :func:`tp_hidden_s` does not
+    hide, ``(1 - t) c + max(t c - w, 0)`` per phase."""
+    hidden = tp_hidden_s(phase_s, comp, a, cal, on)
+    return sum(phase_s[ph] - hidden[ph] for ph in phase_s)
 
 
 def paired_share(a: PlanArrays) -> Any:

@@ -4,8 +4,9 @@ A :class:`SystemModel` is built from a loaded cluster (:func:`system_from_cluste
 from the ``system`` block of a validation case (:func:`system_from_validation`), so that
 both paths run the very same model. Compute rates are per GPU and per precision: the
 vendor's dense peaks (the MFU denominator), the part's *measured* maximum achievable matmul
-throughput (the GEMM ceiling, catalog ``achievable_matmul_tflops``; missing: 0.79 x peak,
-the median measured efficiency) and its measured fused-attention throughput by head size
+throughput (the GEMM ceiling, catalog ``achievable_matmul_tflops``; a precision not
+measured: the part's own measured share of peak, :func:`unmeasured_matmul_share`; a part
+not measured at all: 0.79 x peak, the median measured efficiency) and its measured fused-attention throughput by head size
 (catalog ``fused_attention``; missing: H100's FlashAttention-3 table scaled by the part's
 achievable BF16 matmul over H100's).
 """
@@ -120,6 +121,22 @@ class SystemModel:
             attention_backward=tuple((d, r * k) for d, r in self.attention_backward))
 
 
+def unmeasured_matmul_share(measured: dict[str, float], peaks: dict[str, float]) -> float:
+    """Achievable share of peak for a precision whose matmul throughput no one measured:
+    the part's own measured share at BF16 (else FP16, else any measured precision), or
+    :data:`DEFAULT_MATMUL_EFFICIENCY` when nothing of the part is measured.
+
+    On the parts measured at two precisions the shares agree far better within a part
+    than across parts (MAMF table, stas00/ml-engineering: H100 0.80 BF16 / 0.71 FP8, B200
+    0.78 / 0.76, GB200 0.73 / 0.72, Gaudi 3 0.68 / 0.70; across parts 0.51-0.97), so a
+    part with a low measured BF16 share (MI300X 0.51) keeps it at FP8."""
+    shares = {p: measured[p] / peaks[p] for p in measured if peaks.get(p)}
+    for p in ("bf16", "fp16", *sorted(shares)):
+        if p in shares:
+            return shares[p]
+    return DEFAULT_MATMUL_EFFICIENCY
+
+
 def compute_rates(chip: Accelerator, peak_scale: float = 1.0) -> dict[str, Any]:
     """Peaks, GEMM ceilings and attention tables of a part (FLOP/s), as SystemModel fields.
 
@@ -135,7 +152,8 @@ def compute_rates(chip: Accelerator, peak_scale: float = 1.0) -> dict[str, Any]:
             peaks[a] = peaks[b]
     measured: dict[str, float] = {p: v * TFLOPS * peak_scale
                                   for p, v in spec.achievable_matmul_tflops.items()}
-    matmul = {p: measured.get(p, DEFAULT_MATMUL_EFFICIENCY * v) for p, v in peaks.items()}
+    share = unmeasured_matmul_share(measured, peaks)
+    matmul = {p: measured.get(p, share * v) for p, v in peaks.items()}
     if "fp8" not in peaks:  # no FP8 units: FP8 plans run their GEMMs in BF16
         matmul["fp8"] = matmul["bf16"]
     table = spec.fused_attention
@@ -214,14 +232,16 @@ def system_from_validation(system: dict[str, Any], precision: str = "bf16") -> S
     The case's ``peak_dense_bf16_tflops`` rescales the catalog part's rates (all
     precisions, the GEMM ceilings and the attention table alike) when it differs from the
     catalog's BF16 peak; memory capacity and bandwidth come from the catalog entry named
-    by ``accelerator``. An FP8 case runs its GEMMs at the part's FP8 figures. A
+    by ``accelerator`` (an alias of a catalog part, or a variant sharing its die:
+    :func:`supernode.catalog.names.case_accelerator`, said in ``notes``). An FP8 case
+    runs its GEMMs at the part's FP8 figures. A
     ``power_limit_w`` below the part's TDP caps it (:meth:`SystemModel.at_power_limit`).
     """
-    from supernode.catalog import find_accelerator
+    from supernode.catalog.names import case_accelerator
     from supernode.spec.resolved import convert_accelerator
 
-    chip = convert_accelerator(find_accelerator(str(system.get("accelerator")),
-                                                path="system.accelerator"))
+    part, note = case_accelerator(system.get("accelerator"))
+    chip = convert_accelerator(part)
     peak = system.get("peak_dense_bf16_tflops")
     catalog_bf16 = chip.peak("bf16")
     scale = float(peak) * TFLOPS / catalog_bf16 if peak else 1.0
@@ -238,6 +258,7 @@ def system_from_validation(system: dict[str, Any], precision: str = "bf16") -> S
         fabric=fabric,
         precision=precision,
         tdp_w=chip.tdp_w,
+        notes=(note,) if note else (),
         **rates,
     )
     cap = system.get("power_limit_w")

@@ -57,7 +57,8 @@ class AcceleratorSpec(StrictModel):
     )
     achievable_matmul_tflops: dict[Precision, float] = Field(
         default_factory=dict, description="Measured maximum achievable dense matmul "
-        "TFLOP/s per precision (MAMF, best shape); missing: 0.79 x peak (median of the "
+        "TFLOP/s per precision (MAMF, best shape); a precision missing: the part's measured "
+        "share of peak at another precision; none measured: 0.79 x peak (median of the "
         "measured parts).")
     achievable_matmul_source: str | None = Field(
         None, description="Where the achievable matmul figures come from.")

@@ -122,9 +122,9 @@ def case_plan(case: dict[str, Any]) -> ParallelPlan:
     par = case.get("parallelism") or {}
     train = case.get("training") or {}
     precision = train.get("precision") or "bf16"
+    sizes = parallel_sizes(case)
     data = {
-        "tp": par.get("tp") or 1, "pp": par.get("pp") or 1, "dp": par.get("dp") or 1,
-        "cp": par.get("cp") or 1, "ep": par.get("ep") or 1, "vpp": par.get("vpp"),
+        **sizes, "ep": par.get("ep") or 1, "vpp": par.get("vpp"),
         "etp": par.get("etp"), "pp_layout": par.get("pp_layout"),
         "micro_batch": train.get("micro_batch"),
         "global_batch_sequences": train.get("global_batch"),
@@ -140,6 +140,51 @@ def case_plan(case: dict[str, Any]) -> ParallelPlan:
         "precision": precision,
     }
     return plan_from_data(data, source="training")
+
+
+_SIZES = ("tp", "pp", "dp", "cp")
+
+
+def parallel_sizes(case: dict[str, Any]) -> dict[str, int]:
+    """``tp``, ``pp``, ``dp`` and ``cp`` of the case, a null one derived from
+    ``system.gpus`` where the others fix it (:func:`derived_sizes`), else 1."""
+    par = case.get("parallelism") or {}
+    sizes = {k: par.get(k) for k in _SIZES}
+    derived = derived_sizes(case)
+    known = 1
+    for k in _SIZES:
+        if sizes[k] is not None and k not in derived:
+            known *= int(sizes[k])
+    for k in _SIZES:
+        if k in derived:
+            sizes[k] = _gpus(case) // known
+    return {k: int(v) if v is not None else 1 for k, v in sizes.items()}
+
+
+def derived_sizes(case: dict[str, Any]) -> dict[str, str]:
+    """The parallel size a case leaves null that ``system.gpus`` determines, with the rule:
+    ``dp`` when it is null (the others null read as 1), or the one null size among
+    ``tp``/``pp``/``cp`` when ``dp`` is given; none when the GPUs do not divide evenly."""
+    par = case.get("parallelism") or {}
+    gpus = _gpus(case)
+    null = [k for k in _SIZES if par.get(k) is None]
+    target = "dp" if "dp" in null else (null[0] if len(null) == 1 else None)
+    if target is None or gpus is None:
+        return {}
+    known = 1
+    for k in _SIZES:
+        value = par.get(k)
+        if k != target and isinstance(value, int) and not isinstance(value, bool):
+            known *= value
+    if known <= 0 or gpus % known or gpus // known < 1:
+        return {}
+    others = "·".join(k for k in _SIZES if k != target)
+    return {target: f"system.gpus / ({others})"}
+
+
+def _gpus(case: dict[str, Any]) -> Any:
+    gpus = (case.get("system") or {}).get("gpus")
+    return gpus if isinstance(gpus, int) and not isinstance(gpus, bool) and gpus > 0 else None
 
 
 def measured_step_time_s(case: dict[str, Any]) -> float | None:

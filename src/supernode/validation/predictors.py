@@ -21,7 +21,7 @@ from supernode.validation.registry import Prediction, UnsupportedCase, register_
 def _training_step(case: dict[str, Any]) -> Prediction:
     from supernode.estimate.model import describe_stack, estimate_plan
     from supernode.estimate.system import system_from_validation
-    from supernode.spec.training_case import case_plan, case_workload
+    from supernode.spec.training_case import case_plan, case_workload, derived_sizes
 
     workload = case_workload(case)
     plan = case_plan(case)
@@ -35,10 +35,13 @@ def _training_step(case: dict[str, Any]) -> Prediction:
     train, par = case.get("training") or {}, case.get("parallelism") or {}
     if workload.moe is not None and plan.ep > 1 and par.get("etp") is None:
         chosen += f", etp={plan.etp or plan.tp} (null: Megatron's default, tp)"
+    for size, rule in derived_sizes(case).items():
+        chosen += f", {size}={getattr(plan, size)} (null: {rule})"
     framework = "" if train.get("framework") else " (framework null: the default)"
     stack = f"; stack {describe_stack(result.stack)}{framework}"
+    notes = "".join(f"; {n}" for n in system.notes)
     return Prediction(result.step_time_s,
-                      f"chose {chosen}; mfu={result.mfu:.3f}{fit}{assumed}{stack}")
+                      f"chose {chosen}; mfu={result.mfu:.3f}{fit}{assumed}{stack}{notes}")
 
 
 def _training_measured(case: dict[str, Any]) -> float | None:
