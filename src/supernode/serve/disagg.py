@@ -5,7 +5,9 @@ pool decodes only (output tokens/s per GPU ``D``, its own batch, no prefill in i
 TPOT is the bare decode step). Balanced, each request's ``isl`` prompt tokens and ``osl``
 output tokens need ``isl / P + osl / D`` GPU-seconds, so the pair serves
 ``1 / (1 / D + (isl / osl) / P)`` output tokens/s per GPU, with ``f = (isl / P) /
-(isl / P + osl / D)`` of the GPUs prefilling (rounded to whole instances when reported).
+(isl / P + osl / D)`` of the GPUs prefilling. Pools are whole instances that fit in the
+cluster together (:func:`whole_pools`): the figure is the rate of the best such pair, so a
+decode instance that fills the cluster leaves no room for prefill and is not a pair.
 
 The KV cache of each prompt moves from its prefill instance to a decode instance:
 ``isl x`` KV bytes per token of the whole model (every layer, every shard), each prefill
@@ -62,6 +64,7 @@ def best_disaggregated(w: WorkloadSpec, system: SystemModel, c: ServeConstants,
     if pf_ok.size == 0 or dc_ok.size == 0:
         return None
     pre_rate = pre.served.input_tokens_per_s_per_gpu[pf_ok]  # per GPU of an instance
+    pre_gpus = np.asarray(pre.deployments.gpus, dtype=float)[pf_ok]
     best: dict[str, Any] | None = None
     for g in np.unique(dec.deployments.gpus[dc_ok]):
         cols = dc_ok[dec.deployments.gpus[dc_ok] == g]
@@ -70,9 +73,10 @@ def best_disaggregated(w: WorkloadSpec, system: SystemModel, c: ServeConstants,
         slowed = pre_rate * pass_s / np.maximum(pass_s, transfer)
         ttft = pass_s + transfer
         dec_rate = dec.served.output_tokens_per_s_per_gpu[cols]
-        per_gpu = 1.0 / (1.0 / dec_rate[None, :] + (traffic.isl / osl) / slowed[:, None])
+        per_gpu, n_pre, n_dec = whole_pools(slowed, pre_gpus, dec_rate, float(g),
+                                            traffic.isl / osl, gpus)
         ttft_all = ttft[:, None] + dec.served.decode_step_s[cols][None, :]
-        ok = np.ones(per_gpu.shape, dtype=bool)
+        ok = n_dec > 0
         if traffic.ttft_s:
             ok &= ttft_all <= traffic.ttft_s
         if not ok.any():
@@ -80,18 +84,19 @@ def best_disaggregated(w: WorkloadSpec, system: SystemModel, c: ServeConstants,
         flat = int(np.argmax(np.where(ok, per_gpu, -np.inf)))
         i, j = np.unravel_index(flat, per_gpu.shape)
         if best is None or per_gpu[i, j] > best["output_tokens_per_s_per_gpu"]:
-            share = (traffic.isl / slowed[i]) / (traffic.isl / slowed[i] + osl / dec_rate[j])
             a, b = int(pf_ok[i]), int(cols[j])
             pd, dd = pre.deployments, dec.deployments
+            prefill_gpus = int(n_pre[i, j]) * int(pd.gpus[a])
+            decode_gpus = int(n_dec[i, j]) * int(dd.gpus[b])
             best = {
                 "output_tokens_per_s_per_gpu": float(per_gpu[i, j]),
                 "tokens_per_s_per_user": float(dec.per_user[b]),
                 "ttft_ms": float(ttft_all[i, j] * 1e3),
                 "tpot_ms": float(dec.served.tpot_s[b] * 1e3),
                 "kv_transfer_ms": float(transfer[i] * 1e3),
-                "prefill_gpu_share": float(share),
-                "prefill_gpus": int(max(round(share * gpus / pd.gpus[a]), 1) * pd.gpus[a]),
-                "decode_gpus": int(max(round((1 - share) * gpus / dd.gpus[b]), 1) * dd.gpus[b]),
+                "prefill_gpu_share": prefill_gpus / (prefill_gpus + decode_gpus),
+                "prefill_gpus": prefill_gpus,
+                "decode_gpus": decode_gpus,
                 "prefill": {"tp": int(pd.tp[a]), "pp": int(pd.pp[a]), "dp": int(pd.dp[a]),
                             "ep": int(pd.ep[a]), "prompts_per_pass":
                                 int(pre.served.prompts_per_pass[a])},
@@ -99,3 +104,37 @@ def best_disaggregated(w: WorkloadSpec, system: SystemModel, c: ServeConstants,
                            "ep": int(dd.ep[b]), "batch_per_dp_rank": int(dd.batch[b])},
             }
     return best
+
+
+def whole_pools(prefill_rate: Any, prefill_gpus: Any, decode_rate: Any, decode_gpus: float,
+                isl_per_osl: float, gpus: int) -> tuple[Any, Any, Any]:
+    """Output tokens/s per GPU of the best whole-instance pools on ``gpus`` GPUs, and the
+    instance counts (prefill rows x decode columns; 0 decode instances: no pair fits).
+
+    ``n_d`` decode instances of ``decode_gpus`` GPUs decode ``n_d g_d D`` tokens/s;
+    ``n_p`` prefill instances of ``g_p`` GPUs feed ``n_p g_p P / (isl / osl)``; the pair
+    serves the smaller over the ``n_p g_p + n_d g_d`` GPUs it holds, which must fit in
+    ``gpus``. For each ``n_d`` the prefill count is the whole number on either side of the
+    balance (``n_p g_p P = n_d g_d D isl / osl``) that fits.
+    """
+    p_rate = np.asarray(prefill_rate, dtype=float)[:, None, None]
+    g_p = np.asarray(prefill_gpus, dtype=float)[:, None, None]
+    d_rate = np.asarray(decode_rate, dtype=float)[None, :, None]
+    n_d = np.arange(1, max(int(gpus // decode_gpus), 1) + 1, dtype=float)[None, None, :]
+    room = np.floor((gpus - n_d * decode_gpus) / g_p)  # prefill instances that fit
+    balance = n_d * decode_gpus * d_rate * isl_per_osl / np.maximum(g_p * p_rate, 1e-300)
+    best = np.full(np.broadcast_shapes(p_rate.shape, d_rate.shape, n_d.shape), -np.inf)
+    counts = np.zeros_like(best)
+    for n_p in (np.floor(balance), np.ceil(balance)):
+        n_p = np.minimum(np.maximum(n_p, 1.0), room)
+        served = np.minimum(n_d * decode_gpus * d_rate, n_p * g_p * p_rate / isl_per_osl)
+        held = np.maximum(n_p * g_p + n_d * decode_gpus, 1.0)
+        rate = np.where(n_p >= 1.0, served / held, -np.inf)
+        better = rate > best
+        best, counts = np.where(better, rate, best), np.where(better, n_p, counts)
+    k = np.argmax(best, axis=2)[..., None]
+    rate = np.take_along_axis(best, k, axis=2)[..., 0]
+    fits = np.isfinite(rate)
+    n_pre = np.where(fits, np.take_along_axis(counts, k, axis=2)[..., 0], 0).astype(int)
+    n_dec = np.where(fits, (k[..., 0] + 1), 0).astype(int)
+    return np.where(fits, rate, 0.0), n_pre, n_dec
