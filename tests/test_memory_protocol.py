@@ -141,6 +141,18 @@ def test_moesi_owner_keeps_the_dirty_line():
     assert not check(mesi) and not check(moesi)
 
 
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("fault", ["lost-invalidation", "delayed-invalidation"])
+def test_an_owner_that_is_the_only_other_holder_is_exposed_to_the_fault(protocol, fault):
+    # unit 1 writes, unit 2 reads (MOESI: 1 keeps the dirty line in O, so when 2 writes
+    # the only other copy is the owner's, no sharer), unit 2 writes, unit 1 reads; the
+    # home (unit 0) holds no copy. Every protocol must show the defect in the trace.
+    ops = _one_by_one([(1, "w", 0), (2, "r", 0), (2, "w", 0), (1, "r", 0)])
+    assert not check(simulate(ops, 3, 1, 0, protocol=protocol))
+    kinds = {v.kind for v in check(simulate(ops, 3, 1, 0, fault, protocol=protocol))}
+    assert "swmr" in kinds
+
+
 def test_unknown_protocol_is_refused():
     with pytest.raises(ValueError, match="protocol"):
         simulate([], 2, 1, 0, protocol="mosi")

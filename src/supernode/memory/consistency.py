@@ -5,8 +5,10 @@ The run (:mod:`.sim`) takes its timing from the cluster: the one-way latency of 
 is the scale-up domain's one-hop latency, jitter a third of it (assumed), a line's
 serialisation ``line_bytes`` over one scale-up link, the think time between operations one
 hop. The program (:mod:`.program`) gives each of ``units`` units
-``max(6, ceil(32 / units))`` operations on 2 shared lines (fewer units, longer programs:
-about 32 operations per run); every line changes home a quarter of the way through.
+``max(6, ceil(32 / units), ceil(24 / (units - 1)))`` operations on 2 shared lines (fewer
+units, longer programs: about 32 operations per run, 48 at 2 units, whose one peer each
+gives an access fewer chances to meet another's); every line changes home a quarter of
+the way through.
 
 A run that breaks an invariant (:mod:`.checker`) is shrunk: operations are dropped one at
 a time, keeping each drop after which the same seed still breaks one, until no single
@@ -29,6 +31,12 @@ LINES = 2
 #: Operations per run, spread over the units (at least ``MIN_OPS_PER_UNIT`` each).
 OPS_PER_RUN = 32
 MIN_OPS_PER_UNIT = 6
+#: Each unit's operations times its peers (units - 1) reach at least this: a fault shows
+#: only where one unit's access meets another's, and two units have one peer each, so
+#: their programs are longer (16 operations each caught 982-987 of 1,000 flow-control
+#: runs at 2 units, 24 caught 996-1,000; docs/memory.md). 24 leaves 4 and more units as
+#: they were (``OPS_PER_RUN`` limits there).
+PEER_OPS = 24
 MAX_UNITS = 8
 #: Mean operation time in hops (a miss is a round trip plus jitter; half are hits).
 MEAN_OP_HOPS = 2.5
@@ -78,7 +86,8 @@ def timing_for(cluster: Cluster | None, line_bytes: int = 128) -> Timing:
 
 def ops_per_unit(units: int) -> int:
     """Operations each unit runs (module docstring)."""
-    return max(MIN_OPS_PER_UNIT, math.ceil(OPS_PER_RUN / units))
+    return max(MIN_OPS_PER_UNIT, math.ceil(OPS_PER_RUN / units),
+               math.ceil(PEER_OPS / max(1, units - 1)))
 
 
 def check_units(units: int) -> None:

@@ -79,17 +79,27 @@ class HomeSide:
                 self.grant(home, d, line, req, "S")
             return
         others = [s for s in sorted(d.sharers) if s != req]
+        owner = d.owner if d.owner is not None and d.owner != req else None
+        # lost-invalidation forgets one other copy holder: the first sharer, else the owner
+        forgotten = (others + [owner])[0] if self.fault == "lost-invalidation" else None
+        # delayed-invalidation: the switch acks an Inv at once and delivers it late (an
+        # Inv from the home to itself crosses no switch)
+        def late(s: int) -> bool:
+            return self.fault == "delayed-invalidation" and s != home
         waiting = 0
-        for i, s in enumerate(others):
-            if self.fault == "lost-invalidation" and i == 0:
-                continue                       # the directory forgets one sharer
-            if self.fault == "delayed-invalidation":
+        for s in others:
+            if s == forgotten:
+                continue                       # its Inv is never sent
+            if late(s):
                 self.send(home, s, ("Inv", line, False), extra_s=DELAY_HOPS * self.t.hop_s)
                 continue                       # acknowledged at once by the switch
             self.send(home, s, ("Inv", line, True))
             waiting += 1
-        if d.owner is not None and d.owner != req:
-            self.send(home, d.owner, ("Recall", line, True))
+        if owner is not None:
+            # the owner returns the data; a lost or delayed invalidation leaves its copy
+            self.send(home, owner, ("Recall", line, owner != forgotten and not late(owner)))
+            if late(owner):
+                self.send(home, owner, ("Inv", line, False), extra_s=DELAY_HOPS * self.t.hop_s)
             waiting += 1
         if waiting == 0:
             self.grant(home, d, line, req, "M")
