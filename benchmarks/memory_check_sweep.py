@@ -1,12 +1,12 @@
 """The coherence checker's acceptance sweep (issue 28): every injected fault class caught
-on >= 99 % of 1,000 seeded runs at every unit count 2..8 under every protocol the
-simulator runs, and no alarm on 10,000 fault-free runs per protocol.
+on >= 99 % of 1,000 seeded runs at every unit count 2..8 under every protocol and write
+policy the simulator runs, and no alarm on 10,000 fault-free runs per protocol and policy.
 
 Run: ``.venv/bin/python benchmarks/memory_check_sweep.py [--seeds N] [--clean N]
-[--jobs J]`` (defaults 1,000, 10,000, 1). Prints one row per protocol and unit count
-(runs caught of ``--seeds`` for each fault), the fault-free alarms, and exits 1 when a
-cell is under 99 % or any fault-free run raised an alarm. The whole sweep is about
-170,000 runs (~3 min of one core); CI (``tests/test_memory_check.py``) runs a
+[--jobs J]`` (defaults 1,000, 10,000, 1). Prints one row per protocol, policy and unit
+count (runs caught of ``--seeds`` for each fault), the fault-free alarms, and exits 1 when
+a cell is under 99 % or any fault-free run raised an alarm. The whole sweep is about
+230,000 runs (~5 min of one core); CI (``tests/test_memory_check.py``) runs a
 derandomised subset of it. Figures in docs/memory.md.
 """
 
@@ -18,22 +18,23 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 from supernode.memory.consistency import MAX_UNITS, check_coherence
-from supernode.memory.sim import FAULTS, PROTOCOLS
+from supernode.memory.sim import FAULTS, POLICIES, PROTOCOLS
 
 #: The acceptance line: caught on this share of the seeded runs or more.
 TARGET = 0.99
 
 
-def _caught(args: tuple[str, int, str, int]) -> int:
-    protocol, units, fault, seeds = args
-    return sum(not check_coherence(s, units, fault, minimise=False,
-                                   protocol=protocol).consistent for s in range(seeds))
+def _caught(args: tuple[str, str, int, str, int]) -> int:
+    protocol, policy, units, fault, seeds = args
+    return sum(not check_coherence(s, units, fault, minimise=False, protocol=protocol,
+                                   policy=policy).consistent for s in range(seeds))
 
 
-def _alarms(args: tuple[str, int]) -> list[int]:
-    protocol, runs = args
+def _alarms(args: tuple[str, str, int]) -> list[int]:
+    protocol, policy, runs = args
     return [s for s in range(runs) if not check_coherence(
-        s, 2 + s % (MAX_UNITS - 1), None, minimise=False, protocol=protocol).consistent]
+        s, 2 + s % (MAX_UNITS - 1), None, minimise=False, protocol=protocol,
+        policy=policy).consistent]
 
 
 def main(argv: list[str]) -> int:
@@ -44,24 +45,25 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    cells = [(p, u, f, args.seeds) for p in PROTOCOLS for u in range(2, MAX_UNITS + 1)
-             for f in FAULTS]
+    cells = [(p, q, u, f, args.seeds) for p in PROTOCOLS for q in POLICIES
+             for u in range(2, MAX_UNITS + 1) for f in FAULTS]
+    kinds = [(p, q) for p in PROTOCOLS for q in POLICIES]
     with ProcessPoolExecutor(args.jobs) as pool:
         caught = list(pool.map(_caught, cells))
-        alarms = list(pool.map(_alarms, [(p, args.clean) for p in PROTOCOLS]))
+        alarms = list(pool.map(_alarms, [(p, q, args.clean) for p, q in kinds]))
     ok = True
     print(f"caught of {args.seeds} seeded runs: " + ", ".join(FAULTS))
     for i in range(0, len(cells), len(FAULTS)):
-        protocol, units = cells[i][:2]
+        protocol, policy, units = cells[i][:3]
         row = caught[i:i + len(FAULTS)]
         low = [c for c in row if c < TARGET * args.seeds]
         ok = ok and not low
-        print(f"{protocol:6s} {units} units  " + "  ".join(f"{c:5d}" for c in row)
-              + ("  BELOW 99 %" if low else ""))
-    for protocol, found in zip(PROTOCOLS, alarms, strict=True):
+        print(f"{protocol:6s} {policy:10s} {units} units  "
+              + "  ".join(f"{c:5d}" for c in row) + ("  BELOW 99 %" if low else ""))
+    for (protocol, policy), found in zip(kinds, alarms, strict=True):
         ok = ok and not found
-        print(f"{protocol:6s} fault-free: {len(found)} alarm(s) in {args.clean} runs "
-              f"(2-{MAX_UNITS} units) {found[:10]}")
+        print(f"{protocol:6s} {policy:10s} fault-free: {len(found)} alarm(s) in "
+              f"{args.clean} runs (2-{MAX_UNITS} units) {found[:10]}")
     print(f"{time.perf_counter() - start:.0f} s wall, {args.jobs} job(s)")
     return 0 if ok else 1
 

@@ -57,6 +57,7 @@ class Verdict:
     minimal: list[Record]
     minimal_violations: list[Violation]
     protocol: str = "msi"
+    policy: str = "invalidate"
 
     @property
     def consistent(self) -> bool:
@@ -66,7 +67,7 @@ class Verdict:
     def as_dict(self) -> dict[str, object]:
         """JSON form (times in seconds)."""
         return {"seed": self.seed, "units": self.units, "protocol": self.protocol,
-                "inject": self.fault,
+                "policy": self.policy, "inject": self.fault,
                 "consistent": self.consistent, "operations": self.operations,
                 "messages": self.messages, "nacks": self.nacks,
                 "violations": [v.as_dict() for v in self.violations],
@@ -104,24 +105,25 @@ def check_fault(fault: str | None) -> None:
 
 
 def run_once(program: list[Op], units: int, seed: int, fault: str | None,
-             timing: Timing, protocol: str = "msi") -> Run:
-    """One simulation of ``program`` under ``protocol`` with the membership change of the
-    module docstring."""
+             timing: Timing, protocol: str = "msi", policy: str = "invalidate") -> Run:
+    """One simulation of ``program`` under ``protocol`` and write ``policy`` with the
+    membership change of the module docstring."""
     migrate = MIGRATE_AT * ops_per_unit(units) * MEAN_OP_HOPS * timing.hop_s
-    return simulate(program, units, LINES, seed, fault, timing, migrate, protocol)
+    return simulate(program, units, LINES, seed, fault, timing, migrate, protocol, policy)
 
 
 def shrink(program: list[Op], units: int, seed: int, fault: str | None,
-           timing: Timing, protocol: str = "msi") -> tuple[list[Op], Run]:
+           timing: Timing, protocol: str = "msi", policy: str = "invalidate"
+           ) -> tuple[list[Op], Run]:
     """A 1-minimal sub-program whose run still breaks an invariant (module docstring)."""
     current = list(program)
-    run = run_once(current, units, seed, fault, timing, protocol)
+    run = run_once(current, units, seed, fault, timing, protocol, policy)
     changed = True
     while changed:
         changed = False
         for op in list(current):
             trial = [o for o in current if o.index != op.index]
-            trial_run = run_once(trial, units, seed, fault, timing, protocol)
+            trial_run = run_once(trial, units, seed, fault, timing, protocol, policy)
             if check(trial_run):
                 current, run, changed = trial, trial_run, True
     return current, run
@@ -129,22 +131,24 @@ def shrink(program: list[Op], units: int, seed: int, fault: str | None,
 
 def check_coherence(seed: int, units: int = 4, fault: str | None = None,
                     cluster: Cluster | None = None, line_bytes: int = 128,
-                    minimise: bool = True, protocol: str = "msi") -> Verdict:
+                    minimise: bool = True, protocol: str = "msi",
+                    policy: str = "invalidate") -> Verdict:
     """Simulate, check and (when it fails and ``minimise``) shrink one seeded run of the
-    directory under ``protocol`` (msi, mesi, moesi)."""
+    directory under ``protocol`` (msi, mesi, moesi) and write ``policy`` (invalidate,
+    update)."""
     check_units(units)
     check_fault(fault)
     if seed < 0:
         raise InputError("--seed", f"must be >= 0, got {seed}")
     timing = timing_for(cluster, line_bytes)
     program = make_program(seed, units, ops_per_unit(units), LINES, timing.hop_s)
-    run = run_once(program, units, seed, fault, timing, protocol)
+    run = run_once(program, units, seed, fault, timing, protocol, policy)
     violations = check(run)
     minimal: list[Record] = []
     minimal_violations: list[Violation] = []
     if violations and minimise:
-        _, small = shrink(program, units, seed, fault, timing, protocol)
+        _, small = shrink(program, units, seed, fault, timing, protocol, policy)
         minimal = sorted(small.history, key=lambda r: r.start)
         minimal_violations = check(small)
     return Verdict(seed, units, fault, len(program), run.messages, run.nacks, violations,
-                   minimal, minimal_violations, protocol)
+                   minimal, minimal_violations, protocol, policy)
