@@ -48,9 +48,13 @@ def main(argv: list[str]) -> int:
     cells = [(p, q, u, f, args.seeds) for p in PROTOCOLS for q in POLICIES
              for u in range(2, MAX_UNITS + 1) for f in FAULTS]
     kinds = [(p, q) for p in PROTOCOLS for q in POLICIES]
-    with ProcessPoolExecutor(args.jobs) as pool:
-        caught = list(pool.map(_caught, cells))
-        alarms = list(pool.map(_alarms, [(p, q, args.clean) for p, q in kinds]))
+    clean = [(p, q, args.clean) for p, q in kinds]
+    if args.jobs > 1:
+        with ProcessPoolExecutor(args.jobs) as pool:
+            caught = list(pool.map(_caught, cells))
+            alarms = list(pool.map(_alarms, clean))
+    else:
+        caught, alarms = [_caught(c) for c in cells], [_alarms(c) for c in clean]
     ok = True
     print(f"caught of {args.seeds} seeded runs: " + ", ".join(FAULTS))
     for i in range(0, len(cells), len(FAULTS)):

@@ -94,3 +94,22 @@ def test_register_check_on_hand_histories() -> None:
     kinds = [v.kind for v in check_history([w1, w2, stale, future, initial])]
     assert kinds == ["linearizability"] * 3
     assert check_history([Record(0, 0, "r", 0, 9, 0.0, None)])[0].kind == "incomplete"
+
+
+def test_the_sweep_script_prints_every_cell(capsys) -> None:
+    """benchmarks/memory_check_sweep.py on 2 seeds: one row per (protocol, policy, units)
+    and the fault-free lines; its exit code says whether every cell met 99 %."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parent.parent / "benchmarks" / "memory_check_sweep.py"
+    spec = importlib.util.spec_from_file_location("memory_check_sweep", path)
+    assert spec is not None and spec.loader is not None
+    sweep = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sweep)
+    code = sweep.main(["--seeds", "2", "--clean", "7"])
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line for line in lines if " units " in line]
+    assert len(rows) == len(PROTOCOLS) * len(POLICIES) * 7
+    assert code == (1 if any("BELOW" in row for row in rows) else 0)
+    assert sum("fault-free: 0 alarm(s) in 7 runs" in line for line in lines) == 6
