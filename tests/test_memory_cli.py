@@ -50,6 +50,22 @@ def test_check_exit_codes_and_minimal_history() -> None:
     assert data["consistent"] is False and data["minimal_history"]
 
 
+def test_check_runs_the_clusters_update_policy(tmp_path) -> None:
+    from pathlib import Path
+
+    presets = Path(__file__).parent.parent / "src" / "supernode" / "data" / "clusters"
+    text = (presets / "gb200-nvl72.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "nvl72-update.yaml"
+    path.write_text(text.rstrip() + "\nmemory: {policy: update}\n", encoding="utf-8")
+    ok = _run("check", "--cluster", str(path), "--seed", "1")
+    assert ok.exit_code == 0, ok.output
+    assert "MESI update, no fault injected" in ok.stdout and "SWMR" not in ok.stdout
+    bad = _run("check", "--cluster", str(path), "--seed", "1", "--inject",
+               "lost-invalidation", "--json")
+    data = json.loads(bad.stdout)
+    assert bad.exit_code == 1 and data["policy"] == "update" and data["minimal_history"]
+
+
 @pytest.mark.parametrize(("args", "where"), [
     (["check", "--cluster", "gb200-nvl72", "--units", "-1"], "--units"),
     (["check", "--cluster", "gb200-nvl72", "--units", "9"], "--units"),

@@ -30,7 +30,7 @@ from supernode.memory.checker import check
 from supernode.memory.coherence import LineDirectory, sharing_cost
 from supernode.memory.consistency import check_coherence
 from supernode.memory.program import Op, make_program
-from supernode.memory.sim import FAULTS, PROTOCOLS, simulate
+from supernode.memory.sim import FAULTS, POLICIES, PROTOCOLS, simulate
 
 GAP_S = 1e-3   # between two accesses of a sequential pattern: far above any miss (µs)
 
@@ -62,23 +62,24 @@ def _uniform(seed: int, units: int, per_unit: int, lines: int, write_fraction: f
     return ops
 
 
-def _analytic(ops: list[Op], protocol: str, order) -> int:
+def _analytic(ops: list[Op], protocol: str, order, policy: str = "invalidate") -> int:
     """Messages of the analytic directory over ``ops`` taken in ``order``."""
     dirs: dict[int, LineDirectory] = {}
     total = 0
     for op in sorted(ops, key=order):
-        d = dirs.setdefault(op.line, LineDirectory(protocol, "invalidate", "home"))
+        d = dirs.setdefault(op.line, LineDirectory(protocol, policy, "home"))
         total += d.access(op.unit, op.kind == "w")[0]
     return total
 
 
+@pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_sequential_patterns_cost_exactly_the_analytic_messages(protocol):
+def test_sequential_patterns_cost_exactly_the_analytic_messages(protocol, policy):
     for seed in range(8):
         ops = _sequential(seed, units=4, n=60, lines=3)
-        run = simulate(ops, 4, 3, seed, protocol=protocol)
+        run = simulate(ops, 4, 3, seed, protocol=protocol, policy=policy)
         assert not check(run)
-        assert run.messages == _analytic(ops, protocol, lambda o: o.index), seed
+        assert run.messages == _analytic(ops, protocol, lambda o: o.index, policy), seed
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -90,6 +91,23 @@ def test_concurrent_runs_in_completion_order_cost_exactly_the_analytic_messages(
         assert not check(run), seed
         end = {r.index: r.end for r in run.history}
         assert run.messages == _analytic(ops, protocol, lambda o, end=end: end[o.index]), seed
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_concurrent_update_runs_in_home_order_cost_exactly_the_analytic_messages(protocol):
+    # under write-update no write removes a copy, and the home serves a read from its own
+    # memory before the writer's UpdDone lands: the home's order (misses and writes when
+    # their home began them, hits when issued) is the order, not completion
+    for seed in range(150):
+        units = 2 + seed % 7
+        ops = make_program(seed, units, 10, 2, 1e-6)
+        run = simulate(ops, units, 2, seed, protocol=protocol, policy="update")
+        assert not check(run), seed
+        position = {index: n for n, index in enumerate(run.ordered)}
+        key = {r.index: (run.ordered.get(r.index, r.start), position.get(r.index, -1))
+               for r in run.history}
+        assert run.messages == _analytic(ops, protocol, lambda o, key=key: key[o.index],
+                                         "update"), seed
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -141,9 +159,36 @@ def test_moesi_owner_keeps_the_dirty_line():
     assert not check(mesi) and not check(moesi)
 
 
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("fault", ["lost-invalidation", "delayed-invalidation"])
+def test_an_owner_that_is_the_only_other_holder_is_exposed_to_the_fault(protocol, fault):
+    # unit 1 writes, unit 2 reads (MOESI: 1 keeps the dirty line in O, so when 2 writes
+    # the only other copy is the owner's, no sharer), unit 2 writes, unit 1 reads; the
+    # home (unit 0) holds no copy. Every protocol must show the defect in the trace.
+    ops = _one_by_one([(1, "w", 0), (2, "r", 0), (2, "w", 0), (1, "r", 0)])
+    assert not check(simulate(ops, 3, 1, 0, protocol=protocol))
+    kinds = {v.kind for v in check(simulate(ops, 3, 1, 0, fault, protocol=protocol))}
+    assert "swmr" in kinds
+
+
+def test_update_keeps_every_copy_valid_and_a_lost_update_is_caught():
+    # unit 1 and unit 2 read, unit 1 writes: under update unit 2's copy takes the value
+    # (its next read hits and returns it: GetS+Data twice, GetU+Upd+UpdAck+UpdDone, 0);
+    # with the Upd to unit 2 lost, its copy keeps 0 after the write is done
+    ops = _one_by_one([(1, "r", 0), (2, "r", 0), (1, "w", 0), (2, "r", 0)])
+    run = simulate(ops, 3, 1, 0, protocol="msi", policy="update")
+    assert not check(run) and run.messages == 2 + 2 + 4
+    assert [r.value for r in run.history if r.unit == 2] == [0, 1]
+    lost = simulate(ops, 3, 1, 0, "lost-invalidation", protocol="msi", policy="update")
+    assert [r.value for r in lost.history if r.unit == 2] == [0, 0]
+    assert {v.kind for v in check(lost)} == {"data-value", "linearizability"}
+
+
 def test_unknown_protocol_is_refused():
     with pytest.raises(ValueError, match="protocol"):
         simulate([], 2, 1, 0, protocol="mosi")
+    with pytest.raises(ValueError, match="policy"):
+        simulate([], 2, 1, 0, policy="write-back")
 
 
 @pytest.mark.parametrize("protocol", ["mesi", "moesi"])
@@ -158,11 +203,11 @@ def test_checker_acceptance_under_mesi_and_moesi(protocol):
 
 
 @settings(max_examples=60, deadline=None)
-@given(protocol=st.sampled_from(PROTOCOLS),
+@given(protocol=st.sampled_from(PROTOCOLS), policy=st.sampled_from(POLICIES),
        accesses=st.lists(st.tuples(st.integers(0, 3), st.sampled_from("rw"),
                                    st.integers(0, 2)), min_size=1, max_size=30))
-def test_any_sequential_pattern_costs_the_analytic_messages(protocol, accesses):
+def test_any_sequential_pattern_costs_the_analytic_messages(protocol, policy, accesses):
     ops = _one_by_one(accesses)
-    run = simulate(ops, 4, 3, 0, protocol=protocol)
+    run = simulate(ops, 4, 3, 0, protocol=protocol, policy=policy)
     assert not check(run)
-    assert run.messages == _analytic(ops, protocol, lambda o: o.index)
+    assert run.messages == _analytic(ops, protocol, lambda o: o.index, policy)

@@ -172,17 +172,19 @@ def _check(cluster_name: str, seed: int, inject: str | None, units: int,
     cluster = load_cluster(cluster_name)
     spec = memory_spec(cluster)
     verdict = check_coherence(seed, units, inject, cluster, spec.line_bytes,
-                              protocol=spec.protocol)
+                              protocol=spec.protocol, policy=spec.policy)
     if json_output:
         print_json(verdict.as_dict())
     else:
         what = f"inject {inject}" if inject else "no fault injected"
         stdout.print(f"seed {seed}, {units} units, 2 shared lines, "
-                     f"{spec.protocol.upper()}, {what}: "
+                     f"{spec.protocol.upper()}"
+                     f"{' update' if spec.policy == 'update' else ''}, {what}: "
                      f"{verdict.operations} operations, {verdict.messages} messages, "
                      f"{verdict.nacks} NACKs (fenced epoch)", highlight=False)
         if verdict.consistent:
-            stdout.print("consistent: SWMR, data-value and per-line linearizability hold",
+            held = "SWMR, data-value" if spec.policy == "invalidate" else "data-value"
+            stdout.print(f"consistent: {held} and per-line linearizability hold",
                          highlight=False)
         else:
             kinds = sorted({v.kind for v in verdict.violations})

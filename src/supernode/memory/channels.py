@@ -11,7 +11,7 @@ bus defect of seed 003 §4.3.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _EPS = 1e-15
 
@@ -52,6 +52,10 @@ class Run:
     nacks: int = 0
     messages: int = 0
     stale_unit: int | None = None
+    policy: str = "invalidate"
+    #: When each request that reached a home was begun there (op index -> s): the order
+    #: the blocking homes serialised the misses in (hits do not reach a home).
+    ordered: dict[int, float] = field(default_factory=dict)
 
 
 class Channels:

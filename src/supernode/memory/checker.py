@@ -14,6 +14,10 @@ invariants):
   write lies entirely between that write's end and the read's start. The initial value 0
   is a write that ended at minus infinity.
 * **completion**: every operation finished (a lost message would leave one waiting).
+
+Under the ``update`` policy (every copy stays valid, a write sends its value to each)
+SWMR does not apply; the data-value check becomes: no copy installed or read holds a value
+older than the line's latest *done* write (:func:`check_update_trace`).
 """
 
 from __future__ import annotations
@@ -63,6 +67,54 @@ def check_trace(trace: list[tuple]) -> list[Violation]:
     return out
 
 
+def check_update_trace(trace: list[tuple]) -> list[Violation]:
+    """Data-value violations in a run's trace under the ``update`` policy, in time order.
+
+    A write is ordered at the home (``serial``) and done at the writer once every other
+    copy took the new value (``done``); in between, copies hold the old or the new value.
+    So once a write is done no copy may hold an older value (write propagation: a write
+    becomes visible to every processor, Culler & Singh, 'Parallel Computer Architecture',
+    1999, §5.1.2): checked on every copy when a write is done, and on every copy installed
+    or read after. (SWMR does not apply: every copy stays valid and no unit holds the
+    line exclusively.)"""
+    order: dict[int, dict[int, int]] = {}     # line -> value -> position in the home's order
+    done: dict[int, int] = {}                 # line -> position of the latest done write
+    copies: dict[int, dict[int, int]] = {}    # line -> unit -> value of its copy
+    out: list[Violation] = []
+    for what, when, unit, line, value in sorted(trace, key=lambda e: e[1]):
+        seen = order.setdefault(line, {0: -1})
+        held = copies.setdefault(line, {})
+        if what == "drop":
+            held.pop(unit, None)
+        elif what == "serial":
+            seen[value] = len(seen) - 1
+        elif value not in seen:
+            out.append(Violation("data-value", line, when, f"unit {unit} {what} value "
+                                 f"{value}, which no write wrote"))
+        elif what == "done":
+            held[unit] = value
+            done[line] = max(done.get(line, -1), seen[value])
+            last = _value_at(seen, done[line])
+            stale = sorted(u for u, v in held.items() if seen.get(v, -2) < done[line])
+            if stale:
+                out.append(Violation("data-value", line, when, f"unit {unit}'s write "
+                                     f"{value} done while unit(s) {stale} hold "
+                                     f"{[held[u] for u in stale]}, older than {last}"))
+        else:
+            if what == "install":
+                held[unit] = value
+            if seen[value] < done.get(line, -1):
+                out.append(Violation("data-value", line, when, f"unit {unit} {what} value "
+                                     f"{value}, older than the latest done write "
+                                     f"{_value_at(seen, done[line])}"))
+    return out
+
+
+def _value_at(seen: dict[int, int], position: int) -> int:
+    """The value ordered at ``position`` (-1: the initial 0)."""
+    return next((v for v, i in seen.items() if i == position), 0)
+
+
 def check_history(history: list[Record]) -> list[Violation]:
     """Register-linearizability and completion violations of a history."""
     out: list[Violation] = []
@@ -105,5 +157,7 @@ def check_history(history: list[Record]) -> list[Violation]:
 
 
 def check(run: Run) -> list[Violation]:
-    """Every violation of ``run``: trace invariants first, then the history's."""
-    return check_trace(run.trace) + check_history(run.history)
+    """Every violation of ``run``: trace invariants first (those of its write policy),
+    then the history's."""
+    trace = check_update_trace(run.trace) if run.policy == "update" else check_trace(run.trace)
+    return trace + check_history(run.history)

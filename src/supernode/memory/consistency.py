@@ -5,8 +5,10 @@ The run (:mod:`.sim`) takes its timing from the cluster: the one-way latency of 
 is the scale-up domain's one-hop latency, jitter a third of it (assumed), a line's
 serialisation ``line_bytes`` over one scale-up link, the think time between operations one
 hop. The program (:mod:`.program`) gives each of ``units`` units
-``max(6, ceil(32 / units))`` operations on 2 shared lines (fewer units, longer programs:
-about 32 operations per run); every line changes home a quarter of the way through.
+``max(6, ceil(32 / units), ceil(24 / (units - 1)))`` operations on 2 shared lines (fewer
+units, longer programs: about 32 operations per run, 48 at 2 units, whose one peer each
+gives an access fewer chances to meet another's); every line changes home a quarter of
+the way through.
 
 A run that breaks an invariant (:mod:`.checker`) is shrunk: operations are dropped one at
 a time, keeping each drop after which the same seed still breaks one, until no single
@@ -29,6 +31,12 @@ LINES = 2
 #: Operations per run, spread over the units (at least ``MIN_OPS_PER_UNIT`` each).
 OPS_PER_RUN = 32
 MIN_OPS_PER_UNIT = 6
+#: Each unit's operations times its peers (units - 1) reach at least this: a fault shows
+#: only where one unit's access meets another's, and two units have one peer each, so
+#: their programs are longer (16 operations each caught 982-987 of 1,000 flow-control
+#: runs at 2 units, 24 caught 996-1,000; docs/memory.md). 24 leaves 4 and more units as
+#: they were (``OPS_PER_RUN`` limits there).
+PEER_OPS = 24
 MAX_UNITS = 8
 #: Mean operation time in hops (a miss is a round trip plus jitter; half are hits).
 MEAN_OP_HOPS = 2.5
@@ -49,6 +57,7 @@ class Verdict:
     minimal: list[Record]
     minimal_violations: list[Violation]
     protocol: str = "msi"
+    policy: str = "invalidate"
 
     @property
     def consistent(self) -> bool:
@@ -58,7 +67,7 @@ class Verdict:
     def as_dict(self) -> dict[str, object]:
         """JSON form (times in seconds)."""
         return {"seed": self.seed, "units": self.units, "protocol": self.protocol,
-                "inject": self.fault,
+                "policy": self.policy, "inject": self.fault,
                 "consistent": self.consistent, "operations": self.operations,
                 "messages": self.messages, "nacks": self.nacks,
                 "violations": [v.as_dict() for v in self.violations],
@@ -78,7 +87,8 @@ def timing_for(cluster: Cluster | None, line_bytes: int = 128) -> Timing:
 
 def ops_per_unit(units: int) -> int:
     """Operations each unit runs (module docstring)."""
-    return max(MIN_OPS_PER_UNIT, math.ceil(OPS_PER_RUN / units))
+    return max(MIN_OPS_PER_UNIT, math.ceil(OPS_PER_RUN / units),
+               math.ceil(PEER_OPS / max(1, units - 1)))
 
 
 def check_units(units: int) -> None:
@@ -95,24 +105,25 @@ def check_fault(fault: str | None) -> None:
 
 
 def run_once(program: list[Op], units: int, seed: int, fault: str | None,
-             timing: Timing, protocol: str = "msi") -> Run:
-    """One simulation of ``program`` under ``protocol`` with the membership change of the
-    module docstring."""
+             timing: Timing, protocol: str = "msi", policy: str = "invalidate") -> Run:
+    """One simulation of ``program`` under ``protocol`` and write ``policy`` with the
+    membership change of the module docstring."""
     migrate = MIGRATE_AT * ops_per_unit(units) * MEAN_OP_HOPS * timing.hop_s
-    return simulate(program, units, LINES, seed, fault, timing, migrate, protocol)
+    return simulate(program, units, LINES, seed, fault, timing, migrate, protocol, policy)
 
 
 def shrink(program: list[Op], units: int, seed: int, fault: str | None,
-           timing: Timing, protocol: str = "msi") -> tuple[list[Op], Run]:
+           timing: Timing, protocol: str = "msi", policy: str = "invalidate"
+           ) -> tuple[list[Op], Run]:
     """A 1-minimal sub-program whose run still breaks an invariant (module docstring)."""
     current = list(program)
-    run = run_once(current, units, seed, fault, timing, protocol)
+    run = run_once(current, units, seed, fault, timing, protocol, policy)
     changed = True
     while changed:
         changed = False
         for op in list(current):
             trial = [o for o in current if o.index != op.index]
-            trial_run = run_once(trial, units, seed, fault, timing, protocol)
+            trial_run = run_once(trial, units, seed, fault, timing, protocol, policy)
             if check(trial_run):
                 current, run, changed = trial, trial_run, True
     return current, run
@@ -120,22 +131,24 @@ def shrink(program: list[Op], units: int, seed: int, fault: str | None,
 
 def check_coherence(seed: int, units: int = 4, fault: str | None = None,
                     cluster: Cluster | None = None, line_bytes: int = 128,
-                    minimise: bool = True, protocol: str = "msi") -> Verdict:
+                    minimise: bool = True, protocol: str = "msi",
+                    policy: str = "invalidate") -> Verdict:
     """Simulate, check and (when it fails and ``minimise``) shrink one seeded run of the
-    directory under ``protocol`` (msi, mesi, moesi)."""
+    directory under ``protocol`` (msi, mesi, moesi) and write ``policy`` (invalidate,
+    update)."""
     check_units(units)
     check_fault(fault)
     if seed < 0:
         raise InputError("--seed", f"must be >= 0, got {seed}")
     timing = timing_for(cluster, line_bytes)
     program = make_program(seed, units, ops_per_unit(units), LINES, timing.hop_s)
-    run = run_once(program, units, seed, fault, timing, protocol)
+    run = run_once(program, units, seed, fault, timing, protocol, policy)
     violations = check(run)
     minimal: list[Record] = []
     minimal_violations: list[Violation] = []
     if violations and minimise:
-        _, small = shrink(program, units, seed, fault, timing, protocol)
+        _, small = shrink(program, units, seed, fault, timing, protocol, policy)
         minimal = sorted(small.history, key=lambda r: r.start)
         minimal_violations = check(small)
     return Verdict(seed, units, fault, len(program), run.messages, run.nacks, violations,
-                   minimal, minimal_violations, protocol)
+                   minimal, minimal_violations, protocol, policy)

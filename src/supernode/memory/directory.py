@@ -4,7 +4,9 @@ A home serialises the requests to its lines (a blocking directory: one transacti
 line at a time, the others queued), applies GetS and GetM as :mod:`.sim` describes (the
 E grant of MESI/MOESI, the O owner MOESI keeps after a recall), and
 runs the membership change: recall every copy, hand the line to its new home, fence the
-old epoch (NACK whatever still arrives), broadcast the new map. The faults that live at
+old epoch (NACK whatever still arrives), broadcast the new map. Under the ``update``
+policy a write is ordered at the home, which sends the new value to every other copy
+(:meth:`HomeSide.start_update`). The faults that live at
 the home (``lost-invalidation``, ``delayed-invalidation``, ``stale-map``) are applied
 here.
 """
@@ -48,6 +50,7 @@ class HomeSide:
     lines: int
     home: list[int]
     now: float
+    trace: list[tuple]
 
     def send(self, src: int, dst: int, msg: tuple, data: bool = False,
              extra_s: float = 0.0) -> None:
@@ -68,7 +71,10 @@ class HomeSide:
             self.start(home, d, msg)
 
     def start(self, home: int, d: Dir, msg: tuple) -> None:
-        kind, line, req = msg
+        kind, line, req = msg[:3]
+        if kind == "GetU":
+            self.start_update(home, d, line, req, msg[3])
+            return
         if kind == "GetS":
             if d.owner is not None and d.owner != req:
                 d.busy = ["S", req, 1]
@@ -79,17 +85,27 @@ class HomeSide:
                 self.grant(home, d, line, req, "S")
             return
         others = [s for s in sorted(d.sharers) if s != req]
+        owner = d.owner if d.owner is not None and d.owner != req else None
+        # lost-invalidation forgets one other copy holder: the first sharer, else the owner
+        forgotten = (others + [owner])[0] if self.fault == "lost-invalidation" else None
+        # delayed-invalidation: the switch acks an Inv at once and delivers it late (an
+        # Inv from the home to itself crosses no switch)
+        def late(s: int) -> bool:
+            return self.fault == "delayed-invalidation" and s != home
         waiting = 0
-        for i, s in enumerate(others):
-            if self.fault == "lost-invalidation" and i == 0:
-                continue                       # the directory forgets one sharer
-            if self.fault == "delayed-invalidation":
+        for s in others:
+            if s == forgotten:
+                continue                       # its Inv is never sent
+            if late(s):
                 self.send(home, s, ("Inv", line, False), extra_s=DELAY_HOPS * self.t.hop_s)
                 continue                       # acknowledged at once by the switch
             self.send(home, s, ("Inv", line, True))
             waiting += 1
-        if d.owner is not None and d.owner != req:
-            self.send(home, d.owner, ("Recall", line, True))
+        if owner is not None:
+            # the owner returns the data; a lost or delayed invalidation leaves its copy
+            self.send(home, owner, ("Recall", line, owner != forgotten and not late(owner)))
+            if late(owner):
+                self.send(home, owner, ("Inv", line, False), extra_s=DELAY_HOPS * self.t.hop_s)
             waiting += 1
         if waiting == 0:
             self.grant(home, d, line, req, "M")
@@ -121,7 +137,42 @@ class HomeSide:
         if d.busy[2] <= 0:
             kind, req, _ = d.busy
             d.busy = None
-            self.grant(home, d, line, req, "S" if kind == "S" else "M")
+            if kind == "U":
+                self.finish_update(home, d, line, req)
+            else:
+                self.grant(home, d, line, req, "S" if kind == "S" else "M")
+
+    # -- write-update ------------------------------------------------------------------
+    def start_update(self, home: int, d: Dir, line: int, req: int, value: int) -> None:
+        """A write under ``update`` (GetU, with the data): the home orders it, writes its
+        memory and sends the value (Upd) to every other holder, each of which applies it
+        and acknowledges; all acknowledged, the writer's write is done (UpdDone) and every
+        holder keeps a valid copy. ``lost-invalidation`` drops the Upd to one holder (its
+        copy keeps the old value), ``delayed-invalidation`` acknowledges Upds at the switch
+        and delivers them late."""
+        others = sorted((d.sharers | ({d.owner} if d.owner is not None else set())) - {req})
+        d.mem = value
+        self.trace.append(("serial", self.now, home, line, value))
+        d.sharers, d.owner = set(others) | {req}, None
+        waiting = 0
+        for i, s in enumerate(others):
+            if self.fault == "lost-invalidation" and i == 0:
+                continue                       # the directory forgets one holder
+            if self.fault == "delayed-invalidation" and s != home:
+                self.send(home, s, ("Upd", line, value, False), data=True,
+                          extra_s=DELAY_HOPS * self.t.hop_s)
+                continue                       # acknowledged at once by the switch
+            self.send(home, s, ("Upd", line, value, True), data=True)
+            waiting += 1
+        if waiting:
+            d.busy = ["U", req, waiting]
+        else:
+            self.finish_update(home, d, line, req)
+
+    def finish_update(self, home: int, d: Dir, line: int, req: int) -> None:
+        """Every other copy holds the new value: the writer's write is done."""
+        self.send(home, req, ("UpdDone", line, d.mem))
+        self.serve_queue(home, line)
 
     def serve_queue(self, home: int, line: int) -> None:
         d = self.dirs[(home, line)]

@@ -17,6 +17,15 @@ home (``LineDirectory(forwarding="home")`` of :mod:`.coherence` counts the same 
   write to a line held in E upgrades to M silently (no message);
 * hits (S, E, O, M) are served from the cache.
 
+Under the write-update ``policy`` (``update``; Dragon and Firefly, Culler & Singh,
+'Parallel Computer Architecture', 1999, §5.4; Sorin, Hill & Wood ch. 9) a write never
+invalidates: it goes to the home with its data (GetU, also from a unit holding the line:
+no write hits), the home orders it, writes its memory and sends the new value to every
+other holder (Upd; each applies it and answers UpdAck); when all have, the writer's write
+is done (UpdDone) and it keeps a valid copy. Every copy stays valid, reads keep hitting.
+That is a write-through update (Firefly's for shared lines); Dragon's local write to a
+line no one else holds is not modelled. The same faults apply to the Upd as to the Inv.
+
 The fabric (:class:`Timing`): one-way latency per message plus seeded exponential
 jitter; messages between one pair of units stay in order (one virtual channel, FIFO, the
 order the protocol relies on) while different pairs reorder freely; each channel has
@@ -28,10 +37,13 @@ broadcast.
 
 Faults (``--inject``), each a defect seed 003 names:
 
-* ``lost-invalidation``: the directory drops the Inv to one sharer per write (its copy
-  survives) - every write to a shared line;
-* ``delayed-invalidation``: the switch acknowledges an Inv at once and delivers it late
-  (``DELAY_HOPS`` hop latencies): the writer is granted M while copies still live;
+* ``lost-invalidation``: the directory forgets one other copy holder per write (the
+  first sharer, else the owner: its Inv, or the invalidation of its recall, is never
+  sent, so its copy survives; under ``update`` its Upd is never sent);
+* ``delayed-invalidation``: the switch acknowledges an Inv (an Upd) at once and delivers
+  it late (``DELAY_HOPS`` hop latencies): the writer is granted M while copies still
+  live; an owner returns its data at once and its invalidation lands late; a home's Inv
+  to itself crosses no switch and is not delayed;
 * ``stale-map``: the old home does not fence its epoch after the change and one unit
   misses the map broadcast: its accesses resolve to the old owner;
 * ``flow-control``: a link whose credits are exhausted lets the new message bypass the
@@ -51,20 +63,23 @@ from supernode.memory.channels import Channels, Record, Run, Timing
 from supernode.memory.directory import DELAY_HOPS, Dir, HomeSide
 from supernode.memory.program import Op
 
-__all__ = ["DELAY_HOPS", "FAULTS", "Record", "Run", "Timing", "simulate"]
+__all__ = ["DELAY_HOPS", "FAULTS", "POLICIES", "PROTOCOLS", "Record", "Run", "Timing",
+           "simulate"]
 
 FAULTS = ("lost-invalidation", "delayed-invalidation", "stale-map", "flow-control")
 PROTOCOLS = ("msi", "mesi", "moesi")
+POLICIES = ("invalidate", "update")
 
 
 class _Sim(HomeSide):
     def __init__(self, program: list[Op], units: int, lines: int, timing: Timing,
                  seed: int, fault: str | None, migrate_at_s: float | None,
-                 protocol: str = "msi") -> None:
+                 protocol: str = "msi", policy: str = "invalidate") -> None:
         self.rng = random.Random(seed * 7919 + 17)
         self.t = timing
         self.fault = fault
         self.protocol = protocol
+        self.update = policy == "update"
         self.units = units
         self.lines = lines
         self.q: list = []
@@ -83,6 +98,7 @@ class _Sim(HomeSide):
         self.trace: list[tuple] = []
         self.nacks = 0
         self.messages = 0
+        self.ordered: dict[int, float] = {}   # op index -> when its home began it
         self.stale = self.rng.randrange(units) if fault == "stale-map" else None
         for unit in range(units):
             self._next(unit)
@@ -137,7 +153,7 @@ class _Sim(HomeSide):
         if op.kind == "r" and state in ("S", "E", "O", "M"):
             self.trace.append(("read", self.now, unit, op.line, entry[1]))  # type: ignore[index]
             self._done(unit, entry[1], self.t.local_s)  # type: ignore[index]
-        elif op.kind == "w" and state in ("M", "E"):
+        elif op.kind == "w" and state in ("M", "E") and not self.update:
             # an E copy upgrades to M silently
             entry[0], entry[1] = "M", op.value  # type: ignore[index]
             self.trace.append(("write", self.now, unit, op.line, op.value))
@@ -146,18 +162,27 @@ class _Sim(HomeSide):
             self.request(unit, op)
 
     def request(self, unit: int, op: Op) -> None:
-        kind = "GetS" if op.kind == "r" else "GetM"
-        self.send(unit, self.view[unit][op.line], (kind, op.line, unit))
+        home = self.view[unit][op.line]
+        if op.kind == "r":
+            self.send(unit, home, ("GetS", op.line, unit))
+        elif self.update:                       # the write goes to the home with its data
+            self.send(unit, home, ("GetU", op.line, unit, op.value), data=True)
+        else:
+            self.send(unit, home, ("GetM", op.line, unit))
 
     def deliver(self, dst: int, src: int, msg: tuple) -> None:
         kind = msg[0]
-        if kind in ("GetS", "GetM"):
+        if kind in ("GetS", "GetM", "GetU"):
             self.at_home(dst, msg)
         elif kind == "Data":
             self.on_data(dst, msg[1], msg[2], msg[3])
         elif kind == "Inv":
             self.on_inv(dst, src, msg[1], msg[2])
-        elif kind == "InvAck":
+        elif kind == "Upd":
+            self.on_upd(dst, src, msg[1], msg[2], msg[3])
+        elif kind == "UpdDone":
+            self.on_upd_done(dst, msg[1])
+        elif kind in ("InvAck", "UpdAck"):
             self.on_ack(dst, msg[1])
         elif kind == "Recall":
             self.on_recall(dst, src, msg[1], msg[2])
@@ -177,6 +202,12 @@ class _Sim(HomeSide):
             d.mem, d.installed = msg[2], True
             self.serve_queue(dst, msg[1])
 
+    def start(self, home: int, d, msg: tuple) -> None:
+        pending = self.pending[msg[2]]
+        if pending is not None:
+            self.ordered[pending[0].index] = self.now
+        super().start(home, d, msg)
+
     def on_data(self, unit: int, line: int, value: int, mode: str) -> None:
         pending = self.pending[unit]
         if pending is None or pending[0].line != line:
@@ -191,6 +222,23 @@ class _Sim(HomeSide):
             self.trace.append(("install", self.now, unit, line, value))
             self.trace.append(("read", self.now, unit, line, value))
             self._done(unit, value)
+
+    def on_upd(self, unit: int, home: int, line: int, value: int, ack: bool) -> None:
+        entry = self.cache[unit].get(line)
+        if entry is not None:                   # the copy takes the new value, stays valid
+            entry[0], entry[1] = "S", value
+            self.trace.append(("install", self.now, unit, line, value))
+        if ack:
+            self.send(unit, home, ("UpdAck", line))
+
+    def on_upd_done(self, unit: int, line: int) -> None:
+        pending = self.pending[unit]
+        if pending is None or pending[0].line != line or pending[0].kind != "w":
+            return  # a stray acknowledgement (only a defect delivers one)
+        op = pending[0]
+        self.cache[unit][line] = ["S", op.value]
+        self.trace.append(("done", self.now, unit, line, op.value))
+        self._done(unit, op.value)
 
     def on_inv(self, unit: int, home: int, line: int, ack: bool) -> None:
         if self.cache[unit].pop(line, None) is not None:
@@ -223,20 +271,23 @@ class _Sim(HomeSide):
 
 def simulate(program: list[Op], units: int, lines: int, seed: int,
              fault: str | None = None, timing: Timing | None = None,
-             migrate_at_s: float | None = None, protocol: str = "msi") -> Run:
+             migrate_at_s: float | None = None, protocol: str = "msi",
+             policy: str = "invalidate") -> Run:
     """Run ``program`` on ``units`` units sharing ``lines`` lines under ``protocol``
-    (``msi``, ``mesi`` or ``moesi``); ``migrate_at_s`` (None: no change of membership) is
-    when every line changes home."""
+    (``msi``, ``mesi`` or ``moesi``) and write ``policy`` (``invalidate`` or ``update``);
+    ``migrate_at_s`` (None: no change of membership) is when every line changes home."""
     if fault is not None and fault not in FAULTS:
         raise ValueError(f"unknown fault {fault!r}")
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}")
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}")
     sim = _Sim(program, units, lines, timing or Timing(), seed, fault, migrate_at_s,
-               protocol)
+               protocol, policy)
     sim.run()
     for unit, pending in enumerate(sim.pending):
         if pending is not None:
             op, start = pending
             sim.history.append(Record(op.index, unit, op.kind, op.line, -1, start, None))
     return Run(sim.history, sim.trace, fault, seed, units, sim.nacks, sim.messages,
-               sim.stale)
+               sim.stale, policy, sim.ordered)
