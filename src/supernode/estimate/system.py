@@ -6,9 +6,9 @@ both paths run the very same model. Compute rates are per GPU and per precision:
 vendor's dense peaks (the MFU denominator), the part's *measured* maximum achievable matmul
 throughput (the GEMM ceiling, catalog ``achievable_matmul_tflops``; a precision not
 measured: the part's own measured share of peak, :func:`unmeasured_matmul_share`; a part
-not measured at all: 0.79 x peak, the median measured efficiency) and its measured fused-attention throughput by head size
-(catalog ``fused_attention``; missing: H100's FlashAttention-3 table scaled by the part's
-achievable BF16 matmul over H100's).
+not measured at all: 0.79 x peak, the median measured efficiency) and its measured
+fused-attention throughput by head size (catalog ``fused_attention``; missing: H100's
+FlashAttention-3 table scaled by the part's achievable BF16 matmul over H100's).
 """
 
 from __future__ import annotations

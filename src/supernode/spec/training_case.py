@@ -153,8 +153,9 @@ def parallel_sizes(case: dict[str, Any]) -> dict[str, int]:
     derived = derived_sizes(case)
     known = 1
     for k in _SIZES:
-        if sizes[k] is not None and k not in derived:
-            known *= int(sizes[k])
+        value = sizes[k]
+        if value is not None and k not in derived:
+            known *= int(value)
     for k in _SIZES:
         if k in derived:
             sizes[k] = _gpus(case) // known
