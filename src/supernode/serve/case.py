@@ -157,10 +157,9 @@ def predict_serving_case(case: dict[str, Any], constants: ServeConstants | None 
         instances = gpus // lay.gpus
         per_rank = np.floor(traffic.concurrency / np.maximum(instances * lay.dp, 1))
         limit = np.minimum(limit, np.maximum(per_rank, 1))
-        if batch:
-            limit = np.minimum(limit, batch)
-        batch = None
-    d = with_batches(lay, limit, batch)
+    if batch:  # the format's batch_size is the engine's maximum batch (max_batch_size)
+        limit = np.minimum(limit, batch)
+    d = with_batches(lay, limit, None)
     r = serve(w, d, system, c, p, traffic)
     ok = np.asarray(r.fits, dtype=bool)
     if traffic.tpot_s:
