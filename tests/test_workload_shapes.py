@@ -70,6 +70,17 @@ def test_heads_null_and_explicit_head_dim():
                      seq_len=8)
 
 
+def test_heads_null_rounds_to_whole_kv_groups():
+    """hidden 5,760 at 128-dim heads is 45 heads, not a multiple of 8 KV heads: 48 heads
+    (6 per group) of 128, projections 6,144 wide; an exact fit is left alone."""
+    w = WorkloadSpec(name="w", layers=2, hidden=5760, heads=None, kv_heads=8, ffn_hidden=64,
+                     vocab=10, seq_len=128)
+    assert (w.heads, w.qk_head_dim, w.heads % 8) == (48, 128, 0)
+    same = WorkloadSpec(name="w", layers=2, hidden=4096, heads=None, kv_heads=8,
+                        ffn_hidden=64, vocab=10, seq_len=128)
+    assert (same.heads, same.qk_head_dim) == (32, 128)
+
+
 def test_embedding_and_loss_as_layers_layout():
     """61 layers on pp 4 x vpp 4: 63 slots, chunks of 4; the first and last GPUs give one
     slot each to the embedding and the loss."""

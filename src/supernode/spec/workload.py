@@ -109,7 +109,8 @@ class WorkloadSpec(StrictModel):
     layers: int = Field(gt=0, le=MAX_LAYERS, description="Transformer blocks.")
     hidden: int = Field(gt=0, le=MAX_WIDTH, description="Model width h (elements per token).")
     heads: int | None = Field(None, gt=0, le=MAX_HEADS, description="Query attention heads a; "
-                              "null = not published: hidden / 128 heads of 128.")
+                              "null = not published: hidden / 128 heads of 128, to whole kv_heads "
+                              "groups.")
     kv_heads: int | None = Field(
         None, gt=0, le=MAX_HEADS,
         description="Key/value heads (GQA groups); null = heads (MHA), 1 = MQA.")
@@ -138,15 +139,21 @@ class WorkloadSpec(StrictModel):
     @model_validator(mode="before")
     @classmethod
     def _default_heads(cls, data: Any) -> Any:
-        """``heads: null`` -> ``hidden / head_dim`` heads (head_dim 128 unless given)."""
+        """``heads: null`` -> ``hidden / head_dim`` heads (head_dim 128 unless given),
+        rounded to a whole number of the ``kv_heads`` groups when those are given (GQA
+        needs ``heads`` a multiple of them; the projections are then ``heads x head_dim``
+        wide, as on models whose heads times head size is not the hidden size)."""
         if not isinstance(data, dict) or data.get("heads") is not None:
             return data
         hidden, head_dim = data.get("hidden"), data.get("head_dim") or DEFAULT_HEAD_DIM
         if isinstance(hidden, int) and isinstance(head_dim, int) and head_dim > 0:
-            if hidden % head_dim:
+            groups = data.get("kv_heads") if data.get("mla") is None else None
+            step = groups if isinstance(groups, int) and groups > 0 else 1
+            if hidden % head_dim and step == 1:
                 raise _fail("heads", f"not published (null) and hidden ({hidden}) is not a "
                                      f"multiple of {head_dim}-dim heads; give heads")
-            data = {**data, "heads": hidden // head_dim}
+            heads = max(round(hidden / head_dim / step), 1) * step
+            data = {**data, "heads": heads}
             data.setdefault("head_dim", head_dim)
         return data
 
