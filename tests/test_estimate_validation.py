@@ -15,7 +15,7 @@ from supernode.estimate.model import estimate_plan
 from supernode.estimate.system import system_from_validation
 from supernode.spec.training_case import case_plan
 from supernode.spec.workload import workload_from_data
-from supernode.validation.harness import validate_file
+from supernode.validation.harness import run_case, validate_file
 
 PUBLIC = Path(str(resources.files("supernode") / "data/validation/public.json"))
 DOCS = Path(__file__).parents[1] / "docs" / "estimate.md"
@@ -353,3 +353,22 @@ def test_fp8_cases_run_at_the_fp8_figures(tmp_path):
     assert a.status == b.status == "ok"
     assert a.predicted < 0.8 * b.predicted
     assert abs(a.error_frac) <= 0.15
+
+
+def test_a_null_global_batch_is_chosen_only_for_a_throughput():
+    """A case scored on tokens/s per GPU with no published batch is predicted at the
+    default batch (said in the detail), close to the prediction at the real batch; one
+    scored on its step time, which the batch sets, stays unsupported."""
+    doc = json.loads(PUBLIC.read_text())
+    case = next(c for c in doc["cases"] if c["kind"] == "training_step")
+    rate = (case["training"]["global_batch"] * case["model"]["seq_len"]
+            / (case["measured"]["step_time_s"] * case["system"]["gpus"]))
+    throughput = json.loads(json.dumps(case))
+    throughput["training"]["global_batch"] = None
+    throughput["measured"] = {"tokens_per_s_per_gpu": rate}
+    real, chosen = run_case(case), run_case(throughput)
+    assert chosen.status == "ok" and "global_batch=" in chosen.detail
+    assert abs(chosen.error_frac - real.error_frac) < 0.05
+    stepped = json.loads(json.dumps(case))
+    stepped["training"]["global_batch"] = None
+    assert run_case(stepped).status == "unsupported"

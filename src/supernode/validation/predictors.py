@@ -18,11 +18,32 @@ from typing import Any
 from supernode.validation.registry import Prediction, UnsupportedCase, register_predictor
 
 
+def _with_global_batch(case: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The case with a null ``training.global_batch`` set to the default batch
+    (:func:`supernode.workload.batch.default_global_batch`) where the case is scored on
+    ``tokens_per_s_per_gpu`` (a throughput does not depend on the batch it was counted
+    at, the step time it is compared as does, on both sides alike), and what was chosen."""
+    from supernode.spec.training_case import case_workload
+    from supernode.workload.batch import default_batch_reason
+
+    train, measured = case.get("training") or {}, case.get("measured") or {}
+    if train.get("global_batch") is not None or measured.get("step_time_s") is not None \
+            or measured.get("tokens_per_s_per_gpu") is None:
+        return case, ""
+    gpus = (case.get("system") or {}).get("gpus")
+    if not isinstance(gpus, int) or isinstance(gpus, bool) or gpus < 1:
+        return case, ""
+    batch, why = default_batch_reason(case_workload(case), gpus)
+    filled = {**case, "training": {**train, "global_batch": batch}}
+    return filled, f", global_batch={batch:,} (null: {why}; scored on tokens/s per GPU)"
+
+
 def _training_step(case: dict[str, Any]) -> Prediction:
     from supernode.estimate.model import describe_stack, estimate_plan
     from supernode.estimate.system import system_from_validation
     from supernode.spec.training_case import case_plan, case_workload, derived_sizes
 
+    case, batch_note = _with_global_batch(case)
     workload = case_workload(case)
     plan = case_plan(case)
     system = system_from_validation(case["system"], plan.precision)
@@ -37,6 +58,7 @@ def _training_step(case: dict[str, Any]) -> Prediction:
         chosen += f", etp={plan.etp or plan.tp} (null: Megatron's default, tp)"
     for size, rule in derived_sizes(case).items():
         chosen += f", {size}={getattr(plan, size)} (null: {rule})"
+    chosen += batch_note
     framework = "" if train.get("framework") else " (framework null: the default)"
     stack = f"; stack {describe_stack(result.stack)}{framework}"
     notes = "".join(f"; {n}" for n in system.notes)
@@ -47,7 +69,7 @@ def _training_step(case: dict[str, Any]) -> Prediction:
 def _training_measured(case: dict[str, Any]) -> float | None:
     from supernode.spec.training_case import measured_step_time_s
 
-    return measured_step_time_s(case)
+    return measured_step_time_s(_with_global_batch(case)[0])
 
 
 def _collective(case: dict[str, Any]) -> Prediction:
