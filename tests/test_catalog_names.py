@@ -1,4 +1,4 @@
-"""Accelerator names beyond the catalog ids, and parallel sizes a case leaves null.
+"""Accelerator names beyond the catalog ids, and what a validation case may leave null.
 
 A validation file from another team names parts as its own catalog does (the shared
 reference catalog's ``nvidia_h100_sxm``), or names a variant of a catalog die (H800, the
@@ -117,3 +117,17 @@ def test_sizes_that_do_not_divide_are_not_derived():
     plan_case = {"system": {"gpus": 64}, "parallelism": {"tp": 8, "pp": 2, "dp": None},
                  "training": {"global_batch": 64}}
     assert case_plan(plan_case).dp == 4
+
+
+def test_an_all_moe_model_needs_no_dense_mlp_width(training_cases):
+    """``model.ffn_hidden: null`` on a model whose every layer is MoE (no dense MLP) is
+    the same prediction; on a model with a dense layer it stays unsupported."""
+    moe = next(c for c in training_cases if (c["model"].get("moe") or {})
+               and not c["model"]["moe"].get("first_k_dense_layers"))
+    null = copy.deepcopy(moe)
+    null["id"], null["model"]["ffn_hidden"] = "null-ffn", None
+    a, b = run_case(moe), run_case(null)
+    assert b.status == "ok" and b.predicted == pytest.approx(a.predicted, rel=1e-9)
+    dense = copy.deepcopy(next(c for c in training_cases if not c["model"].get("moe")))
+    dense["model"]["ffn_hidden"] = None
+    assert run_case(dense).status == "unsupported"

@@ -39,6 +39,10 @@ def case_workload(case: dict[str, Any]) -> WorkloadSpec:
     }
     if moe is not None:
         data["moe"] = moe
+        every_layer = not moe.get("first_k_dense_layers") and moe.get("layer_frequency",
+                                                                       1) == 1
+        if data["ffn_hidden"] is None and every_layer and moe.get("expert_ffn_hidden"):
+            data["ffn_hidden"] = moe["expert_ffn_hidden"]  # no dense MLP: width unused
     mla = _attention_block(model.get("attention"))
     if mla is not None:
         data["mla"] = mla
