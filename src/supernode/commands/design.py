@@ -135,7 +135,7 @@ def design_command(
     from supernode.report import write_report
 
     data, texts = review(inputs, "design")
-    files = write_report(data, out, "--out", texts, files_in)
+    files = write_report(data, out, "--out", texts, files_in, workers)
     if json_output:
         print_json(data)
         return
