@@ -307,3 +307,18 @@ def test_forced_algorithm_that_cannot_run_says_why():
         collective_time_s("all_to_all", 2**20, 8, fab, "ring")
     with pytest.raises(InputError, match="one rank per scale-up domain"):
         collective_time_s("all_gather", 2**20, 8, fab, "pat")
+
+
+def test_phase_number_reads_numeric_parameters_and_refuses_others():
+    """Phase.number: an int, a float, a numpy scalar or a bool as a float (the int and
+    float fast path and the SupportsFloat check agree); text is a TypeError."""
+    import numpy as np
+
+    from supernode.collectives.schedule import Phase
+
+    phase = Phase("ring", "group", (), (), 1.0, params=(
+        ("i", 3), ("f", 0.5), ("n", np.float32(0.25)), ("b", True), ("s", "x")))
+    assert [phase.number(k, 0.0) for k in "ifnb"] == [3.0, 0.5, 0.25, 1.0]
+    assert type(phase.number("i", 0.0)) is float and phase.number("missing", 7) == 7.0
+    with pytest.raises(TypeError, match="not a number"):
+        phase.number("s", 0.0)

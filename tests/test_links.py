@@ -244,3 +244,53 @@ def test_link_command():
     assert data["thresholds"]["drain_pre_fec_ber"] == 2.4e-4
     bad = runner.invoke(app, ["link", "infiniband-ndr", "--ber", "0.7"])
     assert bad.exit_code == 2 and bad.output.startswith("error:")
+
+
+def _outcome(f, *args):
+    """A value as a float, or the type of the exception raised."""
+    try:
+        return float(f(*args))
+    except ArithmeticError as exc:
+        return type(exc)
+
+
+@given(st.integers(1, 600), st.data(), st.floats(0.0, 1.0))
+def test_binomial_functions_are_scipy_stats_own(n, data, p):
+    """The binomial pmf and survival function the FEC model calls without importing
+    scipy.stats give scipy.stats.binom's values exactly (and its errors: scipy raises
+    OverflowError for some p near the smallest normal float, either way)."""
+    from scipy.stats import binom
+
+    from supernode.links.binomial import binomial_pmf, binomial_sf
+
+    k = data.draw(st.integers(0, n))
+    assert _outcome(binomial_sf, k, n, p) == _outcome(binom.sf, k, n, p)
+    assert _outcome(binomial_pmf, k, n, p) == _outcome(binom.pmf, k, n, p)
+
+
+@given(st.floats(0.0, 1.0), st.integers(1, 5000), st.floats(0.5, 1.0) | st.just(0.0))
+def test_negative_binomial_quantile_is_scipy_stats_own(q, n, p):
+    """The retry-latency quantile's negative-binomial ppf is scipy.stats.nbinom.ppf's,
+    edges included (q = 0 and 1; p = 0, outside the domain: NaN), for success
+    probabilities of a frame from 0.5 up (a lower one drains the link long before)."""
+    from scipy.stats import nbinom
+
+    from supernode.links.binomial import negative_binomial_ppf
+
+    got, want = _outcome(negative_binomial_ppf, q, n, p), _outcome(nbinom.ppf, q, n, p)
+    assert got == want or (got != got and want != want)  # NaN equals NaN here
+
+
+def test_link_model_does_not_import_scipy_stats():
+    """The drain thresholds (the design review's monitoring stage) and a link's
+    performance are computed without importing scipy.stats (half a second)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from supernode.links import ber_thresholds, link_performance, "
+            "get_generation; ber_thresholds('ethernet-400g'); "
+            "link_performance(get_generation('ethernet-400g'), pre_fec_ber=1e-5); "
+            "print('scipy.stats' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"

@@ -243,3 +243,20 @@ def test_docs_list_every_rule_threshold_and_metric():
     for section in ("thresholds", "link_ber", "metrics", "labels", "names", "layout"):
         for key in defaults[section]:
             assert f"`{key}`" in text or key in text, (section, key)
+
+
+def test_test_documents_reuse_the_outcomes_scenarios_for_verified():
+    """Under a tuned configuration scenarios_for verifies each scenario (both window
+    semantics) and keeps the outcomes; the promtool test documents built from them are
+    those built by evaluating every scenario again."""
+    from supernode.monitor.promtests import test_document
+
+    pack = build_pack(load_cluster("gb200-nvl72-superpod"),
+                      load_config(DATA / "power-shelves.yaml"))
+    verified: dict = {}
+    scenarios = scenarios_for(pack, [], verified)
+    assert scenarios and len(verified) == 2 * len(scenarios)
+    for long in (False, True):
+        semantics = Semantics(left_open=True)
+        assert test_document(pack, scenarios, "r.yml", long, semantics, verified) == \
+            test_document(pack, scenarios, "r.yml", long, semantics)

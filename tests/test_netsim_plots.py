@@ -231,3 +231,18 @@ def test_the_same_run_gives_the_same_bytes(run, tmp_path: Path) -> None:
     for a, b in zip(first, second, strict=True):
         assert a.read_bytes() == b.read_bytes()
         assert b"Software" not in a.read_bytes()[:200]
+
+
+def test_plots_drawn_side_by_side_are_those_drawn_one_by_one(run, tmp_path: Path) -> None:
+    """write_plots draws the timeline in a forked child beside the heatmap: the files
+    have the bytes each figure has drawn alone in this process."""
+    from supernode.netsim.plots import plot_timeline, plot_utilization
+
+    result, _ = run
+    written = {p.name: p.read_bytes() for p in write_plots(result.tables, tmp_path / "a")}
+    alone = tmp_path / "b"
+    alone.mkdir()
+    one = [plot_utilization(result.tables.extra["heatmap"], alone / "utilization.png"),
+           plot_timeline(result.tables.timeline, alone)]
+    assert written == {p.name: p.read_bytes() for p in one if p is not None}
+    assert set(written) == {"timeline.png", "utilization.png"}

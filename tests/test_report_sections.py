@@ -78,3 +78,16 @@ def test_timeline_summary_is_bounded_and_exact():
     assert all(len(lane["intervals"]) <= MAX_INTERVALS + 1 for lane in lanes.values())
     assert lanes["dp"]["intervals"] == [[2.0, 4.0]] and lanes["dp"]["busy_s"] == 2.0
     assert lanes["tp"]["transfers"] == 25_000
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_sections_built_side_by_side_are_those_one_process_builds(results, workers):
+    """The builders dealt to forked children (each section's figures drawn there) give
+    the sections, in order, and every figure's bytes that one process gives."""
+    from supernode.report.markdown import figures_of
+
+    alone = build_sections(results, workers=1)
+    shared = build_sections(results, workers=workers)
+    assert [s.id for s in shared] == [s.id for s in alone]
+    assert shared == alone
+    assert figures_of(shared) == figures_of(alone) and figures_of(alone)

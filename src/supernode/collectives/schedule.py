@@ -89,6 +89,8 @@ class Phase:
     def number(self, name: str, default: float) -> float:
         """A numeric pattern parameter by name, as a float."""
         value = self.param(name, default)
+        if isinstance(value, float | int):  # the usual case, without the Protocol check
+            return float(value)              # below (isinstance of a Protocol: ~20 us)
         if not isinstance(value, SupportsFloat):
             raise TypeError(f"phase parameter {name!r} is {value!r}, not a number")
         return float(value)

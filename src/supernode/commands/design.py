@@ -135,7 +135,7 @@ def design_command(
     from supernode.report import write_report
 
     data, texts = review(inputs, "design")
-    files = write_report(data, out, "--out", texts, files_in)
+    files = write_report(data, out, "--out", texts, files_in, workers)
     if json_output:
         print_json(data)
         return
@@ -173,10 +173,14 @@ def _reviewed(inputs: DesignInput, calibration: Path | None, bar: Steps
 
 
 def _calibration_record(path: Path | None) -> dict | None:
-    """``results.json`` -> ``inputs.calibration``: the file in force and what it applied."""
+    """``results.json`` -> ``inputs.calibration``: the file in force and what it applied
+    (None without one; the calibration module, and scipy's fitting behind it, are then
+    not imported: half a second)."""
+    if path is None:
+        return None
     from supernode.measurements.calfile import calibration_record, read_calibration
 
-    return calibration_record(read_calibration(path), path) if path is not None else None
+    return calibration_record(read_calibration(path), path)
 
 
 def operations_lines(data: dict) -> list[str]:

@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.stats import binom
 
 from supernode.errors import InputError
+from supernode.links.binomial import binomial_pmf, binomial_sf
 from supernode.links.generations import Fec
 
 
@@ -44,7 +44,7 @@ def codeword_failure_probability(ber: float, fec: Fec) -> float:
     q = symbol_error_probability(ber, fec.symbol_bits)
     if q <= 0.0:
         return 0.0
-    return float(binom.sf(fec.t, fec.n, q))
+    return float(binomial_sf(fec.t, fec.n, q))
 
 
 def post_fec_ber(ber: float, fec: Fec | None) -> float:
@@ -53,7 +53,7 @@ def post_fec_ber(ber: float, fec: Fec | None) -> float:
         return ber
     q = symbol_error_probability(ber, fec.symbol_bits)
     wrong = np.arange(fec.t + 1, fec.n + 1)
-    symbol_rate = float(np.sum(wrong * binom.pmf(wrong, fec.n, q))) / fec.n
+    symbol_rate = float(np.sum(wrong * binomial_pmf(wrong, fec.n, q))) / fec.n
     return min(0.5, symbol_rate * ber / q)
 
 

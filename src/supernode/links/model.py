@@ -36,6 +36,7 @@ import numpy as np
 
 from supernode.bounds import MAX_MESSAGE_BYTES, check_number
 from supernode.errors import InputError
+from supernode.links.binomial import negative_binomial_ppf
 from supernode.links.fec import (
     check_ber,
     codeword_failure_probability,
@@ -131,10 +132,8 @@ def retry_latency_quantile_s(q: float, frames: int, p: float, retry_s: float,
         return 0.0
     if p >= 1.0:
         return math.inf
-    from scipy.stats import nbinom  # scipy.stats costs 0.5 s to import: only when asked
-
     def nb(level: float) -> float:
-        return float(nbinom.ppf(min(level, 1.0), frames, 1.0 - p)) * retry_s
+        return float(negative_binomial_ppf(min(level, 1.0), frames, 1.0 - p)) * retry_s
 
     if tail_timeout_s is None:
         return nb(q)

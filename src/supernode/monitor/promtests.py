@@ -44,6 +44,11 @@ class Outcome:
                 for a in self.alerts}
 
 
+#: Outcomes of scenarios already verified, by (``id`` of the scenario object, semantics):
+#: the evaluation is deterministic, so a scenario verified once needs no second run.
+Verified = dict[tuple[int, Semantics], list[Outcome]]
+
+
 def _enough(topology: MonitorTopology) -> bool:
     """True when the scenarios find every unit they need (a unit and a neighbour)."""
     hosts = topology.compute_hosts()
@@ -95,9 +100,12 @@ def _tuned(config: MonitorConfig) -> bool:
         (default.thresholds, default.layout, default.link_ber)
 
 
-def scenarios_for(pack: RulePack, notes: list[str] | None = None) -> list[Scenario]:
+def scenarios_for(pack: RulePack, notes: list[str] | None = None,
+                  verified: Verified | None = None) -> list[Scenario]:
     """One scenario per alerting rule of ``pack``, in rule order; a rule whose scenario
-    needs units the (grown) topology lacks gets none, and a line in ``notes``."""
+    needs units the (grown) topology lacks gets none, and a line in ``notes``.
+    ``verified``: where the outcomes of the scenarios checked here (a tuned configuration)
+    are kept, for :func:`test_document` not to evaluate them again."""
     from supernode.monitor import scenarios_fabric, scenarios_facility, scenarios_gpu
 
     factories = scenarios_gpu.SCENARIOS | scenarios_fabric.SCENARIOS | \
@@ -113,7 +121,7 @@ def scenarios_for(pack: RulePack, notes: list[str] | None = None) -> list[Scenar
                 notes.append(f"no promtool test for {rule.alert}: the cluster has too few "
                              "units for a firing unit and a near miss")
             continue
-        if tuned and not _holds(pack, scenario):
+        if tuned and not _holds(pack, scenario, verified):
             if notes is not None:
                 notes.append(f"no promtool test for {rule.alert}: its scenario's values "
                              "are worked out for the default thresholds, and do not fire "
@@ -123,12 +131,14 @@ def scenarios_for(pack: RulePack, notes: list[str] | None = None) -> list[Scenar
     return out
 
 
-def _holds(pack: RulePack, scenario: Scenario) -> bool:
+def _holds(pack: RulePack, scenario: Scenario, verified: Verified | None = None) -> bool:
     """True when the evaluator agrees with ``scenario``'s expectation under both window
-    semantics (Prometheus 2 and 3)."""
+    semantics (Prometheus 2 and 3); the outcomes kept in ``verified``."""
     try:
         for semantics in (Semantics(), Semantics(left_open=True)):
-            verify_scenario(pack, scenario, semantics)
+            outcomes = verify_scenario(pack, scenario, semantics)
+            if verified is not None:
+                verified[id(scenario), semantics] = outcomes
     except ScenarioMismatch:
         return False
     return True
@@ -211,8 +221,11 @@ def _input_series(scenario: Scenario) -> list[dict[str, str]]:
     return [{"series": s.selector(), "values": s.values_text()} for s in scenario.series]
 
 
-def _test_group(pack: RulePack, scenario: Scenario, semantics: Semantics) -> dict[str, Any]:
-    outcomes = verify_scenario(pack, scenario, semantics)
+def _test_group(pack: RulePack, scenario: Scenario, semantics: Semantics,
+                verified: Verified | None = None) -> dict[str, Any]:
+    outcomes = (verified or {}).get((id(scenario), semantics))
+    if outcomes is None:
+        outcomes = verify_scenario(pack, scenario, semantics)
     return {"name": scenario.name, "interval": duration(scenario.interval_s),
             "input_series": _input_series(scenario),
             "alert_rule_test": _alert_tests(pack, scenario, outcomes)}
@@ -243,12 +256,14 @@ def evaluator_test_group(pack: RulePack, scenario: Scenario, semantics: Semantic
 
 
 def test_document(pack: RulePack, scenarios: list[Scenario], rule_file: str,
-                  long: bool, semantics: Semantics = Semantics()) -> dict[str, Any]:
-    """The promtool test file of ``scenarios`` (the long ones, or the short ones)."""
+                  long: bool, semantics: Semantics = Semantics(),
+                  verified: Verified | None = None) -> dict[str, Any]:
+    """The promtool test file of ``scenarios`` (the long ones, or the short ones);
+    ``verified``: outcomes :func:`scenarios_for` kept for these scenario objects."""
     chosen = [s for s in scenarios if s.long == long]
     return {
         "rule_files": [rule_file],
         "evaluation_interval": duration(LONG_INTERVAL_S if long else SHORT_INTERVAL_S),
         "group_eval_order": [g.name for g in pack.groups],
-        "tests": [_test_group(pack, s, semantics) for s in chosen],
+        "tests": [_test_group(pack, s, semantics, verified) for s in chosen],
     }

@@ -1,14 +1,15 @@
 """A run's plots written as one set (all or none), drawn here or by a child process that
-imported matplotlib beside the simulation (:func:`prepare_drawing`); the figures are
-:mod:`supernode.netsim.plots`."""
+imported matplotlib beside the simulation (:func:`prepare_drawing`), the two figures side
+by side (:func:`draw_plots`); the figures are :mod:`supernode.netsim.plots`."""
 
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from supernode.forked import PreparedChild, prepared_child
+from supernode.forked import PreparedChild, prepared_child, run_forked
 from supernode.netsim.plots import plot_timeline, plot_utilization
 from supernode.outputs import output_errors, output_folder
 from supernode.plotting import preload
@@ -34,9 +35,14 @@ def write_plots(tables: Any, directory: str | Path, option: str = "--plot",
 
 def draw_plots(heat: dict[str, dict[str, Any]], timeline: list[tuple], folder: Path
                ) -> list[str]:
-    """Draw the utilisation and timeline plots into ``folder``: the names written."""
-    files = [plot_utilization(heat, folder / "utilization.png"),
-             plot_timeline(timeline, folder)]
+    """Draw the utilisation and timeline plots into ``folder``: the names written.
+
+    The two figures are drawn side by side, the timeline in a child forked from this
+    process (:func:`supernode.forked.run_forked`: it shares the matplotlib already
+    imported, so it starts in milliseconds); the files are those drawn one after the
+    other (each figure depends on its own table alone)."""
+    files = run_forked([partial(plot_utilization, heat, folder / "utilization.png"),
+                        partial(plot_timeline, timeline, folder)])
     return [p.name for p in files if p is not None]
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 
@@ -171,6 +172,20 @@ def assess_reliability(cluster: Cluster, workload: WorkloadSpec, plan: ParallelP
                        options: ReliabilityOptions = ReliabilityOptions(),
                        progress: Callable[[int], None] | None = None) -> ReliabilityResult:
     """Interruptions, blast radius, degraded modes, checkpoints, recovery and goodput."""
+    result, what_ifs = assess_then_what_ifs(cluster, workload, plan, options, progress)
+    if options.what_if:
+        result.what_if = what_ifs()
+    return result
+
+
+def assess_then_what_ifs(cluster: Cluster, workload: WorkloadSpec, plan: ParallelPlan,
+                         options: ReliabilityOptions = ReliabilityOptions(),
+                         progress: Callable[[int], None] | None = None
+                         ) -> tuple[ReliabilityResult, Callable[[], list[WhatIf]]]:
+    """:func:`assess_reliability` without its what-ifs (``what_if`` empty, whatever
+    ``options.what_if`` says), and the function that computes them from the same
+    scenario and Monte Carlo rows: a caller comparing several results (the design
+    review's two recovery policies) pays for the what-ifs of the one it keeps only."""
     _check(options)
     system = system_from_cluster(cluster, plan.precision)
     gpus = plan.tp * plan.pp * plan.dp * plan.cp
@@ -198,12 +213,11 @@ def assess_reliability(cluster: Cluster, workload: WorkloadSpec, plan: ParallelP
     main = _scenario(context, design, extras)
     rows = run_monte_carlo(main.spec, options.runs, options.workers, options.use_ray,
                            options.ray_address, progress)
-    what_ifs = _what_ifs(context, extras, main, rows) if options.what_if else []
-    return ReliabilityResult(cluster=cluster.name, workload=workload.name, job=job,
-                             inventory=inventory, rates=rates, scenario=main,
-                             times=options.times, options=options,
-                             monte_carlo=mc_summary(main, rows), what_if=what_ifs,
-                             standby=standby)
+    result = ReliabilityResult(cluster=cluster.name, workload=workload.name, job=job,
+                               inventory=inventory, rates=rates, scenario=main,
+                               times=options.times, options=options,
+                               monte_carlo=mc_summary(main, rows), standby=standby)
+    return result, partial(_what_ifs, context, extras, main, rows)
 
 
 def _scenario(context: _Context, design: Design, extras: _Extras) -> Scenario:

@@ -61,13 +61,14 @@ def _checked_artefacts(results: dict[str, Any], artefacts: Mapping[str, str] | N
     return results, dict(artefacts)
 
 
-def report_texts(results: dict[str, Any], artefacts: Mapping[str, str] | None = None
-                 ) -> dict[str, str]:
+def report_texts(results: dict[str, Any], artefacts: Mapping[str, str] | None = None,
+                 workers: int | None = None) -> dict[str, str]:
     """Every file of one design's report folder, rendered: path in the folder -> text (the
     report files, ``figures/NAME.svg``, then ``artefacts``, checked as
-    :func:`write_report` says)."""
+    :func:`write_report` says); ``workers``: processes building the sections
+    (:func:`~supernode.report.all_sections.build_sections`)."""
     results, extra = _checked_artefacts(results, artefacts)
-    sections = build_sections(results)
+    sections = build_sections(results, workers)
     texts = {"report.html": render_html(sections, results),
              "report.md": render_markdown(sections, results),
              "results.json": results_json(results),
@@ -94,16 +95,17 @@ def write_texts(texts: Mapping[str, str], directory: str | Path, option: str = "
 
 def write_report(results: dict[str, Any], directory: str | Path, option: str = "--out",
                  artefacts: Mapping[str, str] | None = None,
-                 inputs: Iterable[str | Path] = ()) -> list[Path]:
+                 inputs: Iterable[str | Path] = (), workers: int | None = None) -> list[Path]:
     """Render and write every report file into ``directory``, and ``artefacts`` (path in the
     folder -> text: :attr:`supernode.design.DesignResult.files`) beside them; the files
     written (final paths).
 
     Nothing is left in ``directory`` if rendering or writing fails (an OSError is an
     InputError at ``option``); a folder holding one of ``inputs`` is refused
-    (:func:`supernode.outputs.output_folder`).
+    (:func:`supernode.outputs.output_folder`). ``workers``: processes building the
+    sections (None: one per core, :func:`~supernode.report.all_sections.section_workers`).
     """
-    return write_texts(report_texts(results, artefacts), directory, option, inputs)
+    return write_texts(report_texts(results, artefacts, workers), directory, option, inputs)
 
 
 def write_compare(compare: dict[str, Any],
