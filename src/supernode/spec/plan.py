@@ -7,14 +7,14 @@ re-split the same ``tp * cp * dp`` ranks of a pipeline stage as ``etp * ep * edp
 parallelism may span tensor-parallel ranks and stays inside the scale-up domain first);
 ``etp`` defaults to ``tp``. ``None`` in a field means "let the estimate or planner choose".
 
-The legality rules are written once, over numpy arrays (:func:`_rules`); the scalar
-:func:`check_plan` raises :class:`InputError` for the first broken rule, the vectorised
-:func:`plan_legal_mask` returns a boolean mask over millions of candidate plans.
+The legality rules are written once, over numpy arrays (:mod:`supernode.spec.plan_rules`);
+the scalar :func:`check_plan` raises :class:`InputError` for the first broken rule, the
+vectorised :func:`plan_legal_mask` returns a boolean mask over millions of candidate plans.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -22,7 +22,10 @@ from pydantic import Field, field_validator, model_validator
 
 from supernode.errors import InputError
 from supernode.spec.base import StrictModel
+from supernode.spec.model_errors import fail as _fail
+from supernode.spec.model_errors import validate_as
 from supernode.spec.plan_arrays import CP_COMM_CODES, PP_LAYOUT_CODES, PlanArrays
+from supernode.spec.plan_rules import legal_mask, raise_first_broken
 from supernode.spec.recompute import (
     RECOMPUTE_MODES,
     RecomputeModule,
@@ -30,7 +33,7 @@ from supernode.spec.recompute import (
     recompute_fields,
 )
 from supernode.spec.resolved import MAX_ACCELERATORS
-from supernode.spec.workload import WorkloadSpec, _fail, validate_as
+from supernode.spec.workload import WorkloadSpec
 
 __all__ = ["MAX_GLOBAL_BATCH", "MEGATRON_ORDER", "PP_LAYOUT_CODES", "RECOMPUTE_MODES",
            "ParallelPlan", "PlanArrays", "as_plan_arrays", "check_plan", "parse_rank_order",
@@ -220,73 +223,11 @@ def as_plan_arrays(plan: ParallelPlan | PlanArrays) -> PlanArrays:
         cp_comm=CP_COMM_CODES[plan.cp_comm_type or "p2p"])
 
 
-Rule = tuple[str, np.ndarray, Callable[[], str]]
-
-
-def _rules(w: WorkloadSpec, a: PlanArrays, gpus: Any) -> list[Rule]:
-    """Every legality rule as (field path, ok-mask, message maker), in reporting order."""
-    ep_ok = (a.ep == 1) if w.moe is None else (w.moe.experts % a.ep == 0)
-    expert_ffn = w.expert_ffn_hidden if w.moe else 1
-    moe = w.moe is not None
-    m = a.micro_batch * a.dp
-    a2a = a.moe_a2a_overlap & (a.ep > 1)
-    rules: list[Rule] = [
-        ("tp", w.n_heads % a.tp == 0, lambda: f"tp ({a.tp}) must divide heads ({w.n_heads})"),
-        ("tp", w.n_kv_heads % a.tp == 0,
-         lambda: f"tp ({a.tp}) must divide kv_heads ({w.n_kv_heads}) (Megatron query groups)"),
-        ("tp", w.ffn_hidden % a.tp == 0,
-         lambda: f"tp ({a.tp}) must divide the dense MLP width ({w.ffn_hidden})"),
-        ("etp", (~np.asarray(moe) & (a.etp == a.tp)) | (expert_ffn % a.etp == 0),
-         lambda: f"etp ({a.etp}) must divide the expert MLP width ({expert_ffn})" if moe
-         else "etp is for expert layers; a dense model needs etp = tp (or null)"),
-        # with embedding_and_loss_as_layers the embedding and the loss fill a slot each
-        ("pp", w.layers + 2 * a.pp_layout >= a.pp * a.vpp,
-         lambda: f"pp * vpp ({a.pp} * {a.vpp}) exceeds the layers ({w.layers}, + 2 with "
-                 f"pp_layout embedding_and_loss_as_layers); each virtual stage needs at least "
-                 f"one slot"),
-        ("vpp", (a.vpp == 1) | (a.pp > 1), lambda: "vpp > 1 needs pp > 1"),
-        ("ep", ep_ok, lambda: "ep > 1 needs a moe block" if w.moe is None
-         else f"ep ({a.ep}) must divide moe.experts ({w.moe.experts})"),
-        ("ep", (a.tp * a.cp * a.dp) % (a.ep * a.etp) == 0,
-         lambda: f"ep * etp ({a.ep} * {a.etp}) must divide tp * cp * dp ({a.tp} * {a.cp} * "
-                 f"{a.dp}): Megatron-Core splits a stage's ranks as etp x ep x edp"),
-        ("sequence_parallel", ~np.asarray(moe) | (a.tp == 1) | a.sequence_parallel,
-         lambda: "MoE with tp > 1 needs sequence parallelism (Megatron-Core)"),
-        ("cp", (a.cp == 1) | (w.seq_len % (2 * a.cp) == 0),
-         lambda: f"seq_len ({w.seq_len}) must be divisible by 2 * cp ({2 * a.cp}) for "
-                 f"load-balanced causal context parallelism"),
-        ("cp_comm_type", (a.cp_comm != CP_COMM_CODES["a2a"])
-         | ((w.n_kv_heads // np.maximum(a.tp, 1)) % a.cp == 0),
-         lambda: f"cp_comm_type a2a splits the heads over cp: cp ({a.cp}) must divide the "
-                 f"kv heads per TP rank ({w.n_kv_heads} / {a.tp})"),
-        ("global_batch_sequences", a.global_batch_sequences % m == 0,
-         lambda: f"global_batch_sequences ({a.global_batch_sequences}) must be a multiple of "
-                 f"micro_batch * dp ({a.micro_batch} * {a.dp})"),
-        ("moe_a2a_overlap", ~a2a | (a.pp == 1) | (a.vpp > 1),
-         lambda: "all-to-all overlap pairs one micro-batch's forward with another's backward: "
-                 "with pp > 1 it needs the interleaved schedule (vpp > 1)"),
-    ]
-    if gpus is not None:
-        total = a.tp * a.pp * a.dp * a.cp
-        rules.append(("dp", total == gpus, lambda: f"tp*pp*dp*cp = {a.tp}*{a.pp}*{a.dp}*{a.cp}"
-                                                   f" = {total} but the cluster has {gpus} GPUs"))
-    return rules
-
-
 def plan_legal_mask(workload: WorkloadSpec, plans: PlanArrays | ParallelPlan,
                     gpus: Any = None) -> np.ndarray:
-    """Boolean mask, one element per plan: True where every legality rule holds.
-
-    ``gpus`` (int, array or None) adds the rule ``tp*pp*dp*cp == gpus``.
-    """
-    a = as_plan_arrays(plans)
-    oks = [np.asarray(ok) for _, ok, _ in _rules(workload, a, gpus)]
-    # each rule at its own shape (a TP rule spans the layouts only); the mask at their union
-    mask = np.ones(np.broadcast_shapes(np.shape(a.tp), np.shape(a.micro_batch),
-                                       *(ok.shape for ok in oks)), dtype=bool)
-    for ok in oks:
-        mask &= ok
-    return mask
+    """Boolean mask, one element per plan: True where every legality rule holds
+    (:func:`supernode.spec.plan_rules.legal_mask`; ``gpus`` adds ``tp*pp*dp*cp == gpus``)."""
+    return legal_mask(workload, as_plan_arrays(plans), gpus)
 
 
 def check_plan(workload: WorkloadSpec, plan: ParallelPlan, gpus: int | None = None) -> None:
@@ -294,10 +235,7 @@ def check_plan(workload: WorkloadSpec, plan: ParallelPlan, gpus: int | None = No
 
     Unresolved choices are checked at their neutral values (micro_batch 1, vpp 1).
     """
-    a = as_plan_arrays(plan)
-    for path, ok, message in _rules(workload, a, gpus):
-        if not bool(ok):
-            raise InputError(f"plan.{path}", message())
+    raise_first_broken(workload, as_plan_arrays(plan), gpus)
 
 
 def plan_from_data(data: Any, source: str | None = None) -> ParallelPlan:

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from supernode.spec.base import StrictModel
-from supernode.spec.workload import _fail
+from supernode.spec.model_errors import fail as _fail
 
 #: Longest prompt or generation a serving workload may name (tokens).
 MAX_SERVE_TOKENS = 10_000_000
