@@ -211,7 +211,7 @@ def test_the_search_on_forked_workers_equals_the_search_in_one_process(name, obj
 
 
 def test_search_workers_grow_with_the_grid_and_stop_at_the_cores(monkeypatch) -> None:
-    from supernode.planner import search
+    from supernode.planner import work_shares as search
 
     monkeypatch.setattr(search.os, "sched_getaffinity", lambda _pid: {0, 1, 2, 3, 4, 5},
                         raising=False)
@@ -224,7 +224,8 @@ def test_search_workers_grow_with_the_grid_and_stop_at_the_cores(monkeypatch) ->
 
 
 def test_shares_balance_the_units_and_keep_search_order() -> None:
-    from supernode.planner.search import UNIT_COST_POINTS, _shares
+    from supernode.planner.work_shares import UNIT_COST_POINTS
+    from supernode.planner.work_shares import shares_of as _shares
     from supernode.planner.space import KnobAxes
 
     axes = KnobAxes((1,), ("none",), (False,), (1,), ((0, False),), (True,))

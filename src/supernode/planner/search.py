@@ -43,18 +43,14 @@ from supernode.planner.evaluate import memory_grid, per_layout, score_grid
 from supernode.planner.mapping import Layout, group_factors, slowest_tier
 from supernode.planner.space import KnobAxes, SearchSpace, enumerate_layouts, knob_axes
 from supernode.planner.straddle import STRADDLE_MARGIN, check_margin, rank_straddling
+from supernode.planner.work_shares import (
+    search_workers,
+    shares_of,
+    units_of,
+)
 from supernode.spec.workload import WorkloadSpec
 
 OBJECTIVES = ("time", "cost", "energy")
-#: Grid points per evaluated batch (bounds memory: a few arrays of this many floats).
-MAX_GRID_POINTS = 1_500_000
-#: Grid points that pay for one more search process (~40 ms of scoring on the 2-core
-#: machine), and the most processes a search uses by default (:func:`search_workers`).
-POINTS_PER_WORKER = 250_000
-MAX_WORKERS = 4
-#: What scoring a unit costs beyond its points, in points (measured on the 2-core machine:
-#: a unit of 96 points takes 3-5 ms, one of 446,464 points 74 ms, ~0.17 us a point).
-UNIT_COST_POINTS = 20_000
 
 
 @dataclass(frozen=True)
@@ -196,8 +192,8 @@ def search_layouts(target: PlanTarget, objective: str = "time",
     points = sum(len(group) * axes.size for axes, group in batches.items())
     workers = search_workers(points) if workers is None else \
         check_workers(workers, "workers") or 1
-    units = _units(batches, max(1, -(-points // workers)) if workers > 1 else None)
-    shares = _shares(units, workers)
+    units = units_of(batches, max(1, -(-points // workers)) if workers > 1 else None)
+    shares = shares_of(units, workers)
 
     def score(share: list[int]) -> tuple[list[list[LayoutRecord]], SearchStats, int]:
         counts = SearchStats()
@@ -220,40 +216,6 @@ def search_layouts(target: PlanTarget, objective: str = "time",
                              target.scale_up_size, straddle_margin)
     return SearchOutcome(target, objective, allow_cross_domain_tp, records, ranked, stats,
                          space, straddle_margin)
-
-
-def search_workers(points: int) -> int:
-    """Processes worth using for a search of ``points`` grid points: one per
-    :data:`POINTS_PER_WORKER` points, at most one per CPU core this process may run on and
-    :data:`MAX_WORKERS` (a worker costs a fork and its own first collective choices)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
-        else (os.cpu_count() or 1)
-    return max(1, min(cores, MAX_WORKERS, points // POINTS_PER_WORKER))
-
-
-def _units(batches: dict[KnobAxes, list[Layout]], cap: int | None
-           ) -> list[tuple[KnobAxes, list[Layout]]]:
-    """The batches cut into evaluation units of at most :data:`MAX_GRID_POINTS` points
-    (and ``cap``, to share the work between processes), in search order."""
-    units = []
-    for axes, group in batches.items():
-        step = max(1, min(MAX_GRID_POINTS, cap or MAX_GRID_POINTS) // axes.size)
-        units += [(axes, group[i:i + step]) for i in range(0, len(group), step)]
-    return units
-
-
-def _shares(units: list[tuple[KnobAxes, list[Layout]]], workers: int) -> list[list[int]]:
-    """Unit indices per worker, each share in search order: the costliest unit first to
-    the least loaded worker, a unit costing its points plus :data:`UNIT_COST_POINTS`
-    (its collective choices and small arrays); workers left without a unit are dropped."""
-    cost = [len(group) * axes.size + UNIT_COST_POINTS for axes, group in units]
-    load = [0] * workers
-    shares: list[list[int]] = [[] for _ in range(workers)]
-    for i in sorted(range(len(units)), key=lambda i: -cost[i]):
-        k = load.index(min(load))
-        shares[k].append(i)
-        load[k] += cost[i]
-    return [sorted(share) for share in shares if share]
 
 
 def _rank_key(r: LayoutRecord) -> tuple:

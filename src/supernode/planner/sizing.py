@@ -12,36 +12,31 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any
 
 from supernode.cluster.load import load_cluster_spec
 from supernode.cluster.scaling import unit_gpus
 from supernode.errors import InputError
 from supernode.planner.build import build_target
 from supernode.planner.report import PlanReport, plan_job
+from supernode.planner.seed_sizing import (
+    COMM_BUDGET_SHARE,
+    DEFAULT_HEADROOM,
+    DEFAULT_UTILIZATION,
+    PEAK_FACTOR_RANGE,
+    SECONDS_PER_DAY,
+    SEED_MIN_LINKS,
+    UNIT_SHARE_FOR_PHASES,
+    UTILIZATION_RANGE,
+    cards_needed,
+    memory_need,
+)
 from supernode.spec.cluster import ClusterSpec
 from supernode.spec.resolved import MAX_ACCELERATORS
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.flops import EXECUTED, model_flops_per_token
 from supernode.workload.memory import state_bytes
 from supernode.workload.params import total_params
-
-SECONDS_PER_DAY = 86_400.0
-#: Seed 003 §3.1: utilisation 0.4-0.6 (communication and synchronisation eat the rest).
-UTILIZATION_RANGE = (0.4, 0.6)
-DEFAULT_UTILIZATION = 0.5
-#: Seed 003 §3.1 / seed 000 §1.1: model states are 4-6x the weights.
-STATE_MULTIPLE_RANGE = (4.0, 6.0)
-#: Seed 000 §2.2: the peak need is 2-3x the average synchronisation bandwidth.
-PEAK_FACTOR_RANGE = (2.0, 3.0)
-#: Seed 003 §5.1: keep 20-30% headroom.
-DEFAULT_HEADROOM = 0.25
-#: Seed 001 §2.2: a supernode of tens of TB/s inside needs at least 4-6 x 400G links out.
-SEED_MIN_LINKS = (4, 6)
-#: Phases grow by whole scale-out units when one is at most this share of the need.
-UNIT_SHARE_FOR_PHASES = 0.25
-#: Share of the step the scale-out traffic may take (the seeds' 20% line).
-COMM_BUDGET_SHARE = 0.20
 
 
 @dataclass(frozen=True)
@@ -91,12 +86,6 @@ def _check(req: SizingInput) -> None:
         raise InputError("headroom", f"must be in [0, 1), got {req.headroom}")
 
 
-def cards_needed(total_flops: float, peak_flops: float, days: float, utilization: float
-                 ) -> float:
-    """Seed 003 §3.1: total FLOPs / (per-card FLOP/s x days x 86,400 x utilisation)."""
-    return total_flops / (peak_flops * days * SECONDS_PER_DAY * utilization)
-
-
 def _check_cards(req: SizingInput, cards: float, utilization: float) -> None:
     """Refuse a requirement that needs more accelerators than the toolkit models."""
     if not cards <= MAX_ACCELERATORS:  # also catches inf and NaN
@@ -105,27 +94,6 @@ def _check_cards(req: SizingInput, cards: float, utilization: float) -> None:
                                    f"{count} cards at {utilization:.0%} utilisation, more "
                                    f"than the {MAX_ACCELERATORS:,} the toolkit models; lower "
                                    f"--tokens or raise --days")
-
-
-class MemoryNeed(TypedDict):
-    """:func:`memory_need`'s answer."""
-
-    params: float
-    weights_bytes: float
-    seed_range_bytes: list[float]
-    model_states_bytes: float
-    bytes_per_param: float
-
-
-def memory_need(w: WorkloadSpec, precision: str = "bf16") -> MemoryNeed:
-    """Model-state memory (bytes): weights, the seed's 4-6x range, the toolkit's exact."""
-    params = float(total_params(w))
-    wb, gb, kb = state_bytes(precision)
-    weights = params * wb
-    return {"params": params, "weights_bytes": weights,
-            "seed_range_bytes": [weights * m for m in STATE_MULTIPLE_RANGE],
-            "model_states_bytes": params * (wb + gb + kb),
-            "bytes_per_param": float(wb + gb + kb)}
 
 
 #: Rounds of "plan the sized cluster, re-size at its MFU" for ``--utilization plan``.
