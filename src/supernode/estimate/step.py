@@ -6,7 +6,7 @@ Per busiest GPU and step (seconds), every part adds up to the step time exactly:
   busiest pipeline GPU (the slowest stage sets the pace);
 * ``tp_comm``, ``cp_comm``: exposed collectives of those dimensions (TP partly hidden
   under the GEMMs when TP overlap is on, never longer than they last:
-  :func:`tp_exposed_s`; the CP ring exchange hidden under the attention core it feeds,
+  :func:`tp_hidden_s`; the CP ring exchange hidden under the attention core it feeds,
   the all-gather and all-to-all exchanges exposed: :func:`cp_exposed_s`);
 * ``ep_comm``: expert all-to-all dispatch and combine plus expert-TP gathers; with the
   all-to-all overlap on (Megatron 1F1B A2A overlap / DeepEP) the passes that have a
@@ -211,8 +211,8 @@ def tp_hidden_s(phase_s: dict[str, Any], comp: MicrobatchCompute, a: PlanArrays,
     (recomputation included). With the overlap on, ``tp_overlap`` of a pass's TP traffic
     runs beside its GEMMs and streaming work (the compute outside the attention core) as
     far as that compute lasts: ``min(t c, w)`` per phase (the simulator's pass does the
-    same); without, nothing hides. The exposed rest is ``c - hidden``
-    (:func:`tp_exposed_s`).
+    same); without, nothing hides. The exposed rest is ``c - hidden``, per phase
+    ``(1 - t) c + max(t c - w, 0)``.
     """
     m = np.maximum(a.microbatches, 1).astype(float)
     windows = {"forward": m * (comp.forward_s - comp.attention_core_forward_s),
@@ -221,14 +221,6 @@ def tp_hidden_s(phase_s: dict[str, Any], comp: MicrobatchCompute, a: PlanArrays,
     share = cal.tp_overlap * np.asarray(on, dtype=float)
     return {phase: np.minimum(share * issued, np.maximum(windows[phase], 0.0))
             for phase, issued in phase_s.items()}
-
-
-def tp_exposed_s(phase_s: dict[str, Any], comp: MicrobatchCompute, a: PlanArrays,
-                 cal: Calibration, on: Any = True) -> Any:
-    """TP collective seconds left exposed per step: what :func:`tp_hidden_s` does not
-    hide, ``(1 - t) c + max(t c - w, 0)`` per phase."""
-    hidden = tp_hidden_s(phase_s, comp, a, cal, on)
-    return sum(phase_s[ph] - hidden[ph] for ph in phase_s)
 
 
 def paired_share(a: PlanArrays) -> Any:

@@ -149,42 +149,44 @@ def case_plan(case: dict[str, Any]) -> ParallelPlan:
 _SIZES = ("tp", "pp", "dp", "cp")
 
 
-def parallel_sizes(case: dict[str, Any]) -> dict[str, int]:
+def parallel_sizes(case: dict[str, Any]) -> dict[str, Any]:
     """``tp``, ``pp``, ``dp`` and ``cp`` of the case, a null one derived from
     ``system.gpus`` where the others fix it (:func:`derived_sizes`), else 1."""
     par = case.get("parallelism") or {}
-    sizes = {k: par.get(k) for k in _SIZES}
-    derived = derived_sizes(case)
-    known = 1
-    for k in _SIZES:
-        value = sizes[k]
-        if value is not None and k not in derived:
-            known *= int(value)
-    for k in _SIZES:
-        if k in derived:
-            sizes[k] = _gpus(case) // known
-    return {k: int(v) if v is not None else 1 for k, v in sizes.items()}
+    sizes = {k: par.get(k) or 1 for k in _SIZES}  # a wrong type is the plan's to refuse
+    derived = _derivation(case)
+    if derived is not None:
+        sizes[derived[0]] = derived[1]
+    return sizes
 
 
 def derived_sizes(case: dict[str, Any]) -> dict[str, str]:
     """The parallel size a case leaves null that ``system.gpus`` determines, with the rule:
     ``dp`` when it is null (the others null read as 1), or the one null size among
     ``tp``/``pp``/``cp`` when ``dp`` is given; none when the GPUs do not divide evenly."""
+    derived = _derivation(case)
+    if derived is None:
+        return {}
+    others = "·".join(k for k in _SIZES if k != derived[0])
+    return {derived[0]: f"system.gpus / ({others})"}
+
+
+def _derivation(case: dict[str, Any]) -> tuple[str, int] | None:
+    """(the size :func:`derived_sizes` derives, its value), or None."""
     par = case.get("parallelism") or {}
     gpus = _gpus(case)
     null = [k for k in _SIZES if par.get(k) is None]
     target = "dp" if "dp" in null else (null[0] if len(null) == 1 else None)
     if target is None or gpus is None:
-        return {}
+        return None
     known = 1
     for k in _SIZES:
         value = par.get(k)
         if k != target and isinstance(value, int) and not isinstance(value, bool):
             known *= value
-    if known <= 0 or gpus % known or gpus // known < 1:
-        return {}
-    others = "·".join(k for k in _SIZES if k != target)
-    return {target: f"system.gpus / ({others})"}
+    if known <= 0 or gpus % known:
+        return None
+    return target, gpus // known
 
 
 def _gpus(case: dict[str, Any]) -> Any:
