@@ -224,9 +224,9 @@ def test_search_workers_grow_with_the_grid_and_stop_at_the_cores(monkeypatch) ->
 
 
 def test_shares_balance_the_units_and_keep_search_order() -> None:
+    from supernode.planner.space import KnobAxes
     from supernode.planner.work_shares import UNIT_COST_POINTS
     from supernode.planner.work_shares import shares_of as _shares
-    from supernode.planner.space import KnobAxes
 
     axes = KnobAxes((1,), ("none",), (False,), (1,), ((0, False),), (True,))
     sizes = [50_000, 400_000, 10, 10, 300_000, 120_000, 80_000]
