@@ -129,7 +129,9 @@ def unmeasured_matmul_share(measured: dict[str, float], peaks: dict[str, float])
     On the parts measured at two precisions the shares agree far better within a part
     than across parts (MAMF table, stas00/ml-engineering: H100 0.80 BF16 / 0.71 FP8, B200
     0.78 / 0.76, GB200 0.73 / 0.72, Gaudi 3 0.68 / 0.70; across parts 0.51-0.97), so a
-    part with a low measured BF16 share (MI300X 0.51) keeps it at FP8."""
+    part with a low measured BF16 share (MI325X 0.60) keeps it at FP8. The one exception
+    measured since, MI300X (0.51 BF16, 0.35 FP8 in hipBLASLt), says the rule can
+    flatter a part: a measured figure always replaces it."""
     shares = {p: measured[p] / peaks[p] for p in measured if peaks.get(p)}
     for p in ("bf16", "fp16", *sorted(shares)):
         if p in shares:
