@@ -287,5 +287,5 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
     if serving is not None:
         data["serving"] = serving
     data["reproduce"] = design_reproduce(data, plan, order, list(DESIGN_POLICIES),
-                                         DESIGN_SHAPES)
+                                         DESIGN_SHAPES, inputs.global_batch)
     return DesignResult(inputs, data, findings, clock.timings(), ops["files"])
