@@ -93,3 +93,25 @@ def test_bad_input_is_one_error_line_and_exit_2(args, field):
     assert result.exit_code == 2, result.output
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error:") and field in lines[0], lines
+
+
+def test_docs_example_is_the_real_output():
+    """The example of docs/facility.md is the command's output: its first line and every
+    table row it shows (whitespace aside)."""
+    from pathlib import Path
+
+    doc = (Path(__file__).parent.parent / "docs" / "facility.md").read_text(encoding="utf-8")
+    command = ("supernode facility --cluster examples/design/flagship/cluster.yaml "
+               "--workload llama3-405b")
+    block = doc.split(f"$ {command}\n", 1)[1].split("```", 1)[0]
+    root = Path(__file__).parent.parent
+    register_all()
+    result = CliRunner().invoke(app, ["facility", "--cluster",
+                                      str(root / "examples/design/flagship/cluster.yaml"),
+                                      "--workload", "llama3-405b"], terminal_width=120)
+    assert result.exit_code == 0, result.output
+    produced = {" ".join(line.split()) for line in result.output.splitlines()}
+    shown = [line for line in block.splitlines() if line.startswith("│")]
+    assert len(shown) >= 50
+    for line in [block.splitlines()[0], *shown]:
+        assert " ".join(line.split()) in produced, line
