@@ -43,8 +43,8 @@ def reproduce_section(r: dict[str, Any]) -> Section | None:
                                    L("."))))
     else:
         s.blocks.append(Paragraph((L("Every stage's figures have a command here; check "
-                                     "exits 1 when an error-severity rule fails, as the "
-                                     "verdict says."),)))
+                                     "fails (a non-zero exit) when an error-severity rule "
+                                     "does, as the verdict says."),)))
     return s
 
 
