@@ -37,7 +37,7 @@ DESIGN_MODULES = frozenset({
     "test_design_report", "test_design_results_schema", "test_design_rules",
     "test_design_scheduling", "test_designs_shared", "test_report_sections",
     "test_design_reconcile", "test_design_bom", "test_design_compare",
-    "test_design_straddle",
+    "test_design_straddle", "test_design_reproduce",
 })
 #: Modules whose module-scoped fixture is cheap next to the tests: spread over workers
 #: (the fuzz suite's fixture starts one worker process per pytest worker; its commands

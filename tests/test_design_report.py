@@ -398,7 +398,8 @@ def test_browser_renders_the_compare_report_silently(compare_report, tmp_path):
 
 
 def _json_at(data, path: str):
-    for part in path.split("/"):
+    """The value at key path ``path`` (parts joined by /; empty: the whole document)."""
+    for part in path.split("/") if path else ():
         data = data[int(part)] if isinstance(data, list) else data[part]
     return data
 
@@ -406,9 +407,10 @@ def _json_at(data, path: str):
 def test_every_reproduce_command_printed_in_the_report_gives_its_figures(report: Path,
                                                                          monkeypatch):
     """Issue 26: each command the report prints beside a section, run from the report
-    folder, gives that section's figures exactly (same inputs, same seed): the estimate,
-    the simulation, reliability, the scheduling replay, and the exported and monitoring
-    files (by hash)."""
+    folder, gives that section's figures exactly (same inputs, same seed): the topology,
+    the estimate, the simulation, the facility at the simulated step, reliability, the
+    scheduling replay, the exported and monitoring files (by hash), and the rules'
+    findings and verdict (``check``, which exits 1 as the verdict's errors say)."""
     import hashlib
     import shlex
 
@@ -417,7 +419,11 @@ def test_every_reproduce_command_printed_in_the_report_gives_its_figures(report:
     commands = [shown[f"reproduce/commands/{i}/command"]
                 for i in range(len(data["reproduce"]["commands"]))]
     assert {c["stage"] for c in data["reproduce"]["commands"]} >= {
-        "plan", "simulate", "reliability", "scheduling", "artefacts"}
+        "topology", "plan", "simulate", "facility", "reliability", "scheduling", "artefacts",
+        "rules"}
+    assert data["verdict"]["errors"]  # the flawed example: check must exit 1
+    facility = next(c for c in data["reproduce"]["commands"] if c["stage"] == "facility")
+    assert "--simulate" in shlex.split(facility["command"])  # the review simulated
     assert (report / data["reproduce"]["plan_file"]).is_file()
     monkeypatch.chdir(report)
     checked = 0
@@ -425,7 +431,8 @@ def test_every_reproduce_command_printed_in_the_report_gives_its_figures(report:
         argv = shlex.split(command)
         assert argv[0] == "supernode"
         result = CliRunner().invoke(app, argv[1:])
-        assert result.exit_code == 0, (command, result.output[-2000:])
+        expected = 1 if entry["stage"] == "rules" and data["verdict"]["errors"] else 0
+        assert result.exit_code == expected, (command, result.output[-2000:])
         out = json.loads(result.stdout) if "--json" in argv else None
         for figure in entry["figures"]:
             want = _json_at(data, figure["results"])
@@ -436,11 +443,12 @@ def test_every_reproduce_command_printed_in_the_report_gives_its_figures(report:
                 written = report / "reproduced" / row["path"]
                 assert hashlib.sha256(written.read_bytes()).hexdigest() == want, written
             checked += 1
-    assert checked >= 20
+    assert checked >= 30
 
 
-def test_reproduce_names_the_stages_no_command_computes(report: Path):
+def test_reproduce_leaves_no_stage_to_design_alone(report: Path):
     data = json.loads((report / "results.json").read_text())
-    assert data["reproduce"]["stages_without_command"] == ["memory", "facility", "rules"]
+    assert data["reproduce"]["stages_without_command"] == []
+    assert "Computed only by design and check" not in (report / "report.html").read_text()
     plan = (report / "reviewed-plan.yaml").read_text()
     assert "rank_order:" in plan and f"tp: {data['reviewed_plan']['tp']}" in plan

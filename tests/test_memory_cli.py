@@ -38,6 +38,33 @@ def test_map_json_keys() -> None:
     assert ("Grace", "gb200", "same host") in tiers
 
 
+def test_map_json_review_is_the_design_memory_section(tmp_path) -> None:
+    """Issue 26: ``map --json`` -> ``review`` is the review's memory section (one-way
+    latencies, the farthest tier, the streaming link load) less its source, on a
+    by_unit preset and on an interleaved map whose streaming load is not 0."""
+    from pathlib import Path
+
+    from supernode.cluster.load import load_cluster
+    from supernode.design.memory import memory_results
+
+    presets = Path(__file__).parent.parent / "src" / "supernode" / "data" / "clusters"
+    text = (presets / "gb200-nvl72.yaml").read_text(encoding="utf-8")
+    interleaved = tmp_path / "nvl72-interleaved.yaml"
+    interleaved.write_text(text.rstrip() + "\nmemory: {mapping: interleaved}\n",
+                           encoding="utf-8")
+    for cluster in ("gb200-nvl72", str(interleaved)):
+        review = json.loads(_run("--cluster", cluster, "--json").stdout)["review"]
+        design = memory_results(load_cluster(cluster))
+        assert design.pop("source") in ("data for Grace", "memory block")
+        assert review == design
+    # interleaved over 72 units: 71/72 of the accesses remote at 8 TB/s local over 800 GB/s
+    assert review["remote"]["remote_share"] == 71 / 72
+    assert review["remote"]["stream_link_load"] == pytest.approx(71 / 72 * 10, rel=1e-12)
+    shown = _run("--cluster", str(interleaved)).stdout
+    assert "one-way ns" in shown
+    assert "link load 986%" in shown and "500 ns one-way" in shown
+
+
 def test_check_exit_codes_and_minimal_history() -> None:
     ok = _run("check", "--cluster", "gb200-nvl72", "--seed", "1")
     assert ok.exit_code == 0 and "consistent" in ok.stdout

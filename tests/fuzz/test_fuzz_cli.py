@@ -9,7 +9,7 @@ never a traceback, one ``error:`` line on exit 2 and nothing left behind.
 Budget: ``FUZZ_EXAMPLES`` cases per command. The CI budget, what ``pytest`` and
 ``.ci/run`` run: 64 per command under the derandomised ``ci`` profile (40 for the three
 commands whose cases run the planner: :data:`HEAVY_CI_EXAMPLES`), the same cases every
-run (about 1,650 invocations over 27 commands, about 3 CPU minutes on an idle machine, shared by the
+run (about 1,730 invocations over 31 commands, about 3 CPU minutes on an idle machine, shared by the
 pytest-xdist workers: each starts its own fuzz worker process). The long profile is a
 separate command that draws fresh random cases every run (one to two hours on 2 cores)::
 
@@ -76,7 +76,7 @@ def test_every_command_is_discovered() -> None:
     """The suite sees the app's commands (and would see new ones: nothing is listed)."""
     ids = {c.id for c in COMMANDS}
     assert {"topology", "estimate", "plan", "simulate", "sweep", "collective",
-            "catalog show", "import nvidia-smi-topo"} <= ids
+            "catalog show", "import nvidia-smi-topo", "facility"} <= ids
     assert all(c.params or c.id in ("catalog list",) for c in COMMANDS if c.id != "schema")
 
 

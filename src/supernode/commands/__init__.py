@@ -45,6 +45,7 @@ COMMAND_MODULES = (
     "supernode.commands.fit",
     "supernode.commands.simulate",
     "supernode.commands.reliability",
+    "supernode.commands.facility",
     "supernode.commands.compare",
     "supernode.commands.calibrate",
     "supernode.commands.bench_plan",

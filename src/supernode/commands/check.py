@@ -1,7 +1,10 @@
 """``supernode check``: the design rules as a CI gate.
 
-Runs validate -> topology -> plan -> (simulate) -> facility -> rules and prints every
-finding. Exit code 1 when an error-severity rule fails, 0 otherwise, 2 on bad input.
+Runs the design review's stages (validate -> topology -> plan -> (simulate) -> ... ->
+rules) and prints every finding; ``--json`` prints the verdict and the findings exactly as
+``results.json`` holds them (the review's "Reproduce these figures" section names this
+command for its findings). Exit code 1 when an error-severity rule fails, 0 otherwise, 2
+on bad input.
 """
 
 from __future__ import annotations
@@ -56,11 +59,13 @@ def check_command(
     simulate: bool = typer.Option(True, "--simulate/--no-simulate", help="Simulate the "
                                   "iteration (the link-utilisation rule needs it)."),
     seed: int = seed_option("Seed of the ECMP hash."),
+    global_batch: int | None = typer.Option(None, "--global-batch", min=1,
+                                            help="Sequences per step (default: the planner's)."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress on stderr (bar or lines)."),
 ) -> None:
     """Check a design against the rules; exit 1 when an error-severity rule fails."""
-    inputs = design_input(cluster, workload, plan, rules, name, simulate, seed, None)
+    inputs = design_input(cluster, workload, plan, rules, name, simulate, seed, global_batch)
     with progress_display(quiet or json_output, "check") as bar:
         data = run_design(inputs, stage_hook(bar)).to_dict()
     if json_output:

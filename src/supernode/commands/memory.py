@@ -44,12 +44,15 @@ def _size(n: float) -> str:
 
 def _map(cluster_name: str, working_set_gbyte: float | None, json_output: bool) -> None:
     from supernode.cluster.load import load_cluster
+    from supernode.memory.judged import judged_figures
     from supernode.memory.model import memory_model
 
     model = memory_model(load_cluster(cluster_name),
                          None if working_set_gbyte is None else working_set_gbyte * 1e9)
+    review = judged_figures(model)
     if json_output:
-        print_json({**model.as_dict(), "coherence": _coherence_table(model, True)})
+        print_json({**model.as_dict(), "coherence": _coherence_table(model, True),
+                    "review": review})
         return
     spec = model.spec
     stdout.print(f"{rich_safe(model.cluster)}: one global space of {_size(model.global_bytes)}"
@@ -63,14 +66,17 @@ def _map(cluster_name: str, working_set_gbyte: float | None, json_output: bool) 
         table.add_row(r.role, rich_safe(r.name), str(r.units), _size(r.unit_bytes),
                       f"{r.start:#x}", f"{r.end:#x}", r.layout)
     stdout.print(table)
-    table = Table(title="remote access (round trip, sustained per direction)",
+    table = Table(title="remote access (round trip, one-way message latency, sustained per "
+                        "direction)",
                   title_justify="left")
-    for col in ("from", "to", "tier", "hops", "latency ns", "GB/s"):
+    for col in ("from", "to", "tier", "hops", "latency ns", "one-way ns", "GB/s"):
         table.add_column(col, justify="left" if col in ("from", "to", "tier") else "right")
-    for p in model.paths:
+    for p, judged in zip(model.paths, review["paths"], strict=True):
         table.add_row(rich_safe(p.requester), rich_safe(p.target), p.tier, str(p.hops),
-                      f"{p.latency_s * 1e9:.0f}", f"{p.bandwidth_bytes_per_s / 1e9:.0f}")
+                      f"{p.latency_s * 1e9:.0f}", f"{judged['one_way_s'] * 1e9:.0f}",
+                      f"{p.bandwidth_bytes_per_s / 1e9:.0f}")
     stdout.print(table)
+    _remote_line(review["remote"])
     for role, t in model.translations.items():
         stdout.print(f"translation ({role}): {t.entries:,} entries x {_size(t.page_bytes)} "
                      f"reach {_size(t.reach_bytes)}; full map {t.full_map_entries:,} entries "
@@ -85,6 +91,21 @@ def _map(cluster_name: str, working_set_gbyte: float | None, json_output: bool) 
     assumed = [a for k in model.kinds for a in k.assumed]
     if assumed:
         stdout.print(f"assumed (no public source): {', '.join(assumed)}", highlight=False)
+
+
+def _remote_line(far: dict[str, object] | None) -> None:
+    """The farthest remote tier and the streaming link load, as the review judges them
+    (:func:`supernode.memory.judged.farthest_remote`; nothing without a remote tier)."""
+    if far is None:
+        return
+    f = {k: float(v) for k, v in far.items() if isinstance(v, int | float)}
+    stdout.print(f"farthest remote tier {far['tier']}: {f['one_way_s'] * 1e9:.0f} ns one-way "
+                 f"({f['round_trip_s'] * 1e9:.0f} ns round trip), "
+                 f"{f['bandwidth_bytes_per_s'] / 1e9:.0f} GB/s against "
+                 f"{f['local_bandwidth_bytes_per_s'] / 1e9:.0f} GB/s local (ratio "
+                 f"{f['bandwidth_ratio']:.3g}); a unit streaming through the map reaches "
+                 f"{f['remote_share']:.0%} of it remotely, link load "
+                 f"{f['stream_link_load']:.0%}", highlight=False)
 
 
 def _coherence_table(model: MemoryModel, json_output: bool) -> list[dict[str, object]]:

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from supernode.cluster.load import load_cluster
 from supernode.commands import app
+from supernode.commands._job import job_plan
 from supernode.commands._output import handles_input_errors, input_paths, print_json, stdout
 from supernode.commands._plan_options import PlanOptions, plan_options
 from supernode.commands._progress import Steps, progress
@@ -17,8 +18,6 @@ from supernode.errors import InputError
 from supernode.facility import cluster_cooling
 from supernode.reliability.assess import ReliabilityOptions, assess_reliability
 from supernode.reliability.result import ReliabilityResult
-from supernode.spec.plan import plan_from_data
-from supernode.spec.planfile import plan_data
 from supernode.textsafe import rich_safe
 from supernode.topology.metrics import topology_report
 from supernode.workload.presets import load_workload
@@ -42,24 +41,6 @@ def _rates(values: list[str]) -> dict[str, float]:
 RELIABILITY_PLAN_OPTIONS = ("plan", "gpus", "tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch",
                             "global_batch", "recompute", "sequence_parallel", "zero_stage",
                             "distributed_optimizer", "precision")
-
-
-def _plan(loaded, workload, plan_file, flags, gpus=None):
-    """The plan from the file and flags (the plan fields given), or the planner's best
-    on ``gpus`` (default: every GPU of the cluster) when none is given."""
-    job = gpus or loaded.accelerators
-    if plan_file is None and set(flags) <= {"global_batch_sequences"}:
-        from supernode.planner.default_plan import default_plan
-
-        plan, _, _ = default_plan(workload, loaded, job,
-                                  flags.get("global_batch_sequences"))
-        return plan, (f"no plan given: the planner's best (tp={plan.tp}, pp={plan.pp}, "
-                      f"dp={plan.dp}, cp={plan.cp}, global batch "
-                      f"{plan.global_batch_sequences:,})")
-    from supernode.workload.batch import with_default_batch
-
-    data = with_default_batch(plan_data(plan_file, flags, job), workload)
-    return plan_from_data(data, source=str(plan_file) if plan_file else "plan"), None
 
 
 def _job_cluster(cluster: str, gpus: int | None):
@@ -124,7 +105,7 @@ def reliability_command(
         check_output_folder(plot, "--plot", input_paths(cluster, workload, options.plan))
     loaded = _job_cluster(cluster, options.gpus)
     spec = load_workload(workload)
-    chosen, note = _plan(loaded, spec, options.plan, options.fields, options.gpus)
+    chosen, note = job_plan(loaded, spec, options.plan, options.fields, options.gpus)
     settings = ReliabilityOptions(
         days=days, runs=runs, seed=seed, weibull_shape=weibull, spare_hosts=spares,
         hot_standby_share=hot_standby, checkpoint_write_gbyte_per_s=write_bw,

@@ -1,8 +1,9 @@
 """The operations half of the review, after the plan is simulated: reliability (its one
-recovery policy), facility (with the power-cap trade), monitoring (the pack labelled by the
-cooling topology), the scheduling replay and the exported files — each stage reading the
-one cooling topology (:func:`supernode.facility.cluster_cooling`) and the reviewed plan.
-"""
+recovery policy), facility (with the power-cap trade:
+:func:`~supernode.design.facility.facility_results`, which ``supernode facility`` calls
+too), monitoring (the pack labelled by the cooling topology), the scheduling replay and
+the exported files — each stage reading the one cooling topology
+(:func:`supernode.facility.cluster_cooling`) and the reviewed plan."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from supernode.design.artefacts import design_artefacts
+from supernode.design.facility import FacilityJob, facility_results
 from supernode.design.monitoring import cooled_config, monitoring_summary
-from supernode.design.power_cap import power_cap_trade
 from supernode.design.reliability import run_reliability
 from supernode.design.scheduling import run_scheduling
-from supernode.facility import WorkloadUse, cluster_cooling, facility_report
+from supernode.facility import cluster_cooling
 from supernode.monitor.pack import build_pack
 from supernode.spec.plan import ParallelPlan
 from supernode.spec.resolved import Cluster
@@ -48,14 +49,11 @@ def run_operations(inputs: Any, cluster: Cluster, topo: Any, reviewed: Reviewed,
         rel, alt = run_reliability(cluster, workload, plan, inputs.seed,
                                    inputs.reliability_days, inputs.reliability_runs, cooling)
     clock("facility")
-    use = None
-    if view is not None:
-        step = sim["step_time_s"] if sim else view["step_time_s"]
-        use = WorkloadUse(view["busy_share"], step, target.tokens_per_step)
-    fac = facility_report(cluster, topo, use).to_dict()
-    # a part without a published TDP has no cap to price (catalog/power.py refuses one)
-    fac["power_cap"] = (power_cap_trade(cluster, topo, workload, plan, target.system)
-                        if plan is not None and cluster.accelerator.tdp_w else None)
+    job = None
+    if view is not None and plan is not None:
+        job = FacilityJob(workload, plan, target.system, view["breakdown_s"],
+                          sim["step_time_s"] if sim else view["step_time_s"])
+    fac = facility_results(cluster, topo, job)
     clock("monitoring")
     pack = build_pack(cluster, cooled_config(cooling))
     monitoring = monitoring_summary(cluster, pack, cooling)

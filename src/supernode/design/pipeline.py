@@ -9,7 +9,7 @@ then each stage calls the project's public entry points
 :func:`~supernode.design.memory.memory_results`, :func:`~supernode.planner.plan_job`,
 :func:`~supernode.netsim.scenario.simulate_jobs`,
 :func:`~supernode.reliability.assess.assess_reliability`,
-:func:`~supernode.facility.facility_report`, :func:`~supernode.monitor.pack.build_pack`,
+:func:`~supernode.design.facility.facility_results`, :func:`~supernode.monitor.pack.build_pack`,
 :func:`~supernode.scheduler.schedule`, :func:`~supernode.exports.export_files` and
 :func:`~supernode.monitor.artefacts.render`, :func:`~supernode.rules.run_rules`). The
 :class:`DesignResult` holds the result objects, the texts of the exported files
@@ -287,5 +287,5 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
     if serving is not None:
         data["serving"] = serving
     data["reproduce"] = design_reproduce(data, plan, order, list(DESIGN_POLICIES),
-                                         DESIGN_SHAPES)
+                                         DESIGN_SHAPES, inputs.global_batch)
     return DesignResult(inputs, data, findings, clock.timings(), ops["files"])

@@ -25,7 +25,9 @@ from supernode.spec.plan import ParallelPlan
 _COMM = ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm")
 
 
-def _busy(breakdown: dict[str, float]) -> float:
+def busy_share(breakdown: dict[str, float]) -> float:
+    """Share of the step (s over s) the accelerators compute: compute and optimizer over the
+    whole breakdown (0 for an empty step)."""
     step = sum(breakdown.values())
     return (breakdown["compute"] + breakdown["optimizer"]) / step if step > 0 else 0.0
 
@@ -45,7 +47,7 @@ def best_view(report: PlanReport) -> dict[str, Any] | None:
             "tp_crosses_domain": d["tp_crosses_scale_up_domain"],
             "placement": d["placement"], "comm_share": cc["share"],
             "exposed_comm_share": cc["exposed_share"], "breakdown_s": d["breakdown_s"],
-            "busy_share": _busy(d["breakdown_s"]), "rank": 1, "best_speedup": 1.0,
+            "busy_share": busy_share(d["breakdown_s"]), "rank": 1, "best_speedup": 1.0,
             "straddles_domain": d["straddles_scale_up_domain"],
             "straddling_groups": d["straddling_groups"], "rank_note": d["rank_note"]}
 
@@ -70,7 +72,7 @@ def given_view(target: PlanTarget, plan: ParallelPlan, report: PlanReport
                           for d in ("tp", "cp", "pp", "dp", "ep")},
             "comm_share": issued,
             "exposed_comm_share": sum(est.breakdown_s[k] for k in _COMM) / step,
-            "breakdown_s": est.breakdown_s, "busy_share": _busy(est.breakdown_s),
+            "breakdown_s": est.breakdown_s, "busy_share": busy_share(est.breakdown_s),
             "chosen": est.chosen, "rank": ref.get("rank"),
             "best_speedup": ref.get("best_speedup")}
 

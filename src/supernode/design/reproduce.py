@@ -1,20 +1,23 @@
-"""The CLI commands that reproduce the review's figures, one per stage that has a command.
+"""The CLI commands that reproduce the review's figures, one per stage that has figures.
 
 Every figure the report shows comes from a stage that a command of its own also runs on
-the same inputs: the reviewed plan's estimate (``estimate``), its simulation (``simulate``),
-reliability (``reliability``), the scheduling replay (``schedule --trace design-replay``),
-the exported topology files (``export``) and the monitoring pack (``monitor rules``). The
-review writes the plan it reviewed, every knob resolved, as ``reviewed-plan.yaml`` in the
-report folder, so the commands (run from that folder) review the same plan; each entry
-names the ``results.json`` key paths its command reproduces and the command's ``--json``
-key that holds each (``None`` where the figure is checked by the files the command
-writes). ``results.json`` -> ``reproduce``; the report prints each command beside its
-section, and tests/test_design_reproduce.py runs them.
+the same inputs: the topology (``topology``), the reviewed plan's estimate (``estimate``),
+its simulation (``simulate``), the facility (``facility``: power, cooling, floor, cabling
+and the power-cap trade, by the function the stage calls), the memory section's judged
+figures (``memory map``: one-way latencies, the farthest tier, the streaming link load),
+reliability (``reliability``), the scheduling replay (``schedule --trace
+design-replay``), the exported topology files (``export``), the monitoring pack
+(``monitor rules``) and the rules' findings and verdict (``check``, which runs the same
+review as a CI gate: it exits 1 when an error-severity rule fails). The review writes the
+plan it reviewed, every knob resolved, as ``reviewed-plan.yaml`` in the report folder, so
+the commands (run from that folder) review the same plan; each entry names the
+``results.json`` key paths its command reproduces and the command's ``--json`` key that
+holds each (``""``: the whole document; ``None`` where the figure is checked by the files
+the command writes). ``results.json`` -> ``reproduce``; the report prints each command
+beside its section, and tests/test_design_report.py runs them.
 
-What has no command of its own is said so (``stages_without_command``): the memory
-section's judged figures (one-way latencies, the streaming link load: ``supernode memory``
-prints the model they come from, not them), the facility stage (power, cooling, floor) and
-the rules run only inside ``design``/``check``.
+What has no command of its own would be said so (``stages_without_command``): since issue
+26 every stage with figures has one, so the list is empty (validation has no figures).
 """
 
 from __future__ import annotations
@@ -30,8 +33,17 @@ REVIEWED_PLAN_FILE = "reviewed-plan.yaml"
 #: Folder (inside the report folder) the file-writing commands write into, so that their
 #: files can be compared with the review's (``exports/``, ``monitoring/``) by hash.
 REPRODUCED_FOLDER = "reproduced"
-#: Stages whose figures no command but ``design``/``check`` computes.
-STAGES_WITHOUT_COMMAND = ("memory", "facility", "rules")
+#: Stages whose figures no command but ``design``/``check`` computes (none: see the
+#: module doc).
+STAGES_WITHOUT_COMMAND: tuple[str, ...] = ()
+#: ``results.json`` -> ``facility`` keys: the facility report's and the power-cap trade,
+#: each the same key of ``supernode facility --json``.
+FACILITY_FIGURES = ("racks", "power", "feeds", "distribution", "energy", "cooling", "floor",
+                    "cabling", "facility_stated", "notes", "power_cap")
+#: ``results.json`` -> ``memory`` keys besides its source: ``supernode memory map --json``
+#: -> ``review`` holds each (:func:`supernode.memory.judged.judged_figures`).
+MEMORY_FIGURES = ("mapping", "interleave_bytes", "line_bytes", "protocol", "policy",
+                  "global_bytes", "kinds", "paths", "remote", "assumed")
 
 
 def reviewed_plan_document(plan: ParallelPlan, order: tuple[str, ...]) -> dict[str, Any]:
@@ -58,11 +70,13 @@ def reproduce_commands(inputs: dict[str, Any], plan_document: dict[str, Any] | N
                        simulated: bool,
                        reliability_runs: int, reliability_days: float,
                        recovery: str, scheduled: bool, policies: list[str],
-                       files: list[dict[str, Any]], shapes: str = "uniform-tp"
-                       ) -> dict[str, Any]:
+                       files: list[dict[str, Any]], shapes: str = "uniform-tp",
+                       memory: bool = False) -> dict[str, Any]:
     """``results.json`` -> ``reproduce``: per stage, the command (run from the report
     folder) and the figures it reproduces as (results key path, command ``--json`` key
-    path) pairs (see the module doc)."""
+    path) pairs (see the module doc). ``inputs``: the review's inputs (``plan``, ``rules``,
+    ``simulate`` and ``global_batch`` as given, None or absent when not); ``memory``: the
+    review has a memory section."""
     cluster, workload, seed = inputs["cluster"], inputs["workload"], inputs["seed"]
     job = ("--cluster", cluster, "--workload", workload)
     export_rows: dict[str, list[int]] = {}
@@ -76,6 +90,8 @@ def reproduce_commands(inputs: dict[str, Any], plan_document: dict[str, Any] | N
     def add(stage: str, section: str, command: str, figures: list[tuple[str, str | None]]):
         entries.append(_entry(stage, section, command, figures))
 
+    add("topology", "cluster", _command("supernode", "topology", cluster, "--json"),
+        [("topology", "")])
     if plan_document is not None:
         add("plan", "plans", _command("supernode", "estimate", *job, "--plan",
                                       REVIEWED_PLAN_FILE, "--json"),
@@ -87,6 +103,16 @@ def reproduce_commands(inputs: dict[str, Any], plan_document: dict[str, Any] | N
             add("simulate", "simulation", _command(
                 "supernode", "simulate", *job, "--plan", REVIEWED_PLAN_FILE, "--seed", seed,
                 "--json"), [("simulation/step_time_s", "step_time_s")])
+    facility_job = (*job, "--plan", REVIEWED_PLAN_FILE,
+                    *(("--simulate", "--seed", seed) if simulated else ())
+                    ) if plan_document is not None else ("--cluster", cluster)
+    add("facility", "facility", _command("supernode", "facility", *facility_job, "--json"),
+        [(f"facility/{k}", k) for k in FACILITY_FIGURES])
+    if memory:
+        add("memory", "memory", _command("supernode", "memory", "map", "--cluster", cluster,
+                                         "--json"),
+            [(f"memory/{k}", f"review/{k}") for k in MEMORY_FIGURES])
+    if plan_document is not None:
         add("reliability", "reliability", _command(
             "supernode", "reliability", *job, "--plan", REVIEWED_PLAN_FILE, "--seed", seed,
             "--runs", reliability_runs, "--days", f"{reliability_days:g}",
@@ -112,10 +138,29 @@ def reproduce_commands(inputs: dict[str, Any], plan_document: dict[str, Any] | N
             "supernode", "monitor", "rules", "--cluster", cluster, "--prometheus-major",
             inputs["prometheus_major"], "--out", f"{REPRODUCED_FOLDER}/monitoring"),
             [(f"artefacts/files/{i}/sha256", None) for i in monitoring_rows])
+    add("rules", "findings", _check_command(inputs), [("verdict", "verdict"),
+                                                       ("findings", "findings")])
     return {"plan_file": REVIEWED_PLAN_FILE if plan_document is not None else None,
             "plan_document": plan_document,
             "run_from": "the report folder", "commands": entries,
             "stages_without_command": list(STAGES_WITHOUT_COMMAND)}
+
+
+def _check_command(inputs: dict[str, Any]) -> str:
+    """``check`` on the review's own inputs: its plan file and rule pack as given, the
+    simulation on or off, the seed and the global batch (exit 1 when an error-severity
+    rule fails, as the review's verdict says)."""
+    parts: list[Any] = ["supernode", "check", "--cluster", inputs["cluster"], "--workload",
+                        inputs["workload"]]
+    if inputs.get("plan"):
+        parts += ["--plan", inputs["plan"]]
+    if inputs.get("rules") not in (None, "default"):
+        parts += ["--rules", inputs["rules"]]
+    if not inputs.get("simulate", True):
+        parts.append("--no-simulate")
+    if inputs.get("global_batch") is not None:
+        parts += ["--global-batch", inputs["global_batch"]]
+    return _command(*parts, "--seed", inputs["seed"], "--json")
 
 
 def _absolute(source: str) -> str:
@@ -126,14 +171,17 @@ def _absolute(source: str) -> str:
 
 
 def design_reproduce(data: dict[str, Any], plan: ParallelPlan | None,
-                     order: tuple[str, ...], policies: list[str], shapes: str
-                     ) -> dict[str, Any]:
+                     order: tuple[str, ...], policies: list[str], shapes: str,
+                     global_batch: int | None = None) -> dict[str, Any]:
     """``results.json`` -> ``reproduce`` of a review whose results are ``data`` (inputs,
-    simulation, scheduling and artefacts set), reviewing ``plan`` placed in ``order``;
-    the replay ran ``policies`` with job shapes ``shapes``."""
+    simulation, memory, scheduling and artefacts set), reviewing ``plan`` placed in
+    ``order``; the replay ran ``policies`` with job shapes ``shapes``; ``global_batch``:
+    the review's ``--global-batch`` (None: the default)."""
     inputs = dict(data["inputs"])
-    inputs["cluster"], inputs["workload"] = (_absolute(inputs["cluster"]),
-                                             _absolute(inputs["workload"]))
+    for key in ("cluster", "workload", "plan", "rules"):
+        if inputs.get(key) not in (None, "default"):
+            inputs[key] = _absolute(inputs[key])
+    inputs["global_batch"] = global_batch
     document = (reviewed_plan_document(plan, order)
                 if plan is not None and data.get("reviewed_plan") else None)
     files = (data.get("artefacts") or {}).get("files", [])
@@ -142,8 +190,9 @@ def design_reproduce(data: dict[str, Any], plan: ParallelPlan | None,
     out = reproduce_commands(inputs, document, data.get("simulation") is not None,
                              inputs["reliability_runs"], inputs["reliability_days"],
                              recovery, data.get("scheduling") is not None, policies, files,
-                             shapes)
-    out["commands"][1:1] = extra  # beside the plans, as the report orders its sections
+                             shapes, data.get("memory") is not None)
+    at = next((i + 1 for i, c in enumerate(out["commands"]) if c["stage"] == "plan"), 1)
+    out["commands"][at:at] = extra  # beside the plans, as the report orders its sections
     return out
 
 

@@ -34,12 +34,17 @@ def reproduce_section(r: dict[str, Any]) -> Section | None:
         rows.append((T(R, "commands", i, "section"), T(R, "commands", i, "command"), figures))
     s.blocks.append(Table("Commands", ("section", "command", "reproduces"), tuple(rows),
                           ("reproduce",)))
-    s.blocks.append(Paragraph((L("Computed only by design and check (no command of their "
-                                 "own): "),
-                               *(cell for j in range(len(rep["stages_without_command"]))
-                                 for cell in ((L(", ") if j else L("")),
-                                              T(R, "stages_without_command", j))),
-                               L("."))))
+    if rep["stages_without_command"]:  # none since every stage has a command (older runs)
+        s.blocks.append(Paragraph((L("Computed only by design and check (no command of "
+                                     "their own): "),
+                                   *(cell for j in range(len(rep["stages_without_command"]))
+                                     for cell in ((L(", ") if j else L("")),
+                                                  T(R, "stages_without_command", j))),
+                                   L("."))))
+    else:
+        s.blocks.append(Paragraph((L("Every stage's figures have a command here; check "
+                                     "fails (a non-zero exit) when an error-severity rule "
+                                     "does, as the verdict says."),)))
     return s
 
 

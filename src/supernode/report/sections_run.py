@@ -128,12 +128,18 @@ def _site_tables() -> list[Table]:
     return [cooling, floor]
 
 
+def facility_blocks(r: dict[str, Any]) -> list:
+    """The facility section's tables and notes (``r["facility"]``): what the section shows
+    besides its figures, and what ``supernode facility`` prints."""
+    return (_power_tables() + power_cap_blocks(r) + _site_tables()
+            + [Paragraph((T("facility", "notes", i),))
+               for i in range(len(r["facility"]["notes"]))])
+
+
 def facility_section(r: dict[str, Any]) -> Section:
     """Power, feeds, energy, cooling, floor and cabling, with two figures."""
     s = Section("facility", "Facility")
-    s.blocks += _power_tables() + power_cap_blocks(r) + _site_tables()
-    s.blocks += [Paragraph((T("facility", "notes", i),))
-                 for i in range(len(r["facility"]["notes"]))]
+    s.blocks += facility_blocks(r)
     s.blocks.append(Figure("power", power_svg(r["facility"]), "Host power by part and a "
                                                               "rack's heat"))
     floor = floor_svg(r["facility"])

@@ -12,15 +12,16 @@ class ReproducedFigure(ResultModel):
     """One figure a command reproduces."""
 
     results: str = field("Key path in results.json, parts joined by /.")
-    command_json: str | None = field("Key path in the command's --json output (null: the "
-                                     "command's files are compared instead).")
+    command_json: str | None = field("Key path in the command's --json output (empty: the "
+                                     "whole output; null: the command's files are compared "
+                                     "instead).")
 
 
 class ReproduceCommand(ResultModel):
     """A command and the figures it reproduces."""
 
-    stage: str = field("The review stage (plan, simulate, reliability, scheduling, "
-                       "artefacts).")
+    stage: str = field("The review stage (topology, plan, serving, simulate, facility, "
+                       "memory, reliability, scheduling, artefacts, rules).")
     section: str = field("The report section whose figures it reproduces (its anchor id).")
     command: str = field("The command line, shell-quoted, run from the report folder.")
     figures: list[ReproducedFigure] = field("What it reproduces.")
@@ -35,4 +36,6 @@ class Reproduce(ResultModel):
                                                  "file holds).")
     run_from: str = field("Where to run the commands.")
     commands: list[ReproduceCommand] = field("Per stage, the command.")
-    stages_without_command: list[str] = field("Stages only design/check run.")
+    stages_without_command: list[str] = field("Stages whose figures only design/check "
+                                              "compute (none since every stage with figures "
+                                              "has a command).")
