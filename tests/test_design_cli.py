@@ -136,3 +136,29 @@ def test_other_examples_run(name):
         assert data["facility"]["cooling"]["coolant"] == "pg25"
     else:
         assert statuses["experts_inside_supernode"] == "not_applicable"
+
+
+def test_no_schedule_leaves_the_replay_out_and_check_is_told_so(tmp_path):
+    """``--no-schedule``: ``scheduling`` is null with a note saying why, the reproduce list
+    has no ``scheduling`` entry, and the printed ``check`` carries the same switch (so its
+    findings are the review's); the other stages are those of a full review."""
+    import json
+
+    from supernode.design.operations import NOT_REPLAYED
+
+    e = examples()["flawed"]
+    off = run_design(DesignInput(e.cluster, e.workload, e.plan, simulate=False,
+                                 schedule=False)).to_dict()
+    on = run_design(DesignInput(e.cluster, e.workload, e.plan, simulate=False)).to_dict()
+    assert off["scheduling"] is None and on["scheduling"] is not None
+    assert NOT_REPLAYED in off["notes"] and NOT_REPLAYED not in on["notes"]
+    assert off["inputs"]["schedule"] is False and on["inputs"]["schedule"] is True
+    stages = {c["stage"]: c["command"] for c in off["reproduce"]["commands"]}
+    assert "scheduling" not in stages and "scheduling" in \
+        {c["stage"] for c in on["reproduce"]["commands"]}
+    assert "--no-schedule" in stages["rules"]
+    assert off["reliability"] == on["reliability"] and off["facility"] == on["facility"]
+    out = tmp_path / "r"
+    result = run("design", "--example", "flawed", "--no-simulate", "--no-schedule",
+                 "--quiet", "--json", "--out", str(out))
+    assert json.loads(result.stdout)["scheduling"] is None

@@ -17,7 +17,7 @@ RUNS = 100
 def _flawed(**kw) -> dict:
     e = example("flawed")
     return run_design(DesignInput(e.cluster, e.workload, e.plan, simulate=False,
-                                  reliability_runs=RUNS, **kw)).to_dict()
+                                  reliability_runs=RUNS, schedule=False, **kw)).to_dict()
 
 
 def test_same_seed_same_reliability_other_seed_differs():
@@ -39,7 +39,7 @@ def test_a_job_nothing_can_stop_gives_strict_json(tmp_path):
     path = tmp_path / "cluster.yaml"
     path.write_text(yaml.safe_dump(doc))
     data = run_design(DesignInput(path, e.workload, e.plan, simulate=False,
-                                  reliability_runs=RUNS)).to_dict()
+                                  reliability_runs=RUNS, schedule=False)).to_dict()
     rel = data["reliability"]
     assert rel["interruptions"]["failures_per_day"] == 0.0
     assert rel["interruptions"]["job_mtbf_s"] is None and rel["checkpoint"]["mtbf_s"] is None

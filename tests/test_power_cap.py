@@ -209,13 +209,14 @@ def test_design_trade_caps_instead_of_cutting_racks() -> None:
 
 def test_a_part_without_a_published_tdp_is_reviewed_without_a_cap_ladder() -> None:
     """The review of a part whose catalog entry publishes no TDP (TPU v4) runs through
-    every stage: no cap can be priced (catalog/power.py refuses one), so
-    ``facility.power_cap`` is null instead of the run stopping there."""
+    every stage (the placement replay, which reads no power figure, switched off): no cap
+    can be priced (catalog/power.py refuses one), so ``facility.power_cap`` is null
+    instead of the run stopping there."""
     from supernode.design import DesignInput, run_design
 
     spec = load_cluster_spec("tpu-v4-pod")
     assert not resolve_cluster(spec).accelerator.tdp_w
-    data = run_design(DesignInput("tpu-v4-pod", "llama3-8b", simulate=False,
-                                  workers=1)).to_dict()
+    data = run_design(DesignInput("tpu-v4-pod", "llama3-8b", simulate=False, workers=1,
+                                  schedule=False)).to_dict()
     assert data["facility"]["power_cap"] is None
     assert data["reviewed_plan"] is not None and data["facility"]["power"]

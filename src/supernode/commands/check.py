@@ -58,6 +58,8 @@ def check_command(
     name: str | None = typer.Option(None, "--example", help="A bundled example."),
     simulate: bool = typer.Option(True, "--simulate/--no-simulate", help="Simulate the "
                                   "iteration (the link-utilisation rule needs it)."),
+    schedule: bool = typer.Option(True, "--schedule/--no-schedule", help="Replay the "
+                                  "scheduling trace (the placement rules need it)."),
     seed: int = seed_option("Seed of the ECMP hash."),
     global_batch: int | None = typer.Option(None, "--global-batch", min=1,
                                             help="Sequences per step (default: the planner's)."),
@@ -65,7 +67,8 @@ def check_command(
     quiet: bool = typer.Option(False, "--quiet", help="No progress on stderr (bar or lines)."),
 ) -> None:
     """Check a design against the rules; exit 1 when an error-severity rule fails."""
-    inputs = design_input(cluster, workload, plan, rules, name, simulate, seed, global_batch)
+    inputs = design_input(cluster, workload, plan, rules, name, simulate, seed, global_batch,
+                          schedule=schedule)
     with progress_display(quiet or json_output, "check") as bar:
         data = run_design(inputs, stage_hook(bar)).to_dict()
     if json_output:

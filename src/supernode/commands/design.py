@@ -33,13 +33,14 @@ from supernode.textsafe import rich_safe
 def design_input(cluster: str | None, workload: str | None, plan: Path | None,
                  rules: Path | None, name: str | None, simulate: bool, seed: int,
                  global_batch: int | None, prometheus_major: int | None = None,
-                 workers: int | None = None, serve: str | None = None) -> DesignInput:
+                 workers: int | None = None, serve: str | None = None,
+                 schedule: bool = True) -> DesignInput:
     """The inputs: an example (``--example`` or none given: the flagship), or the files."""
     if cluster is None and workload is None:
         e = example(name or FLAGSHIP)
         return DesignInput(e.cluster, e.workload, plan or e.plan, rules, simulate, 5, seed,
                            global_batch, e.name, prometheus_major=prometheus_major,
-                           workers=workers, serve=serve)
+                           workers=workers, serve=serve, schedule=schedule)
     if name is not None:
         raise InputError("--example", "give either --example or --cluster/--workload")
     if cluster is None or workload is None:
@@ -47,7 +48,8 @@ def design_input(cluster: str | None, workload: str | None, plan: Path | None,
                          "give both --cluster and --workload (or neither: the flagship "
                          "example)")
     return DesignInput(cluster, workload, plan, rules, simulate, 5, seed, global_batch,
-                       prometheus_major=prometheus_major, workers=workers, serve=serve)
+                       prometheus_major=prometheus_major, workers=workers, serve=serve,
+                       schedule=schedule)
 
 
 def progress_display(quiet: bool, label: str = "design"):
@@ -89,6 +91,8 @@ def design_command(
                              "files (written all at once, or not at all)."),
     simulate: bool = typer.Option(True, "--simulate/--no-simulate", help="Simulate the "
                                   "plan's iteration on the fabric."),
+    schedule: bool = typer.Option(True, "--schedule/--no-schedule", help="Replay the "
+                                  "scheduling trace (topology-blind vs aware placement)."),
     seed: int = seed_option("Seed of the ECMP hash, "
                              "the reliability Monte Carlo and the scheduling replay."),
     global_batch: int | None = typer.Option(None, "--global-batch", min=1,
@@ -122,7 +126,8 @@ def design_command(
                 if p is not None]
     check_output_folder(out, "--out", files_in)
     inputs = design_input(clusters[0] if len(clusters) > 1 else cluster, workload, plan, rules,
-                          name, simulate, seed, global_batch, prometheus_major, workers, serve)
+                          name, simulate, seed, global_batch, prometheus_major, workers, serve,
+                          schedule)
 
     def review(design: DesignInput, label: str) -> tuple[dict, dict[str, str]]:
         """One review (progress labelled ``label``): the results and the artefact texts."""

@@ -33,6 +33,10 @@ class Reviewed:
     sim: dict[str, Any] | None
 
 
+#: The review's note when the scheduling replay was switched off.
+NOT_REPLAYED = "scheduling not replayed (--no-schedule)"
+
+
 def run_operations(inputs: Any, cluster: Cluster, topo: Any, reviewed: Reviewed,
                    prometheus: tuple[Any, int], clock: Callable[[str], None],
                    scheduling: Any = None) -> dict[str, Any]:
@@ -58,7 +62,8 @@ def run_operations(inputs: Any, cluster: Cluster, topo: Any, reviewed: Reviewed,
     pack = build_pack(cluster, cooled_config(cooling))
     monitoring = monitoring_summary(cluster, pack, cooling)
     clock("scheduling")
-    scheduling, sched_note = run_scheduling(cluster, inputs.seed, scheduling)
+    scheduling, sched_note = (run_scheduling(cluster, inputs.seed, scheduling)
+                              if inputs.schedule else (None, NOT_REPLAYED))
     clock("artefacts")
     files, artefacts = design_artefacts(cluster, pack, *prometheus)
     return {"rel": rel, "alt": alt, "fac": fac, "monitoring": monitoring,

@@ -93,6 +93,8 @@ class DesignInput:
     workers: int | None = None
     #: a serve file: the serving stage (design/serving.py) answers for serving it too
     serve: str | Path | None = None
+    #: replay the scheduling trace (False: ``scheduling`` is null, with a note)
+    schedule: bool = True
 
 
 @dataclass
@@ -173,6 +175,7 @@ def _results(inputs: DesignInput, cluster, topo, facts: Facts, monitoring: dict[
                    "plan": str(inputs.plan) if inputs.plan else None,
                    "rules": str(inputs.rules) if inputs.rules else "default",
                    "example": inputs.example, "simulate": inputs.simulate,
+                   "schedule": inputs.schedule,
                    "seed": inputs.seed, "reliability_runs": inputs.reliability_runs,
                    "reliability_days": inputs.reliability_days},
         "verdict": summary(findings),
@@ -234,7 +237,8 @@ def _simulated(cluster, workload, seed: int, plan, order) -> dict[str, Any]:
 
 def _scheduling_beside(cluster, inputs: DesignInput) -> AbstractContextManager[Any]:
     """The scheduling replay started in a child now (None: run it in its stage)."""
-    if inputs.workers == 1 or scheduling_remembered(cluster, inputs.seed):
+    if (not inputs.schedule or inputs.workers == 1
+            or scheduling_remembered(cluster, inputs.seed)):
         return nullcontext(None)
     return in_background(partial(run_scheduling, cluster, inputs.seed))
 

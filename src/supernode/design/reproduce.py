@@ -158,6 +158,8 @@ def _check_command(inputs: dict[str, Any]) -> str:
         parts += ["--rules", inputs["rules"]]
     if not inputs.get("simulate", True):
         parts.append("--no-simulate")
+    if not inputs.get("schedule", True):
+        parts.append("--no-schedule")
     if inputs.get("global_batch") is not None:
         parts += ["--global-batch", inputs["global_batch"]]
     return _command(*parts, "--seed", inputs["seed"], "--json")

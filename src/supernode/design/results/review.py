@@ -40,6 +40,8 @@ class Inputs(ResultModel):
     rules: str = field("Rule pack file, or default.")
     example: str | None = field("Bundled example run, or null.")
     simulate: bool = field("True when the iteration was simulated.")
+    schedule: bool = field("True when the scheduling trace was replayed (false with "
+                           "--no-schedule: ``scheduling`` is null).")
     seed: int = field("Seed of the ECMP hash, the Monte Carlo and the replay.")
     reliability_runs: int = field("Monte Carlo runs.")
     reliability_days: float = field("Days per Monte Carlo run.")
