@@ -44,7 +44,7 @@ EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", 300 if PROFILE == "explore" else 
 #: 32 cases: each cross-checks its sizing with a plan search), pytest
 #: --durations on a 2-core machine): fewer derandomised cases, so that .ci/run stays in
 #: its 10 minutes; the long profile and an explicit FUZZ_EXAMPLES give them the full count.
-HEAVY_CI_EXAMPLES = {"fit": 40, "check": 24, "design": 40, "serve": 8, "monitor rules": 24,
+HEAVY_CI_EXAMPLES = {"fit": 40, "check": 16, "design": 40, "serve": 8, "monitor rules": 24,
                      "sweep": 24, "size": 16}
 
 
