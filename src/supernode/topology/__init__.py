@@ -7,8 +7,8 @@ here; ``fat_tree`` and ``hybrid`` share their modules' names, so they are import
 those modules (``from supernode.topology.fat_tree import fat_tree``): a package-level name
 would have to be imported with the package, and every cluster check (which needs only the
 fat-tree sizing) would pay for the graph builders. Metrics: :func:`topology_report`
-(closed forms only). Checks on built graphs: :mod:`supernode.topology.verify`. Scale-up kinds are registered
-in :data:`SCALE_UP_KINDS`.
+(closed forms only). Checks on built graphs: :mod:`supernode.topology.verify`. Scale-up
+kinds are registered in :data:`SCALE_UP_KINDS`.
 """
 
 from supernode.lazy import lazy_names
