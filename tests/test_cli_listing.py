@@ -95,18 +95,30 @@ def test_a_module_the_reader_cannot_state_is_imported_instead(tmp_path, monkeypa
 
 
 def test_the_console_script_tunes_its_process_and_a_caller_keeps_its_own() -> None:
-    """Run as the console script: objects frozen at exit, a larger young generation and
-    one BLAS thread (unless the environment says); called with argv: none of it."""
+    """Run as the console script: the collector off while the command is imported and on
+    again once it is loaded, objects frozen, a larger young generation and one BLAS thread
+    (unless the environment says); called with argv: none of it."""
     code = ("import gc, os, sys\nfrom supernode.cli import main, GC_YOUNG_THRESHOLD\n"
             "sys.argv = {argv!r}\ntry:\n    main({arg})\nexcept SystemExit as exc:\n"
-            "    print(exc.code, gc.get_freeze_count() > 0,\n"
+            "    print(exc.code, gc.isenabled(), gc.get_freeze_count() > 0,\n"
             "          gc.get_threshold()[0] == GC_YOUNG_THRESHOLD,\n"
             "          os.environ.get('OPENBLAS_NUM_THREADS'))")
     bare = {k: v for k, v in ENV.items() if k != "OPENBLAS_NUM_THREADS"}
     script = _python(code.format(argv=["supernode", "catalog", "list"], arg=""), bare)
     caller = _python(code.format(argv=["python"], arg="['catalog', 'list']"), bare)
-    assert script.stdout.split()[-4:] == ["0", "True", "True", "1"], script.stderr
-    assert caller.stdout.split()[-4:] == ["0", "False", "False", "None"], caller.stderr
+    assert script.stdout.split()[-5:] == ["0", "True", "True", "True", "1"], script.stderr
+    assert caller.stdout.split()[-5:] == ["0", "True", "False", "False", "None"], caller.stderr
     told = _python(code.format(argv=["supernode", "catalog", "list"], arg=""),
                    {**bare, "OPENBLAS_NUM_THREADS": "3"})
     assert told.stdout.split()[-1] == "3", told.stderr
+
+
+def test_the_collector_is_held_until_the_command_is_loaded() -> None:
+    """After :func:`collect_after_loading` the collector stays off until the command line's
+    command is loaded, then the imported objects are frozen and it is on again."""
+    code = ("import gc\nfrom supernode.commands._shell import collect_after_loading\n"
+            "from supernode.cli import main\ncollect_after_loading()\nheld = gc.isenabled()\n"
+            "try:\n    main(['catalog', 'list'])\nexcept SystemExit:\n    pass\n"
+            "print(held, gc.isenabled(), gc.get_freeze_count() > 0)")
+    proc = _python(code, ENV)
+    assert proc.stdout.split()[-3:] == ["False", "True", "True"], proc.stderr

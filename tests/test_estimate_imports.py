@@ -4,7 +4,10 @@ close to a bare ``import numpy`` as it can be).
 The contract, checked in a fresh interpreter: the command runs, prints its tables, and
 has imported neither the heavy libraries other commands use (matplotlib, scipy,
 networkx, Ray, jinja2) nor any other command's module; loading the command read no
-other command module's source beyond a text search (:func:`may_register`).
+other command module's source beyond a text search (:func:`may_register`). Nor does it
+import what the step model never uses: numpy's masked arrays (``numpy.ma``, which a plain
+``np.unique`` imports) and the topology's graph builders (a cluster check needs only the
+fat-tree sizing).
 """
 
 from __future__ import annotations
@@ -17,6 +20,10 @@ from supernode.commands import COMMAND_MODULES
 from supernode.commands._listing import may_register, read_module
 
 HEAVY = ("matplotlib", "scipy", "networkx", "ray", "jinja2")
+#: Modules of numpy and the toolkit an estimate has no use for.
+UNUSED = ("numpy.ma", "supernode.topology.graph", "supernode.topology.fat_tree",
+          "supernode.topology.scale_up", "supernode.topology.hybrid",
+          "supernode.topology.cluster_graph", "supernode.topology.metrics")
 
 _RUN = """
 import json, sys
@@ -46,6 +53,8 @@ def test_estimate_imports_no_heavy_library_and_no_other_command() -> None:
     modules = seen["modules"]
     assert isinstance(modules, list)
     assert not [m for m in modules if m.split(".")[0] in HEAVY]
+    assert not [m for m in modules if m in UNUSED or m.startswith("numpy.ma.")]
+    assert "supernode.topology.sizing" in modules  # the check that stays
     commands = {m for m in modules if m.startswith("supernode.commands.")
                 and not m.rsplit(".", 1)[1].startswith("_")}
     assert commands == {"supernode.commands.estimate"}

@@ -19,13 +19,13 @@ from supernode.topology import (
     ScaleUpKind,
     SwitchType,
     full_mesh,
-    hybrid,
     mesh,
     nvswitch_domain,
     switched_two_tier,
     torus,
 )
 from supernode.topology.graph import balanced_loads, spread
+from supernode.topology.hybrid import hybrid
 from supernode.topology.registry import Registry
 from supernode.topology.verify import accelerator_hops, graph_counts
 

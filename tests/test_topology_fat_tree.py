@@ -9,8 +9,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from supernode.topology import LinkType, RadixError, fat_tree, fat_tree_layout, size_fat_tree
+from supernode.topology import LinkType, RadixError, fat_tree_layout, size_fat_tree
 from supernode.topology.fabric_metrics import fabric_metrics
+from supernode.topology.fat_tree import fat_tree
 from supernode.topology.verify import cut_capacity, graph_counts, server_hops
 
 UNIT = LinkType(1.0)

@@ -18,7 +18,6 @@ from supernode.topology import (
     LinkType,
     SwitchType,
     full_mesh,
-    hybrid,
     nvswitch_domain,
     switched_two_tier,
     torus,
@@ -29,6 +28,7 @@ from supernode.topology.domain_metrics import (
     two_tier_metrics,
 )
 from supernode.topology.grid_metrics import _group_half, cut_axis, hybrid_metrics, torus_metrics
+from supernode.topology.hybrid import hybrid
 from supernode.topology.verify import (
     accelerator_hops,
     accelerators,

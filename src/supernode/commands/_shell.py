@@ -23,6 +23,7 @@ runs, including commands added later, gets the same behaviour:
 from __future__ import annotations
 
 import errno
+import gc
 import os
 import sys
 import traceback
@@ -158,6 +159,29 @@ def _run_group(group: TyperGroup, args: Any, prog_name: Any, complete_var: Any,
 #: ``ctx.meta`` key set while the group's help is rendered (listing, not running).
 _LISTING = "supernode.listing"
 
+#: True from :func:`collect_after_loading` until the command is loaded.
+_collector_held = False
+
+
+def collect_after_loading() -> None:
+    """Switch the garbage collector off until the command a command line names has been
+    loaded (:meth:`SupernodeGroup.get_command`); then the objects its imports created are
+    frozen out of the collector (:func:`gc.freeze`) and it is switched back on. For the
+    console script: those objects live as long as the process, so the young-generation
+    collections run among them while the modules are imported free almost nothing."""
+    global _collector_held
+    gc.disable()
+    _collector_held = True
+
+
+def _loaded() -> None:
+    """The command is loaded: the collector back on (see :func:`collect_after_loading`)."""
+    global _collector_held
+    if _collector_held:
+        _collector_held = False
+        gc.freeze()
+        gc.enable()
+
 
 class SupernodeGroup(TyperGroup):
     """The root group (sub-groups such as ``catalog`` are plain TyperGroups): every
@@ -181,6 +205,8 @@ class SupernodeGroup(TyperGroup):
             from supernode.commands._option_limits import bound_numeric_options
 
             bound_numeric_options(command)
+        if not ctx.meta.get(_LISTING):
+            _loaded()
         return command
 
     def list_commands(self, ctx: Any) -> list[str]:

@@ -2,22 +2,21 @@
 
 Builders (pure functions returning :class:`networkx.Graph`; conventions in
 :mod:`supernode.topology.graph`): :func:`full_mesh`, :func:`nvswitch_domain`,
-:func:`switched_two_tier`, :func:`torus`, :func:`mesh`, :func:`hybrid`, :func:`fat_tree`
-and :func:`build_cluster_graph`. Metrics: :func:`topology_report` (closed forms only).
-Checks on built graphs: :mod:`supernode.topology.verify`. Scale-up kinds are registered
-in :data:`SCALE_UP_KINDS`.
+:func:`switched_two_tier`, :func:`torus`, :func:`mesh` and :func:`build_cluster_graph`
+here; ``fat_tree`` and ``hybrid`` share their modules' names, so they are imported from
+those modules (``from supernode.topology.fat_tree import fat_tree``): a package-level name
+would have to be imported with the package, and every cluster check (which needs only the
+fat-tree sizing) would pay for the graph builders. Metrics: :func:`topology_report`
+(closed forms only). Checks on built graphs: :mod:`supernode.topology.verify`. Scale-up
+kinds are registered in :data:`SCALE_UP_KINDS`.
 """
 
 from supernode.lazy import lazy_names
 
-# these two functions share their module's name: imported now, or the module would win
-from supernode.topology.fat_tree import fat_tree, fat_tree_layout
-from supernode.topology.hybrid import hybrid
-
 #: Where each other public name lives, imported when first asked for (a cluster check
 #: needs the fat-tree sizing, not the graph builders and metrics).
 _HOMES = {
-    "build_cluster_graph": "cluster_graph",
+    "build_cluster_graph": "cluster_graph", "fat_tree_layout": "fat_tree",
     "LinkType": "graph", "Place": "graph", "SwitchType": "graph",
     "SCALE_UP_KINDS": "kinds", "ScaleUpKind": "kinds",
     "TopologyReport": "metrics", "topology_report": "metrics",
@@ -27,4 +26,4 @@ _HOMES = {
 }
 __getattr__ = lazy_names(__name__, globals(), _HOMES)
 
-__all__ = ["fat_tree", "fat_tree_layout", "hybrid", *_HOMES]
+__all__ = [*_HOMES]
