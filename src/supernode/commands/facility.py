@@ -72,19 +72,11 @@ def _job(loaded: Any, workload: str, options: PlanOptions, simulate: bool, seed:
 
 
 def _cell(cell: Any, results: dict[str, Any]) -> str:
-    """One report cell (or run of cells) as terminal text: labels as written, numbers
-    as the report formats their kind, text values escaped for rich."""
-    from supernode.report.blocks import Label, Num, lookup
-    from supernode.report.format import format_value
+    """One report cell (or run of cells) as terminal text: the Markdown report's text
+    (:func:`supernode.report.render.cell_text`), labels and values escaped for rich."""
+    from supernode.report.render import cell_text
 
-    if isinstance(cell, tuple):
-        return "".join(_cell(c, results) for c in cell)
-    if isinstance(cell, Label):
-        return rich_safe(cell.text, None)
-    value = lookup(results, cell.key)
-    if isinstance(cell, Num):
-        return format_value(value, cell.kind)
-    return "-" if value is None else rich_safe(value)
+    return cell_text(cell, results, rich_safe, lambda text: rich_safe(text, None))
 
 
 def _print(data: dict[str, Any]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -44,19 +45,23 @@ def cell_html(cell: Any, results: dict[str, Any]) -> str:
     raise TypeError(f"not a cell: {cell!r}")
 
 
-def cell_text(cell: Any, results: dict[str, Any]) -> str:
-    """One cell (or a run) as plain text for Markdown (pipes escaped)."""
+def cell_text(cell: Any, results: dict[str, Any],
+              value_text: Callable[[Any], str] = markdown_safe,
+              label: Callable[[str], str] = str) -> str:
+    """One cell (or a run) as plain text: numbers as the report formats their kind, values
+    from the results through ``value_text`` (default: safe for Markdown), labels through
+    ``label`` (default: as written; a terminal escapes them for rich too)."""
     if isinstance(cell, tuple):
-        return "".join(cell_text(c, results) for c in cell)
+        return "".join(cell_text(c, results, value_text, label) for c in cell)
     if isinstance(cell, Label):
-        return cell.text
+        return label(cell.text)
     if isinstance(cell, Link):
-        return cell_text(Txt(cell.key), results)
+        return cell_text(Txt(cell.key), results, value_text, label)
     value = lookup(results, cell.key)
     if isinstance(cell, Num):
         return format_value(value, cell.kind)
     if isinstance(cell, Txt):  # a value from the results: may be a user string
-        return "-" if value is None else markdown_safe(value)
+        return "-" if value is None else value_text(value)
     raise TypeError(f"not a cell: {cell!r}")
 
 
