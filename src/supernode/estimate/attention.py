@@ -17,6 +17,11 @@ attention_rate`, measured by length, head size and mask):
   an ``n x n`` block). Short rings run long, efficient calls; long rings short ones.
 * a sliding-window layer: one causal call as long as twice its mean keys per query (the
   window, in the kernel's terms); with CP the window is not split further.
+
+PyTorch's context_parallel (a stack's ``context_parallel: torch``) runs the ring's calls
+with either rotate method, and merges each round's partial output in eager fp32 ops
+(:func:`cp_merge_s`, the bytes of :func:`~supernode.workload.cp_exchange.
+torch_merge_bytes` at HBM speed).
 """
 
 from __future__ import annotations
@@ -26,12 +31,14 @@ from typing import Any
 import numpy as np
 
 from supernode.estimate.attention_kernels import DEFAULT_KERNEL
-from supernode.estimate.kernels import attention_s
+from supernode.estimate.calibration import Calibration
+from supernode.estimate.kernels import attention_s, stream_s
 from supernode.estimate.system import SystemModel
 from supernode.spec.plan import PlanArrays
 from supernode.spec.workload import WorkloadSpec
-from supernode.workload.cp_exchange import cp_ring_size
+from supernode.workload.cp_exchange import cp_ring_size, torch_merge_bytes
 from supernode.workload.shapes import local_tokens
+from supernode.workload.traffic import attention_kv_heads
 
 
 def attention_core_s(w: WorkloadSpec, a: PlanArrays, system: SystemModel,
@@ -42,7 +49,7 @@ def attention_core_s(w: WorkloadSpec, a: PlanArrays, system: SystemModel,
     heads = w.n_heads / a.tp.astype(float)
     d = w.qk_head_dim
     s = float(w.seq_len)
-    ring = np.maximum(cp_ring_size(a), 1).astype(float)
+    ring = np.maximum(cp_ring_size(a, torch_cp(w)), 1).astype(float)
     # tokens one ring rank holds: the sequence over the ring (an all-to-all level gathers
     # its group's tokens and splits the heads instead)
     n = s / ring
@@ -62,3 +69,25 @@ def attention_core_s(w: WorkloadSpec, a: PlanArrays, system: SystemModel,
             f, b = f0 + f1 + f2, b0 + b1 + b2
         forward, backward = forward + share * f, backward + share * b
     return forward, backward
+
+
+def torch_cp(w: WorkloadSpec) -> bool:
+    """Whether the workload's stack runs PyTorch's context-parallel attention."""
+    return w.software.context_parallel == "torch"
+
+
+def cp_merge_s(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibration
+               ) -> tuple[Any, Any]:
+    """(forward, backward) seconds per layer and micro-batch on one GPU of the eager fp32
+    merges and accumulations of PyTorch's context-parallel attention (0 on other stacks
+    and without CP): :func:`~supernode.workload.cp_exchange.torch_merge_bytes` of the
+    rank's output and K elements (the key/value heads the attention sees, ``/ tp``) at
+    HBM speed."""
+    if not torch_cp(w):
+        return 0.0, 0.0
+    m = local_tokens(w, a)
+    tp = a.tp.astype(float)
+    out = m * w.n_heads / tp * w.v_head_dim
+    kv = m * attention_kv_heads(w) / tp * w.qk_head_dim
+    forward, backward = torch_merge_bytes(out, kv, a.cp)
+    return stream_s(forward, system, cal), stream_s(backward, system, cal)

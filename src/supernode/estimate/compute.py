@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from supernode.estimate.attention import attention_core_s
+from supernode.estimate.attention import attention_core_s, cp_merge_s
 from supernode.estimate.calibration import Calibration
 from supernode.estimate.elementwise import (
     NORM_ELEMENTS_PER_HIDDEN,
@@ -153,6 +153,8 @@ def layer_time(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibra
     memory_s = stream_s(moved, system, cal)
     cast_f, cast_b = stream_s(cast_f, system, cal), stream_s(cast_b, system, cal)
     core_f, core_b = attention_core_s(w, a, system, w.software.attention_kernel)
+    merge_f, merge_b = cp_merge_s(w, a, system, cal)  # PyTorch CP's eager merges
+    core_f, core_b = core_f + merge_f, core_b + merge_b
     forward = gemm_f + core_f + memory_s + cast_f
     backward = gemm_b + core_b + 2.0 * memory_s + cast_b
     total = recomputed_forward_s(

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from supernode.collectives import Fabric
+from supernode.estimate.attention import torch_cp
 from supernode.estimate.calibration import Calibration
 from supernode.estimate.comm import call_time_s
 from supernode.estimate.compute import MicrobatchCompute, microbatch_compute, optimizer_step_s
@@ -58,9 +59,9 @@ from supernode.estimate.system import SystemModel
 from supernode.spec.plan import PlanArrays
 from supernode.spec.stack import tp_overlap_on
 from supernode.spec.workload import WorkloadSpec
-from supernode.workload.cp_exchange import ring_hidden_share
+from supernode.workload.cp_exchange import ring_hidden_share, torch_hidden_shares
 from supernode.workload.memory import params_per_gpu
-from supernode.workload.traffic import CollectiveCall, traffic_per_step
+from supernode.workload.traffic import CollectiveCall, cp_forward_runs, traffic_per_step
 
 BREAKDOWN_KEYS = ("compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "pipeline_bubble",
                   "dp_comm", "optimizer", "other")
@@ -131,7 +132,9 @@ def step_arrays(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibr
     dp_phase: dict[str, Any] = {"forward": 0.0, "backward": 0.0, "step": 0.0}
     tp_phase: dict[str, Any] = {"forward": 0.0, "backward": 0.0}
     pp_one: Any = 0.0
-    cp_part: dict[bool, Any] = {True: 0.0, False: 0.0}  # beside the attention core or not
+    # CP seconds by (phase, beside the attention core or not)
+    cp_part: dict[tuple[str, bool], Any] = {(p, h): 0.0 for p in ("forward", "backward")
+                                            for h in (True, False)}
     for call in traffic_per_step(w, a):
         if not np.any(call.calls_per_step) or not np.any(np.asarray(call.group_size) > 1):
             continue  # made by no plan of the grid (a size-1 group, a stage not used)
@@ -143,7 +146,8 @@ def step_arrays(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibr
         if call.dim == "tp":
             tp_phase[call.phase] = tp_phase[call.phase] + per_step
         if call.dim == "cp":
-            cp_part[call.hidden] = cp_part[call.hidden] + per_step
+            key = (call.phase, call.hidden)
+            cp_part[key] = cp_part[key] + per_step
         if call.dim == "pp":
             pp_one = pp_one + np.where(np.asarray(call.calls_per_step) > 0, one, 0.0)
     core_per_step = m * (comp.attention_core_forward_s + comp.attention_core_backward_s)
@@ -163,7 +167,7 @@ def step_arrays(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibr
     # expert all-to-all under what is left of the paired passes
     ep_busy = same_tier(dim_tier.get("ep"), dim_tier.get("tp")) * sum(tp_hidden.values())
     ep_window = np.maximum(compute - core_per_step - dp_window - ep_busy, 0.0)
-    cp_exposed = cp_exposed_s(cp_part[True], cp_part[False], core_per_step, a)
+    cp_exposed = _cp_exposed(w, a, cp_part, comp, m)
     a2a_on = np.asarray(a.moe_a2a_overlap if overlap.a2a is None else overlap.a2a)
     # a pass of the bubble lasts its compute and the communication exposed in it; with
     # the all-to-all overlap the passes without a partner are already in ep_comm
@@ -193,6 +197,32 @@ def cp_exposed_s(ring_s: Any, serial_s: Any, core_s: Any, a: PlanArrays) -> Any:
     they run beside (:func:`~supernode.workload.cp_exchange.ring_hidden_share`; the
     simulator's pass does the same)."""
     return serial_s + np.maximum(ring_s - ring_hidden_share(a) * core_s, 0.0)
+
+
+def _cp_exposed(w: WorkloadSpec, a: PlanArrays, part: dict[tuple[str, bool], Any],
+                comp: MicrobatchCompute, m: Any) -> Any:
+    """Exposed CP seconds per step from the issued seconds by (phase, hidden): PyTorch's
+    context_parallel per pass (:func:`torch_cp_exposed_s`), else :func:`cp_exposed_s`."""
+    serial = part[("forward", False)] + part[("backward", False)]
+    core_f, core_b = m * comp.attention_core_forward_s, m * comp.attention_core_backward_s
+    if torch_cp(w):
+        runs = cp_forward_runs(w, a)  # the forward exchange runs again with recomputation
+        return torch_cp_exposed_s(part[("forward", True)], part[("backward", True)], serial,
+                                  runs * core_f, core_b, a)
+    ring = part[("forward", True)] + part[("backward", True)]
+    return cp_exposed_s(ring, serial, core_f + core_b, a)
+
+
+def torch_cp_exposed_s(ring_f: Any, ring_b: Any, serial_s: Any, core_f: Any, core_b: Any,
+                       a: PlanArrays) -> Any:
+    """Exposed seconds of PyTorch's context-parallel exchange per step: the critical-path
+    part (the last dK/dV send) and, per pass, the hidden part beyond the share of that
+    pass's attention core it runs beside
+    (:func:`~supernode.workload.cp_exchange.torch_hidden_shares`). ``core_f``: every
+    forward run of the core (with recomputation's)."""
+    share_f, share_b = torch_hidden_shares(a)
+    return (serial_s + np.maximum(ring_f - share_f * core_f, 0.0)
+            + np.maximum(ring_b - share_b * core_b, 0.0))
 
 
 def same_tier(tier: Any, other: Any) -> Any:

@@ -4,7 +4,9 @@ A workload's ``stack:`` block names a framework (``megatron-core``, ``nemo``,
 ``nemo-automodel``, ``torchtitan``, ``maxtext``, ``llm-foundry``, ``deepspeed``,
 ``other``) and may override each of its choices: how the element-wise work runs
 (``fused`` / ``compiled`` / ``eager``), whether TP communication overlaps the GEMMs, the
-MoE token dispatcher, the fused-attention kernel and the cross-entropy implementation.
+MoE token dispatcher, the fused-attention kernel, the cross-entropy implementation, whether
+the attention sees the key/value heads expanded to the query heads and which
+context-parallel implementation runs.
 What each framework runs by default, with its source, is data
 (``data/stacks/frameworks.yaml``); :func:`resolve_stack` gives the choices in force and
 says which came from the framework and which from the user.
@@ -29,6 +31,8 @@ Elementwise = Literal["fused", "compiled", "eager"]
 Dispatcher = Literal["alltoall", "deepep"]
 AttentionKernel = Literal["te-cudnn", "fa3", "fa2"]
 CrossEntropy = Literal["unfused", "native", "fused", "eager-fp32", "eager-bf16"]
+AttentionKv = Literal["grouped", "expanded"]
+ContextParallel = Literal["te", "torch"]
 
 FRAMEWORK_NAMES: tuple[str, ...] = Framework.__args__  # type: ignore[attr-defined]
 
@@ -54,6 +58,16 @@ class StackSpec(StrictModel):
                           "fused (Transformer Engine's kernel, or compiled), eager-fp32 / "
                           "eager-bf16 (PyTorch's cross_entropy on upcast / BF16 logits); "
                           "null: the framework's.")
+    attention_kv: AttentionKv | None = Field(
+        None, description="Key/value heads the attention (and its context-parallel "
+                          "exchange) sees: grouped (kv_heads, GQA as published) or expanded "
+                          "(repeated to the query heads before the attention call); null: "
+                          "the framework's.")
+    context_parallel: ContextParallel | None = Field(
+        None, description="Context-parallel attention implementation: te (Transformer "
+                          "Engine's) or torch (PyTorch's experimental context_parallel: "
+                          "one kernel call per round, partial outputs merged in eager fp32, "
+                          "dK/dV passed round the ring in fp32); null: the framework's.")
 
 
 class FrameworkDefaults(StrictModel):
@@ -65,6 +79,10 @@ class FrameworkDefaults(StrictModel):
     moe_dispatcher: Dispatcher | None = Field(description="MoE dispatcher; null: per plan.")
     attention_kernel: AttentionKernel = Field(description="Fused-attention kernel family.")
     cross_entropy: CrossEntropy = Field(description="Cross-entropy implementation.")
+    attention_kv: AttentionKv = Field("grouped", description="Key/value heads the "
+                                      "attention sees (grouped: kv_heads).")
+    context_parallel: ContextParallel = Field("te", description="Context-parallel "
+                                              "attention implementation.")
     source: str = Field(min_length=1, description="Where these defaults come from.")
 
 
@@ -101,6 +119,8 @@ class Stack:
     cross_entropy: str
     source: str
     overridden: tuple[str, ...] = ()
+    attention_kv: str = "grouped"
+    context_parallel: str = "te"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready choices (``moe_dispatcher`` null: chosen per plan), which of them the
@@ -108,22 +128,27 @@ class Stack:
         return {"framework": self.framework, "elementwise": self.elementwise,
                 "tp_comm_overlap": self.tp_comm_overlap, "moe_dispatcher": self.moe_dispatcher,
                 "attention_kernel": self.attention_kernel, "cross_entropy": self.cross_entropy,
+                "attention_kv": self.attention_kv, "context_parallel": self.context_parallel,
                 "overridden": list(self.overridden),
                 "source": self.source}
 
     def describe(self) -> str:
-        """One line: the framework and every choice, overrides marked ``*``."""
+        """One line: the framework and every choice (the attention's key/value heads and
+        context-parallel implementation where they are not the default), overrides
+        marked ``*``."""
         def mark(name: str, value: Any) -> str:
             text = {True: "on", False: "off", None: "per plan"}.get(value, value)
             return f"{name}={text}{'*' if name in self.overridden else ''}"
 
-        parts = [mark(n, getattr(self, n)) for n in
-                 _CHOICES]
+        # the two attention properties are named only where they differ from the default
+        parts = [mark(n, getattr(self, n)) for n in _CHOICES
+                 if n not in _QUIET or getattr(self, n) != _QUIET[n]]
         return f"{self.framework} ({', '.join(parts)})"
 
 
 _CHOICES = ("elementwise", "tp_comm_overlap", "moe_dispatcher", "attention_kernel",
-            "cross_entropy")
+            "cross_entropy", "attention_kv", "context_parallel")
+_QUIET = {"attention_kv": "grouped", "context_parallel": "te"}
 
 
 def resolve_stack(spec: StackSpec | None) -> Stack:

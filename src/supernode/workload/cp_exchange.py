@@ -27,6 +27,27 @@ ring attention balances round-robin to the same effect). Per layer and micro-bat
 
 Message sizes follow nccl-tests (gathered buffer for all_gather / reduce_scatter, per-rank
 send buffer for all_to_all, the sent tensor for p2p).
+
+PyTorch's experimental ``context_parallel`` (a stack's ``context_parallel: torch``;
+``torch/distributed/tensor/experimental/_attention.py``, read at pytorch/pytorch
+0123248a: ``_templated_ring_attention``, ``_templated_ring_attention_backward``,
+``_SDPAMerger``, ``_AllGatherRotater``, ``_AllToAllRotater``) runs ``cp`` rounds of one
+flash-attention call each whatever the rotate method (round 0 causal on the local
+round-robin chunks, then the same halves as the ring above), so its calls are the ring's
+(:func:`cp_ring_size` with ``torch``). Its exchange (:func:`cp_exchange` with ``torch``):
+
+* ``all_gather`` (the ``ALL_GATHER`` rotater, torchtitan's default rotate method): K and V
+  gathered once per pass (``cp kv``), issued before round 0 and waited at round 1, so it
+  runs beside round 0 (``1 / cp`` of the core) and again in the backward;
+* ``p2p`` (the ``ALL_TO_ALL`` rotater, ``permute_tensor``): ``cp - 1`` hops of ``kv`` per
+  pass, each beside one round;
+* both: the backward passes the dK, dV accumulators round the ring in fp32
+  (``convert_to_f32``: ``2 kv`` bytes per send) through ``permute_tensor`` after every
+  round, ``cp`` sends; each is waited one round later, the last after the loop (exposed).
+
+It has no all-to-all (Ulysses) exchange: ``a2a`` and ``a2a+p2p`` keep Transformer Engine's
+rule. Its rounds also merge the partial outputs in eager fp32 ops
+(:func:`torch_merge_bytes`).
 """
 
 from __future__ import annotations
@@ -38,7 +59,7 @@ import numpy as np
 from supernode.spec.plan_arrays import CP_COMM_CODES, DEFAULT_CP_COMM_TYPE
 
 __all__ = ["CP_COMM_CODES", "DEFAULT_CP_COMM_TYPE", "cp_a2a_size", "cp_exchange", "cp_ring_size",
-           "ring_hidden_share"]
+           "ring_hidden_share", "torch_hidden_shares", "torch_merge_bytes"]
 
 #: GPUs of one NVLink host the hierarchical all-to-all stays in (an assumption: Megatron's
 #: ``--hierarchical-context-parallel-sizes`` is set by the user; NVIDIA's examples put the
@@ -62,10 +83,13 @@ def cp_a2a_size(a: Any) -> Any:
                     np.where(code == CP_COMM_CODES["a2a+p2p"], inner, 1))
 
 
-def cp_ring_size(a: Any) -> Any:
+def cp_ring_size(a: Any, torch: bool = False) -> Any:
     """Ranks of the ring level (ring pass-KV): ``cp / a2a`` for ``p2p`` and ``a2a+p2p``, 1
-    for ``all_gather`` and ``a2a`` (no ring)."""
+    for ``all_gather`` and ``a2a`` (no ring); with ``torch`` (PyTorch's context_parallel)
+    ``all_gather`` runs the ring's ``cp`` rounds too."""
     ring = np.asarray(a.cp) // np.maximum(cp_a2a_size(a), 1)
+    if torch:
+        return ring
     return np.where(np.asarray(a.cp_comm) == CP_COMM_CODES["all_gather"], 1, ring)
 
 
@@ -80,17 +104,85 @@ Phase = Literal["forward", "backward"]
 Kind = Literal["all_gather", "reduce_scatter", "all_to_all", "p2p"]
 
 
-def cp_exchange(kv: Any, q: Any, out: Any, a: Any) -> list[tuple[Phase, Kind, Any, Any, Any, bool]]:
+def cp_exchange(kv: Any, q: Any, out: Any, a: Any, torch: bool = False
+                ) -> list[tuple[Phase, Kind, Any, Any, Any, bool]]:
     """The CP exchange of one layer and micro-batch on one GPU, by ``cp_comm_type``.
 
     ``kv``, ``q``, ``out``: bytes of the rank's local K+V, Q and attention output (its
-    ``s / cp`` tokens, its ``/ tp`` heads). Returns ``(phase, kind, message_bytes,
+    ``s / cp`` tokens, its ``/ tp`` heads, 16-bit). Returns ``(phase, kind, message_bytes,
     calls_per_layer, group_size, hidden)`` entries; ``hidden``: runs beside the attention
-    core (the ring), else on the critical path. Calls are 0 where a plan does not use
-    that entry.
+    core (the ring, or PyTorch's rounds: :func:`torch_hidden_shares`), else on the critical
+    path. Calls are 0 where a plan does not use that entry. ``torch``: PyTorch's
+    context_parallel runs the ``p2p`` and ``all_gather`` plans (module doc).
     """
     code = np.asarray(a.cp_comm)
     on = np.asarray(a.cp) > 1
+    cp = np.asarray(a.cp)
+    entries = _te_exchange(kv, q, out, a, on & ~_torch_runs(a, torch))
+    mine = _torch_runs(a, torch) & on
+    hops = np.where(mine & (code == CP_COMM_CODES["p2p"]), cp - 1, 0)
+    gather = mine & (code == CP_COMM_CODES["all_gather"])
+    return entries + [
+        ("forward", "p2p", kv, hops, cp, True),
+        ("backward", "p2p", kv, hops, cp, True),
+        ("forward", "all_gather", cp * kv, gather * 1, cp, True),
+        ("backward", "all_gather", cp * kv, gather * 1, cp, True),
+        # dK, dV in fp32 (twice the 16-bit bytes): cp - 1 sends beside rounds 1..cp-1,
+        # the last waited after the loop
+        ("backward", "p2p", 2 * kv, np.where(mine, cp - 1, 0), cp, True),
+        ("backward", "p2p", 2 * kv, mine * 1, cp, False),
+    ]
+
+
+def _torch_runs(a: Any, torch: bool) -> Any:
+    """Where PyTorch's context_parallel runs the plan's exchange (``p2p``, ``all_gather``)."""
+    code = np.asarray(a.cp_comm)
+    return np.asarray(torch) & ((code == CP_COMM_CODES["p2p"])
+                                | (code == CP_COMM_CODES["all_gather"]))
+
+
+def torch_hidden_shares(a: Any) -> tuple[Any, Any]:
+    """Shares of the forward and of the backward attention core that PyTorch's hidden CP
+    exchange runs beside: forward ``1 / cp`` with the all-gather rotater (round 0 only),
+    ``(cp - 1) / cp`` with the all-to-all one (a hop beside each round but the last);
+    backward the whole core (the gather or hops and the dK/dV sends share its rounds)."""
+    cp = np.maximum(np.asarray(a.cp), 1).astype(float)
+    gather = np.asarray(a.cp_comm) == CP_COMM_CODES["all_gather"]
+    return np.where(gather, 1.0 / cp, (cp - 1.0) / cp), np.ones_like(cp)
+
+
+def torch_merge_bytes(out_elements: Any, kv_elements: Any, cp: Any) -> tuple[Any, Any]:
+    """HBM bytes PyTorch's context-parallel attention moves outside its kernels per layer
+    and micro-batch on the busiest rank (forward, backward), counted from its source
+    (module doc; ``convert_to_f32``). ``out_elements``: the rank's attention output (and
+    query) elements; ``kv_elements``: those of its K (equally V).
+
+    Forward: ``key.contiguous()`` / ``value.contiguous()`` (``8 K``), a 16-bit to fp32
+    copy of round 0's output and an fp32 to 16-bit copy of the result (``12 O``), per later
+    round an fp32 copy of the block's output and the merge ``out - sigmoid(lse_b - lse) *
+    (out - out_b)`` in three eager ops (``38 O``) and the ``torch.cat`` of K, V sent on
+    (``8 K``, rounds 0..cp-2). The last rank merges every round in full (the others
+    merge half the queries in some rounds). Backward: the fp32 zero accumulators
+    (``4 O + 8 K``), round 0's accumulation and ``cat`` (``10 O + 36 K``), per later round
+    dK, dV accumulated into half a chunk and re-``cat`` (``26 K``), dQ accumulated
+    (``10 O``), the fp32 ``cat`` sent on (``16 K``) and the K, V ``cat`` (``8 K``), then
+    the casts back (``6 O + 12 K``) and the ``contiguous`` copies (``8 K``). The
+    log-sum-exp updates (``n x heads`` fp32, 1/head_dim of these) are left out.
+    Zero where ``cp`` is 1."""
+    o = np.asarray(out_elements, dtype=float)
+    k = np.asarray(kv_elements, dtype=float)
+    cp = np.asarray(cp, dtype=float)
+    later = np.maximum(cp - 1.0, 0.0)
+    on = cp > 1
+    forward = o * (12.0 + 38.0 * later) + k * 8.0 * cp
+    backward = o * (20.0 + 10.0 * later) + k * (64.0 + 50.0 * later)
+    return np.where(on, forward, 0.0), np.where(on, backward, 0.0)
+
+
+def _te_exchange(kv: Any, q: Any, out: Any, a: Any, on: Any
+                 ) -> list[tuple[Phase, Kind, Any, Any, Any, bool]]:
+    """Transformer Engine's exchange (module doc), on the plans ``on`` selects."""
+    code = np.asarray(a.cp_comm)
     ring = cp_ring_size(a)
     inner = cp_a2a_size(a)
     hops = np.where(on, ring - 1, 0)

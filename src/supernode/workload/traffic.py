@@ -83,6 +83,19 @@ def _forward_repeats(w: WorkloadSpec, a: PlanArrays) -> Any:
     return 1.0 + np.where(is_full(a.recompute), full_recompute_share(w, a), 0.0)
 
 
+def cp_forward_runs(w: WorkloadSpec, a: PlanArrays) -> Any:
+    """Forward runs of the attention core per micro-batch: 1, plus the recomputation's
+    (full recomputation's share of layers, or ``core_attn`` recomputed); the CP exchange
+    inside the core runs again with it."""
+    return _forward_repeats(w, a) + recomputes(a.recompute, "core_attn")
+
+
+def attention_kv_heads(w: WorkloadSpec) -> int:
+    """Key/value heads the attention call sees: the model's ``kv_heads``, or the query
+    heads where the stack expands them first (``attention_kv: expanded``, repeat_kv)."""
+    return w.n_heads if w.software.attention_kv == "expanded" else w.n_kv_heads
+
+
 def _tp_blocks(w: WorkloadSpec, a: PlanArrays) -> tuple[Any, Any]:
     """TP-parallel blocks (each one all-reduce or AG/RS pair per pass) on the busiest GPU,
     and the extra forward blocks recomputed modules run again (a dense ``mlp``, the shared
@@ -123,16 +136,16 @@ def _tp_calls(w: WorkloadSpec, a: PlanArrays, e: int) -> list[CollectiveCall]:
 def _cp_pp_calls(w: WorkloadSpec, a: PlanArrays, e: int) -> list[CollectiveCall]:
     tokens = a.micro_batch * (w.seq_len / a.cp)
     layers = layers_per_gpu_max(w, a.pp, a.vpp, a.pp_layout)
-    kv = e * tokens * w.n_kv_heads * (w.qk_head_dim + w.v_head_dim) / a.tp
+    kv = e * tokens * attention_kv_heads(w) * (w.qk_head_dim + w.v_head_dim) / a.tp
     q = e * tokens * w.n_heads * w.qk_head_dim / a.tp
     out = e * tokens * w.n_heads * w.v_head_dim / a.tp
     per_layer = layers * a.microbatches
-    # the exchange runs inside the attention core: recomputing it exchanges again
-    again = _forward_repeats(w, a) + recomputes(a.recompute, "core_attn")
+    again = cp_forward_runs(w, a)
+    torch = w.software.context_parallel == "torch"
     calls = [CollectiveCall("cp", kind, msg, count * per_layer
                             * (again if phase == "forward" else 1), group, phase,
                             hidden=hidden)
-             for phase, kind, msg, count, group, hidden in cp_exchange(kv, q, out, a)]
+             for phase, kind, msg, count, group, hidden in cp_exchange(kv, q, out, a, torch)]
     sp_div = np.where(a.sp, a.tp, 1)
     pp_msg = tokens * e * w.hidden / sp_div
     sends = (a.pp > 1) * a.microbatches * a.vpp
