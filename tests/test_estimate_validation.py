@@ -246,11 +246,17 @@ def test_held_out_style_case_generalises(tmp_path):
 
 
 def test_held_out_a100_case_within_ten_percent():
-    """A published run on another GPU generation, never used in calibration."""
+    """A published run on another GPU generation, never used in calibration (the
+    PyTorch-native stacks' held-out rows have their own bounds:
+    tests/test_heldout_pytorch_stacks.py)."""
     path = PUBLIC.with_name("heldout.json")
+    stacks = {c["id"]: (c.get("training") or {}).get("framework")
+              for c in json.loads(path.read_text())["cases"]}
     cases, _ = validate_file(path)
     assert cases and all(c.status == "ok" for c in cases)
-    for case in cases:
+    megatron = [c for c in cases if stacks[c.id] not in ("torchtitan", "llm-foundry")]
+    assert megatron
+    for case in megatron:
         assert abs(case.error_frac) <= 0.10, (case.id, case.error_frac)
 
 

@@ -161,21 +161,25 @@ def torch_merge_bytes(out_elements: Any, kv_elements: Any, cp: Any) -> tuple[Any
     copy of round 0's output and an fp32 to 16-bit copy of the result (``12 O``), per later
     round an fp32 copy of the block's output and the merge ``out - sigmoid(lse_b - lse) *
     (out - out_b)`` in three eager ops (``38 O``) and the ``torch.cat`` of K, V sent on
-    (``8 K``, rounds 0..cp-2). The last rank merges every round in full (the others
-    merge half the queries in some rounds). Backward: the fp32 zero accumulators
-    (``4 O + 8 K``), round 0's accumulation and ``cat`` (``10 O + 36 K``), per later round
-    dK, dV accumulated into half a chunk and re-``cat`` (``26 K``), dQ accumulated
-    (``10 O``), the fp32 ``cat`` sent on (``16 K``) and the K, V ``cat`` (``8 K``), then
-    the casts back (``6 O + 12 K``) and the ``contiguous`` copies (``8 K``). The
-    log-sum-exp updates (``n x heads`` fp32, 1/head_dim of these) are left out.
-    Zero where ``cp`` is 1."""
+    (``8 K``, rounds 0..cp-2); the last rank merges every round in full, the busiest
+    (rank ``r`` merges ``r`` rounds in full, the others over half its queries, ``19 O``
+    and an ``8 O`` re-``cat``). Backward: the fp32 zero accumulators (``4 O + 8 K``),
+    round 0's accumulation and ``cat`` (``10 O + 36 K``), per later round the fp32 ``cat``
+    sent on (``16 K``) and the K, V ``cat`` (``8 K``) and either (a round over half the
+    keys) dK, dV accumulated into half a chunk and re-``cat`` (``26 K``) with dQ
+    accumulated (``10 O``), or (over half the queries) dK, dV accumulated (``20 K``) and
+    dQ into half a chunk and re-``cat`` (``13 O``): the busier kind in every round, the
+    last or the first rank; then the casts back (``6 O + 12 K``) and the ``contiguous``
+    copies (``8 K``). The log-sum-exp updates (``n x heads`` fp32, 1/head_dim of these)
+    are left out. Zero where ``cp`` is 1."""
     o = np.asarray(out_elements, dtype=float)
     k = np.asarray(kv_elements, dtype=float)
     cp = np.asarray(cp, dtype=float)
     later = np.maximum(cp - 1.0, 0.0)
     on = cp > 1
     forward = o * (12.0 + 38.0 * later) + k * 8.0 * cp
-    backward = o * (20.0 + 10.0 * later) + k * (64.0 + 50.0 * later)
+    per_round = 24.0 * k + np.maximum(26.0 * k + 10.0 * o, 20.0 * k + 13.0 * o)
+    backward = o * 20.0 + k * 64.0 + later * per_round
     return np.where(on, forward, 0.0), np.where(on, backward, 0.0)
 
 
