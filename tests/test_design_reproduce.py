@@ -120,3 +120,25 @@ def test_a_calibrated_review_prints_commands_that_carry_its_calibration(
     checked = _run_entries(data, json_entries, out)
     assert {"reviewed_plan/step_time_s", "simulation/step_time_s", "facility/energy",
             "findings", "verdict"} <= checked
+
+
+def test_a_given_fp8_plan_is_reviewed_at_fp8_as_estimate_and_facility_cost_it(
+        tmp_path, monkeypatch):
+    """The review of a plan file that says ``precision: fp8`` costs the job at FP8 (its MFU
+    against the FP8 peak, as ``estimate --plan`` gives it): the printed estimate and
+    facility commands give the review's figures, and the MFU is not the BF16 one."""
+    register_all()
+    plan = tmp_path / "fp8.yaml"
+    plan.write_text(yaml.safe_dump({"tp": 8, "pp": 1, "micro_batch": 1, "precision": "fp8",
+                                    "global_batch_sequences": 64}))
+    data = design(DesignInput("hgx-h100", "llama3-8b", plan=plan, simulate=False)).to_dict()
+    bf16 = dict(yaml.safe_load(plan.read_text()), precision="bf16")
+    plan.with_name("bf16.yaml").write_text(yaml.safe_dump(bf16))
+    other = design(DesignInput("hgx-h100", "llama3-8b", plan=plan.with_name("bf16.yaml"),
+                               simulate=False)).to_dict()
+    assert data["reproduce"]["plan_document"]["precision"] == "fp8"
+    assert data["reviewed_plan"]["mfu"] < other["reviewed_plan"]["mfu"]
+    entries = [c for c in data["reproduce"]["commands"] if c["stage"] in ("plan", "facility")]
+    monkeypatch.chdir(tmp_path)
+    checked = _run_entries(data, entries, tmp_path)
+    assert {"reviewed_plan/mfu", "reviewed_plan/step_time_s", "facility/energy"} <= checked
