@@ -12,9 +12,10 @@ one default of every command (4 Mi tokens:
 receives them parsed once, as :class:`PlanOptions`.
 
 ``--calibration FILE`` (:data:`CalibrationFile`, with the :func:`calibrated` decorator)
-is the same on every command that costs collectives (estimate, plan, simulate, design,
-compare): a ``supernode calibrate`` file whose fitted efficiencies are in force for the
-whole command.
+is the same on every command that costs collectives (estimate, plan, simulate, facility,
+reliability, serve, fit, design, check, compare): a ``supernode calibrate`` file whose fitted
+efficiencies are in force for the whole command (:func:`recorded_calibration` is how
+results record it).
 """
 
 from __future__ import annotations
@@ -118,6 +119,17 @@ def calibrated(command: Callable[P, R]) -> Callable[P, R]:
             return command(*args, **kwargs)
 
     return run
+
+def recorded_calibration(path: Path | None) -> dict[str, Any] | None:
+    """The ``--calibration`` file in force as results record it (``inputs.calibration``):
+    its path, hash, cluster, date and what it fitted; None without one (the calibration
+    module, and scipy's fitting behind it, are then not imported: half a second)."""
+    if path is None:
+        return None
+    from supernode.measurements.calfile import calibration_record, read_calibration
+
+    return calibration_record(read_calibration(path), path)
+
 
 def with_help(option: Any, text: str) -> Any:
     """The ``typer.Option`` of ``option`` (one of this module's ``Annotated`` options) with

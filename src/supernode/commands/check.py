@@ -17,7 +17,13 @@ from rich.table import Table
 
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
-from supernode.commands._plan_options import PlanFile, with_help
+from supernode.commands._plan_options import (
+    CalibrationFile,
+    PlanFile,
+    calibrated,
+    recorded_calibration,
+    with_help,
+)
 from supernode.commands._seed import seed_option
 from supernode.commands.design import design_input, progress_display, stage_hook
 from supernode.design import run_design
@@ -50,6 +56,7 @@ CheckedPlan = Annotated[Path | None,
 
 @app.command("check")
 @handles_input_errors
+@calibrated
 def check_command(
     cluster: str | None = typer.Option(None, "--cluster", help="Cluster file or preset."),
     workload: str | None = typer.Option(None, "--workload", help="Workload file or preset."),
@@ -63,6 +70,7 @@ def check_command(
     seed: int = seed_option("Seed of the ECMP hash."),
     global_batch: int | None = typer.Option(None, "--global-batch", min=1,
                                             help="Sequences per step (default: the planner's)."),
+    calibration: CalibrationFile = None,
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress on stderr (bar or lines)."),
 ) -> None:
@@ -71,6 +79,7 @@ def check_command(
                           schedule=schedule)
     with progress_display(quiet or json_output, "check") as bar:
         data = run_design(inputs, stage_hook(bar)).to_dict()
+    data["inputs"]["calibration"] = recorded_calibration(calibration)
     if json_output:
         print_json({"verdict": data["verdict"], "findings": data["findings"],
                     "inputs": data["inputs"]})

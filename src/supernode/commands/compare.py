@@ -19,7 +19,7 @@ from rich.table import Table
 from supernode.cluster.load import load_cluster
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stderr, stdout
-from supernode.commands._plan_options import CalibrationFile, calibrated
+from supernode.commands._plan_options import CalibrationFile, calibrated, recorded_calibration
 from supernode.commands._progress import progress
 from supernode.commands._results_options import (
     RanksPerDomain,
@@ -79,13 +79,6 @@ def _print_findings(findings: list[dict[str, Any]], indent: str = "  ") -> None:
         stdout.print(f"{indent}{_MARK[f['severity']]}: {rich_safe(f['message'])}", highlight=False)
         for v in f["variables"]:
             stdout.print(f"{indent}    {v['name']}: {rich_safe(v['meaning'])}", highlight=False)
-
-
-def _calibration(path: Path | None) -> dict[str, Any] | None:
-    """The calibration the predictions used (``--calibration``), as results record it."""
-    from supernode.measurements.calfile import calibration_record, read_calibration
-
-    return calibration_record(read_calibration(path), path) if path is not None else None
 
 
 def _print_report(data: dict[str, Any], plots: list[str]) -> None:
@@ -195,7 +188,7 @@ def compare_command(
                                  ranks_per_domain=ranks_per_domain, placement=placement,
                                  gate=gate, progress=lambda name: bar.advance(Path(name).name))
     data = report_dict(report)
-    data["calibration"] = _calibration(calibration)
+    data["calibration"] = recorded_calibration(calibration)
     plots: list[str] = []
     if plot is not None and data["collectives"]:
         from supernode.measurements.plots import plot_collective

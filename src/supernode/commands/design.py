@@ -21,6 +21,7 @@ from supernode.commands._plan_options import (
     PlanFile,
     SearchWorkers,
     calibrated,
+    recorded_calibration,
     with_help,
 )
 from supernode.commands._progress import Steps, progress
@@ -168,24 +169,16 @@ def _reviewed(inputs: DesignInput, calibration: Path | None, bar: Steps
               ) -> tuple[dict, dict[str, str]]:
     """``results.json`` of one review with its calibration record, checked, and the texts
     of its exported files."""
+    from supernode.design.reproduce import with_calibration
     from supernode.design.results import check_results
 
     result = run_design(inputs, stage_hook(bar))
     data = result.to_dict()
-    data["inputs"]["calibration"] = _calibration_record(calibration)
+    data["inputs"]["calibration"] = recorded_calibration(calibration)
+    if calibration is not None:  # the printed commands run with the same file
+        data["reproduce"] = with_calibration(data["reproduce"], calibration)
     check_results(data)  # the calibration record too
     return data, result.files
-
-
-def _calibration_record(path: Path | None) -> dict | None:
-    """``results.json`` -> ``inputs.calibration``: the file in force and what it applied
-    (None without one; the calibration module, and scipy's fitting behind it, are then
-    not imported: half a second)."""
-    if path is None:
-        return None
-    from supernode.measurements.calfile import calibration_record, read_calibration
-
-    return calibration_record(read_calibration(path), path)
 
 
 def operations_lines(data: dict) -> list[str]:

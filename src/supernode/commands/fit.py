@@ -8,7 +8,7 @@ from rich.table import Table
 from supernode.cluster.load import load_cluster_spec
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
-from supernode.commands._plan_options import GlobalBatch
+from supernode.commands._plan_options import CalibrationFile, GlobalBatch, calibrated
 from supernode.errors import InputError
 from supernode.planner.fit import (
     DEFAULT_SIZES,
@@ -129,6 +129,7 @@ def print_fit(r: dict) -> None:
 
 @app.command("fit")
 @handles_input_errors
+@calibrated
 def fit_command(
     workload: str = typer.Option(..., "--workload", help="Workload file or preset name."),
     cluster: str = typer.Option(..., "--cluster", help="Cluster file or preset: its chips "
@@ -145,6 +146,7 @@ def fit_command(
     serve: str | None = typer.Option(None, "--serve", help="A serve block or file (docs/"
                                      "serving.md): answer for serving it instead of "
                                      "training (its model defaults to --workload)."),
+    calibration: CalibrationFile = None,
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Plan the job on 8-GPU servers and on larger domains; answer the seeds' questions."""

@@ -11,7 +11,12 @@ from supernode.cluster.load import load_cluster
 from supernode.commands import app
 from supernode.commands._job import job_plan
 from supernode.commands._output import handles_input_errors, input_paths, print_json, stdout
-from supernode.commands._plan_options import PlanOptions, plan_options
+from supernode.commands._plan_options import (
+    CalibrationFile,
+    PlanOptions,
+    calibrated,
+    plan_options,
+)
 from supernode.commands._progress import Steps, progress
 from supernode.commands._seed import seed_option
 from supernode.errors import InputError
@@ -67,11 +72,13 @@ def _runs_hook(bar: Steps):
 
 @app.command("reliability")
 @handles_input_errors
+@calibrated
 @plan_options(RELIABILITY_PLAN_OPTIONS)
 def reliability_command(
     cluster: str = typer.Option(..., "--cluster", help="Cluster file or preset name."),
     workload: str = typer.Option(..., "--workload", help="Workload file or preset name."),
     options: PlanOptions = PlanOptions(),
+    calibration: CalibrationFile = None,
     days: float = typer.Option(30.0, "--days", help="Horizon of each simulated run (days)."),
     runs: int = typer.Option(200, "--runs", help="Monte Carlo runs."),
     seed: int = seed_option("Seed (same inputs + seed = same output)."),

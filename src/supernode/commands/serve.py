@@ -10,6 +10,7 @@ from rich.table import Table
 
 from supernode.commands import app
 from supernode.commands._output import handles_input_errors, print_json, stdout
+from supernode.commands._plan_options import CalibrationFile, calibrated
 from supernode.serve.request import build_request, serve_spec
 from supernode.textsafe import rich_safe
 
@@ -100,6 +101,7 @@ def plot_frontier(r: dict[str, Any], path: Path) -> Path:
 
 @app.command("serve")
 @handles_input_errors
+@calibrated
 def serve_command(
     cluster: str = typer.Option(..., "--cluster", help="Cluster file or preset."),
     model: str | None = typer.Option(None, "--model", help="Workload file or preset name."),
@@ -123,6 +125,7 @@ def serve_command(
                                        help="USD per GPU-hour (default: documented table)."),
     no_disagg: bool = typer.Option(False, "--no-disagg", help="Skip disaggregated pools."),
     plot: Path | None = typer.Option(None, "--plot", help="Write the frontier to this PNG."),
+    calibration: CalibrationFile = None,
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Rank serving deployments by tokens/s per GPU under TTFT/TPOT targets."""

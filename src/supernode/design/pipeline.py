@@ -253,9 +253,15 @@ def _review(inputs: DesignInput, loaded: tuple, clock: _Clock, scheduling: Any
     clock("memory")
     memory = memory_results(cluster)
     clock("plan")
+    price = stated_prices(cluster)[0]
     target, _ = build_target(spec, workload, None, inputs.global_batch,
-                             price_per_gpu_hour=stated_prices(cluster)[0])
+                             price_per_gpu_hour=price)
     given = _given_plan(doc, target.gpus, target.global_batch_sequences, str(inputs.plan))
+    if given is not None and given.precision != target.precision:
+        # a given plan's precision is the job's: its MFU against that precision's peak
+        # and the alternatives searched at it, as ``estimate --plan`` costs it
+        target, _ = build_target(spec, workload, None, inputs.global_batch, given.precision,
+                                 price_per_gpu_hour=price)
     report = plan_job(target, top=inputs.top, reference=given, workers=inputs.workers)
     view = given_view(target, given, report) if given is not None else best_view(report)
     fit, fit_note = _fit(cluster, workload, target.global_batch_sequences, inputs.workers,

@@ -17,7 +17,9 @@ the command writes). ``results.json`` -> ``reproduce``; the report prints each c
 beside its section, and tests/test_design_report.py runs them.
 
 What has no command of its own would be said so (``stages_without_command``): since issue
-26 every stage with figures has one, so the list is empty (validation has no figures).
+26 every stage with figures has one, so the list is empty (validation has no figures). A
+review run with ``--calibration`` prints the commands whose figures the file changes with
+the same file (:func:`with_calibration`).
 """
 
 from __future__ import annotations
@@ -144,6 +146,28 @@ def reproduce_commands(inputs: dict[str, Any], plan_document: dict[str, Any] | N
             "plan_document": plan_document,
             "run_from": "the report folder", "commands": entries,
             "stages_without_command": list(STAGES_WITHOUT_COMMAND)}
+
+
+#: Stages whose commands cost collectives or step times, so that a ``--calibration`` file
+#: changes their figures: each carries the review's file (:func:`with_calibration`).
+CALIBRATED_STAGES = ("plan", "serving", "simulate", "facility", "reliability", "rules")
+
+
+def with_calibration(reproduce: dict[str, Any], path: str | Path) -> dict[str, Any]:
+    """``reproduce`` of a review run with ``--calibration path``: every command of
+    :data:`CALIBRATED_STAGES` gets ``--calibration`` with the file's absolute path (before
+    its final ``--json``), so it runs with the efficiencies the review ran with; the
+    others (topology, memory, scheduling, exported files) do not cost collectives."""
+    file = str(Path(path).resolve())
+    commands = []
+    for entry in reproduce["commands"]:
+        if entry["stage"] in CALIBRATED_STAGES:
+            argv = shlex.split(entry["command"])
+            at = len(argv) - 1 if argv[-1] == "--json" else len(argv)
+            entry = {**entry, "command": _command(*argv[:at], "--calibration", file,
+                                                  *argv[at:])}
+        commands.append(entry)
+    return {**reproduce, "commands": commands}
 
 
 def _check_command(inputs: dict[str, Any]) -> str:

@@ -1,8 +1,9 @@
 """The calibration file (``schema: supernode-calibration/1``): one cluster's fitted
 collective efficiency parameters, how they were found, and how to apply them.
 
-``supernode calibrate`` writes it; ``--calibration FILE`` on ``estimate``, ``plan``,
-``simulate``, ``design`` and ``compare`` applies it (:func:`calibration_in_force`): the
+``supernode calibrate`` writes it; ``--calibration FILE`` on every command that costs
+collectives (``estimate``, ``plan``, ``simulate``, ``design``, ``compare`` and the others
+:mod:`supernode.commands._plan_options` lists) applies it (:func:`calibration_in_force`): the
 packaged efficiency tables with every ``fitted`` parameter replaced on its table, in force
 for the whole command (:func:`supernode.collectives.efficiency.tables_in_force`).
 Parameters that are ``not_identified`` or ``on_bound`` are reported only: their values are
