@@ -59,7 +59,7 @@ from supernode.estimate.system import SystemModel
 from supernode.spec.plan import PlanArrays
 from supernode.spec.stack import tp_overlap_on
 from supernode.spec.workload import WorkloadSpec
-from supernode.workload.cp_exchange import ring_hidden_share, torch_hidden_shares
+from supernode.workload.cp_exchange import ring_hidden_share, torch_exposed_s
 from supernode.workload.memory import params_per_gpu
 from supernode.workload.traffic import CollectiveCall, cp_forward_runs, traffic_per_step
 
@@ -202,27 +202,16 @@ def cp_exposed_s(ring_s: Any, serial_s: Any, core_s: Any, a: PlanArrays) -> Any:
 def _cp_exposed(w: WorkloadSpec, a: PlanArrays, part: dict[tuple[str, bool], Any],
                 comp: MicrobatchCompute, m: Any) -> Any:
     """Exposed CP seconds per step from the issued seconds by (phase, hidden): PyTorch's
-    context_parallel per pass (:func:`torch_cp_exposed_s`), else :func:`cp_exposed_s`."""
+    context_parallel per pass (:func:`~supernode.workload.cp_exchange.torch_exposed_s`), else
+    :func:`cp_exposed_s`."""
     serial = part[("forward", False)] + part[("backward", False)]
     core_f, core_b = m * comp.attention_core_forward_s, m * comp.attention_core_backward_s
     if torch_cp(w):
         runs = cp_forward_runs(w, a)  # the forward exchange runs again with recomputation
-        return torch_cp_exposed_s(part[("forward", True)], part[("backward", True)], serial,
-                                  runs * core_f, core_b, a)
+        return torch_exposed_s(part[("forward", True)], part[("backward", True)], serial,
+                               runs * core_f, core_b, a)
     ring = part[("forward", True)] + part[("backward", True)]
     return cp_exposed_s(ring, serial, core_f + core_b, a)
-
-
-def torch_cp_exposed_s(ring_f: Any, ring_b: Any, serial_s: Any, core_f: Any, core_b: Any,
-                       a: PlanArrays) -> Any:
-    """Exposed seconds of PyTorch's context-parallel exchange per step: the critical-path
-    part (the last dK/dV send) and, per pass, the hidden part beyond the share of that
-    pass's attention core it runs beside
-    (:func:`~supernode.workload.cp_exchange.torch_hidden_shares`). ``core_f``: every
-    forward run of the core (with recomputation's)."""
-    share_f, share_b = torch_hidden_shares(a)
-    return (serial_s + np.maximum(ring_f - share_f * core_f, 0.0)
-            + np.maximum(ring_b - share_b * core_b, 0.0))
 
 
 def same_tier(tier: Any, other: Any) -> Any:

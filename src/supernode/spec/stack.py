@@ -124,11 +124,12 @@ class Stack:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready choices (``moe_dispatcher`` null: chosen per plan), which of them the
-        workload set, and the defaults' source."""
+        workload set, and the defaults' source. ``attention_kv`` and ``context_parallel``
+        are not among them (the result schemas' ``stack`` keeps the five choices it had;
+        :meth:`describe` names them where they differ from the default)."""
         return {"framework": self.framework, "elementwise": self.elementwise,
                 "tp_comm_overlap": self.tp_comm_overlap, "moe_dispatcher": self.moe_dispatcher,
                 "attention_kernel": self.attention_kernel, "cross_entropy": self.cross_entropy,
-                "attention_kv": self.attention_kv, "context_parallel": self.context_parallel,
                 "overridden": list(self.overridden),
                 "source": self.source}
 

@@ -59,7 +59,7 @@ import numpy as np
 from supernode.spec.plan_arrays import CP_COMM_CODES, DEFAULT_CP_COMM_TYPE
 
 __all__ = ["CP_COMM_CODES", "DEFAULT_CP_COMM_TYPE", "cp_a2a_size", "cp_exchange", "cp_ring_size",
-           "ring_hidden_share", "torch_hidden_shares", "torch_merge_bytes"]
+           "ring_hidden_share", "torch_exposed_s", "torch_hidden_shares", "torch_merge_bytes"]
 
 #: GPUs of one NVLink host the hierarchical all-to-all stays in (an assumption: Megatron's
 #: ``--hierarchical-context-parallel-sizes`` is set by the user; NVIDIA's examples put the
@@ -149,6 +149,18 @@ def torch_hidden_shares(a: Any) -> tuple[Any, Any]:
     cp = np.maximum(np.asarray(a.cp), 1).astype(float)
     gather = np.asarray(a.cp_comm) == CP_COMM_CODES["all_gather"]
     return np.where(gather, 1.0 / cp, (cp - 1.0) / cp), np.ones_like(cp)
+
+
+def torch_exposed_s(ring_f: Any, ring_b: Any, serial_s: Any, core_f: Any, core_b: Any,
+                    a: Any) -> Any:
+    """Exposed seconds of PyTorch's context-parallel exchange per step: the critical-path
+    part (the last dK/dV send) and, per pass, the hidden part beyond the share of that
+    pass's attention core it runs beside (:func:`torch_hidden_shares`). ``ring_f``,
+    ``ring_b``: issued seconds of the hidden forward and backward entries; ``core_f``:
+    every forward run of the core (with recomputation's), ``core_b`` the backward's."""
+    share_f, share_b = torch_hidden_shares(a)
+    return (serial_s + np.maximum(ring_f - share_f * core_f, 0.0)
+            + np.maximum(ring_b - share_b * core_b, 0.0))
 
 
 def torch_merge_bytes(out_elements: Any, kv_elements: Any, cp: Any) -> tuple[Any, Any]:
