@@ -63,13 +63,18 @@ def test_torchtitan_rows_within_their_bounds(results):
 
 
 def test_llm_foundry_rows_within_their_bounds(results):
-    """Up to 8K tokens within 20 % (worst: MPT-13B at 4K, +19.4 %); from 32K too fast, by
-    at most 30 % (worst: MPT-1B at 64K, -29.5 %: the Triton attention kernel the runs used
-    is not in the kernel tables)."""
+    """H100 up to 8K tokens within 20 % (worst: MPT-13B at 4K, +19.4 %); H100 from 32K too
+    fast, by at most 30 % (worst: MPT-1B at 64K, -29.5 %: the Triton attention kernel the
+    runs used is not in the kernel tables); A100 within 32 % (worst: MPT-13B at 4K,
+    +31.4 %), its long rows not too fast (the H100 long-row miss is Hopper's)."""
     rows = _family(results, "llm-foundry")
-    assert len(rows) == 10
+    assert len(rows) == 16
     for r, c in rows:
-        if c["model"]["seq_len"] <= 8192:
+        long = c["model"]["seq_len"] > 8192
+        if c["system"]["accelerator"].startswith("a100"):
+            assert abs(r.error_frac) <= 0.32, (r.id, r.error_frac)
+            assert not long or r.error_frac > 0.0, (r.id, r.error_frac)
+        elif not long:
             assert abs(r.error_frac) <= 0.20, (r.id, r.error_frac)
         else:
             assert -0.30 <= r.error_frac < 0.0, (r.id, r.error_frac)
