@@ -38,7 +38,7 @@ from supernode.spec.plan import PlanArrays
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.cp_exchange import cp_ring_size, torch_merge_bytes
 from supernode.workload.shapes import local_tokens
-from supernode.workload.traffic import attention_kv_heads
+from supernode.workload.traffic import attention_kv_heads, torch_cp
 
 
 def attention_core_s(w: WorkloadSpec, a: PlanArrays, system: SystemModel,
@@ -69,11 +69,6 @@ def attention_core_s(w: WorkloadSpec, a: PlanArrays, system: SystemModel,
             f, b = f0 + f1 + f2, b0 + b1 + b2
         forward, backward = forward + share * f, backward + share * b
     return forward, backward
-
-
-def torch_cp(w: WorkloadSpec) -> bool:
-    """Whether the workload's stack runs PyTorch's context-parallel attention."""
-    return w.software.context_parallel == "torch"
 
 
 def cp_merge_s(w: WorkloadSpec, a: PlanArrays, system: SystemModel, cal: Calibration

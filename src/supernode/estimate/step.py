@@ -49,7 +49,6 @@ from typing import Any
 import numpy as np
 
 from supernode.collectives import Fabric
-from supernode.estimate.attention import torch_cp
 from supernode.estimate.calibration import Calibration
 from supernode.estimate.comm import call_time_s
 from supernode.estimate.compute import MicrobatchCompute, microbatch_compute, optimizer_step_s
@@ -61,7 +60,12 @@ from supernode.spec.stack import tp_overlap_on
 from supernode.spec.workload import WorkloadSpec
 from supernode.workload.cp_exchange import ring_hidden_share, torch_exposed_s
 from supernode.workload.memory import params_per_gpu
-from supernode.workload.traffic import CollectiveCall, cp_forward_runs, traffic_per_step
+from supernode.workload.traffic import (
+    CollectiveCall,
+    cp_forward_runs,
+    torch_cp,
+    traffic_per_step,
+)
 
 BREAKDOWN_KEYS = ("compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "pipeline_bubble",
                   "dp_comm", "optimizer", "other")

@@ -96,6 +96,12 @@ def attention_kv_heads(w: WorkloadSpec) -> int:
     return w.n_heads if w.software.attention_kv == "expanded" else w.n_kv_heads
 
 
+def torch_cp(w: WorkloadSpec) -> bool:
+    """Whether the workload's stack runs PyTorch's context-parallel attention
+    (``context_parallel: torch``, :mod:`supernode.workload.cp_exchange`)."""
+    return w.software.context_parallel == "torch"
+
+
 def _tp_blocks(w: WorkloadSpec, a: PlanArrays) -> tuple[Any, Any]:
     """TP-parallel blocks (each one all-reduce or AG/RS pair per pass) on the busiest GPU,
     and the extra forward blocks recomputed modules run again (a dense ``mlp``, the shared
@@ -141,11 +147,11 @@ def _cp_pp_calls(w: WorkloadSpec, a: PlanArrays, e: int) -> list[CollectiveCall]
     out = e * tokens * w.n_heads * w.v_head_dim / a.tp
     per_layer = layers * a.microbatches
     again = cp_forward_runs(w, a)
-    torch = w.software.context_parallel == "torch"
     calls = [CollectiveCall("cp", kind, msg, count * per_layer
                             * (again if phase == "forward" else 1), group, phase,
                             hidden=hidden)
-             for phase, kind, msg, count, group, hidden in cp_exchange(kv, q, out, a, torch)]
+             for phase, kind, msg, count, group, hidden
+             in cp_exchange(kv, q, out, a, torch_cp(w))]
     sp_div = np.where(a.sp, a.tp, 1)
     pp_msg = tokens * e * w.hidden / sp_div
     sends = (a.pp > 1) * a.microbatches * a.vpp
