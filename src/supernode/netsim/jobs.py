@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -29,8 +30,8 @@ from supernode.spec.plan import ParallelPlan, PlanArrays, as_plan_arrays
 from supernode.spec.resolved import Cluster
 from supernode.spec.stack import tp_overlap_on
 from supernode.spec.workload import WorkloadSpec
-from supernode.workload.cp_exchange import ring_hidden_share
-from supernode.workload.traffic import CollectiveCall, traffic_per_step
+from supernode.workload.cp_exchange import hidden_shares
+from supernode.workload.traffic import CollectiveCall, torch_cp, traffic_per_step
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,8 @@ class JobModel:
     layers_per_gpu: float = 1.0
     fabric: Fabric | None = None
     tables: Tables | None = None
-    cp_ring_share: float = 0.0  # of the attention core the CP ring hops run beside
+    #: shares of the forward and backward attention core the hidden CP exchange runs beside
+    cp_hidden_shares: tuple[float, float] = (0.0, 0.0)
 
     def compute_scale(self, stage: int) -> float:
         """Compute of pipeline stage ``stage`` relative to the busiest (first, middle and
@@ -157,7 +159,11 @@ def prepare_job(name: str, workload: WorkloadSpec, plan: ParallelPlan, accelerat
         microbatches=int(a.microbatches), calls=tuple(calls), estimate=est, calibration=cal,
         stage_scale=scale, layers_per_gpu=float(comp.layers),
         fabric=system.fabric, tables=tables or load_efficiency_tables(),
-        cp_ring_share=float(ring_hidden_share(a)))
+        cp_hidden_shares=_floats(hidden_shares(a, torch_cp(workload))))
+
+
+def _floats(pair: tuple[Any, Any]) -> tuple[float, float]:
+    return float(pair[0]), float(pair[1])
 
 
 def check_job_size(plan: ParallelPlan, accelerators: int, job: str) -> None:

@@ -7,8 +7,9 @@ TP collectives of the pass (all of one kind fused, ``repeat`` = calls per pass) 
 by the calibrated TP overlap share: part A runs under the GEMMs, part B is exposed, as in
 the analytic model (``tp_overlap`` of TP time hidden); under congestion part A can outlast
 the compute and part B grows. Context-parallel K/V hops hide under the attention core they
-feed (the share :func:`~supernode.workload.cp_exchange.ring_hidden_share` of it, the last
-step after them); the all-gather and all-to-all exchanges run after the core, exposed, as
+feed (the share :func:`~supernode.workload.cp_exchange.hidden_shares` of it per pass: the
+ring's, or PyTorch's context_parallel's rounds; the rest of the core after them); the
+all-gather and all-to-all exchanges on the critical path run after the core, exposed, as
 in the analytic model. The expert all-to-all (and expert-TP gathers) is exposed, unless
 the plan overlaps it (``moe_a2a_overlap``) and the pass has a partner micro-batch (not a
 pipeline warm-up or cool-down pass): then it runs beside the pass's compute, as the
@@ -147,7 +148,7 @@ def build_pass(pc: PassContext, op: Op, device: int, ds: np.ndarray, lane: str,
             for c in calls_for(job, "cp", phase) if c.hidden]
     serial = [(c, _cp_members(pc, c, device, ds, set_index), c.per_step / per_pass)
               for c in calls_for(job, "cp", phase) if not c.hidden]
-    share = job.cp_ring_share
+    share = job.cp_hidden_shares[0 if phase == "forward" else 1]
     beside = delay(env, f"{name}/core", core * share, lane=lane, job=job.name)
     j_ring = _parallel(env, j1, f"{name}/b", [beside, _chain(pc, f"{name}/cp", ring, lane)],
                        lane, job.name)

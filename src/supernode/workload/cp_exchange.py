@@ -59,7 +59,8 @@ import numpy as np
 from supernode.spec.plan_arrays import CP_COMM_CODES, DEFAULT_CP_COMM_TYPE
 
 __all__ = ["CP_COMM_CODES", "DEFAULT_CP_COMM_TYPE", "cp_a2a_size", "cp_exchange", "cp_ring_size",
-           "ring_hidden_share", "torch_exposed_s", "torch_hidden_shares", "torch_merge_bytes"]
+           "hidden_shares", "ring_hidden_share", "torch_exposed_s", "torch_hidden_shares",
+           "torch_merge_bytes"]
 
 #: GPUs of one NVLink host the hierarchical all-to-all stays in (an assumption: Megatron's
 #: ``--hierarchical-context-parallel-sizes`` is set by the user; NVIDIA's examples put the
@@ -149,6 +150,16 @@ def torch_hidden_shares(a: Any) -> tuple[Any, Any]:
     cp = np.maximum(np.asarray(a.cp), 1).astype(float)
     gather = np.asarray(a.cp_comm) == CP_COMM_CODES["all_gather"]
     return np.where(gather, 1.0 / cp, (cp - 1.0) / cp), np.ones_like(cp)
+
+
+def hidden_shares(a: Any, torch: bool = False) -> tuple[Any, Any]:
+    """Shares of the forward and of the backward attention core that the hidden CP exchange
+    runs beside, in both engines: the ring's :func:`ring_hidden_share` for both passes, or
+    with ``torch`` (PyTorch's context_parallel) :func:`torch_hidden_shares`."""
+    if torch:
+        return torch_hidden_shares(a)
+    share = ring_hidden_share(a)
+    return share, share
 
 
 def torch_exposed_s(ring_f: Any, ring_b: Any, serial_s: Any, core_f: Any, core_b: Any,
