@@ -169,7 +169,8 @@ def _log2i(n: int) -> int:
 def tune(domains: int, ppn: int, ring: Graph, nvls: Graph, c: TunerConstants) -> list[Tuned]:
     """``ncclTopoTuneModel`` for all-reduce (tuning.cc:259-438), Blackwell, non-x86 host
     (Grace), one node per NVLink domain; the tree graph is the ring's (init.cc:1184-1185
-    asks it for the ring's channel count, and NVLink allows no more per channel)."""
+    asks it for the ring's channel count, and NVLink allows no more per channel), a
+    balanced tree (no ×0.85, :336); graph latencyInter 0 (InfiniBand: net_ib/init.cc:558)."""
     n_ranks = domains * ppn
     index2 = min(domains, 3) - 1
     nsteps = 2 * (n_ranks - 1)
