@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from unittest import mock
 
 import numpy as np
@@ -173,11 +174,19 @@ _CELLS = {
 }
 
 
+_PLAIN_ROW = st.tuples(
+    st.datetimes(min_value=dt.datetime(1000, 1, 1), max_value=dt.datetime(9999, 12, 31)),
+    st.floats(min_value=1e-3, max_value=1e9), st.integers(1, 576), st.booleans()).map(
+    lambda r: f"{r[0]:%Y-%m-%d %H:%M:%S},{r[1]!r},{r[2]}{'.0' * r[3]},0,vc")
+
+
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.one_of(
-    st.fixed_dictionaries(_CELLS).map(
-        lambda c: f"{c['timestamp']},{c['duration']},{c['num_gpus']},0,vc"),
-    st.sampled_from(["", ",,,,", "2017-10-01 00:00:00,1,1"])), min_size=1, max_size=12))
+@given(st.one_of(
+    st.lists(_PLAIN_ROW, min_size=1, max_size=30),  # every row plain: parsed by columns
+    st.lists(st.one_of(
+        st.fixed_dictionaries(_CELLS).map(
+            lambda c: f"{c['timestamp']},{c['duration']},{c['num_gpus']},0,vc"),
+        st.sampled_from(["", ",,,,", "2017-10-01 00:00:00,1,1"])), min_size=1, max_size=12)))
 def test_philly_rows_parsed_by_columns_or_row_by_row_alike(lines):
     fast, slow = _both_ways(PHILLY_HEADER + "\n".join(lines) + "\n")
     assert fast == slow
