@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
+from unittest import mock
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -125,3 +128,65 @@ def test_shapes_are_seeded_legal_and_kept_when_given():
                         model=np.full(len(gpus), 2))
     assert set(fixed.tp) == {1} and set(fixed.model) == {2}
     assert len(set(draw_shapes(gpus, 72, 186e9, seed=8).tp.tolist())) > 1
+
+
+def _both_ways(text: str) -> tuple[object, object]:
+    """``parse_trace`` as it runs, and with the column-wise Philly parser switched off (every
+    row through the row-by-row checks): each a Trace's fields, or the error's text."""
+    from supernode.scheduler import trace as trace_module
+
+    def parsed():
+        try:
+            t = parse_trace(text, "t.csv", RULES, source="t.csv")
+        except InputError as exc:
+            return exc.render()
+        return [(k, v.dtype.str, v.tobytes()) if isinstance(v, np.ndarray) else (k, v)
+                for k, v in vars(t).items()]
+    fast = parsed()
+    with mock.patch.object(trace_module, "philly_rows", lambda *args: None):
+        slow = parsed()
+    return fast, slow
+
+
+def test_bundled_philly_parsed_by_columns_is_the_row_by_row_parse():
+    from supernode.scheduler.philly_columns import philly_rows
+    from supernode.scheduler.trace import trace_source
+
+    with open(trace_source("philly")[1], encoding="utf-8") as f:
+        text = f.read()
+    lines = text.splitlines()
+    records = [line.split(",") if line else [] for line in lines[1:]]
+    assert philly_rows(records, lines[0].split(","), 2**62, 8) is not None  # taken
+    fast, slow = _both_ways(text)
+    assert fast == slow and isinstance(fast, list)
+
+
+_CELLS = {
+    "timestamp": st.sampled_from(["2017-10-01 00:00:00", "2016-02-29 23:59:59",
+                                  "2017-10-09 07:01:55", " 2017-10-01 00:00:07",
+                                  "2017-10-01T00:00:08", "2017-02-29 00:00:00",
+                                  "2017-10-01 24:00:00", "0000-01-01 00:00:00",
+                                  "2017-10-01 00:00:09.5", ""]),
+    "duration": st.sampled_from(["66.0", "1", " 2951.0", "1e3", "0", "-3", "nan", "inf",
+                                 "x", "", "1_0"]),
+    "num_gpus": st.sampled_from(["1", "8", "8.0", " 16", "2.5", "0", "576", "577", "",
+                                 "inf"]),
+}
+
+
+_PLAIN_ROW = st.tuples(
+    st.datetimes(min_value=dt.datetime(1000, 1, 1), max_value=dt.datetime(9999, 12, 31)),
+    st.floats(min_value=1e-3, max_value=1e9), st.integers(1, 576), st.booleans()).map(
+    lambda r: f"{r[0]:%Y-%m-%d %H:%M:%S},{r[1]!r},{r[2]}{'.0' * r[3]},0,vc")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(
+    st.lists(_PLAIN_ROW, min_size=1, max_size=30),  # every row plain: parsed by columns
+    st.lists(st.one_of(
+        st.fixed_dictionaries(_CELLS).map(
+            lambda c: f"{c['timestamp']},{c['duration']},{c['num_gpus']},0,vc"),
+        st.sampled_from(["", ",,,,", "2017-10-01 00:00:00,1,1"])), min_size=1, max_size=12)))
+def test_philly_rows_parsed_by_columns_or_row_by_row_alike(lines):
+    fast, slow = _both_ways(PHILLY_HEADER + "\n".join(lines) + "\n")
+    assert fast == slow

@@ -1,9 +1,9 @@
 """The event-driven placement simulation of one policy over one trace.
 
 One :class:`Simulation` owns all state (determinism, docs/architecture.md): the occupancy,
-the queue, the running jobs and one heap of ``(time, kind, sequence, job)`` events, so ties
-break the same way every run. At each instant, finishes and checkpoint stops are handled
-first, then arrivals, then one scheduling pass:
+the queue, the running jobs and one order of ``(time, kind, sequence, job)`` events (a heap
+and the arrivals sorted beside it), so ties break the same way every run. At each instant,
+finishes and checkpoint stops are handled first, then arrivals, then one scheduling pass:
 
 * the queue is in submit order (by priority first for a pre-empting policy); the first
   ``backfill_depth`` waiting jobs are tried in order and every one that the policy can
@@ -76,6 +76,10 @@ class Simulation:
         self.rng = np.random.default_rng(seed)
         n = len(jobs)
         self.n = n
+        # the jobs' sizes, TP, models and priorities as Python ints for the per-event reads
+        # (a list element, not a numpy scalar converted each time: the same values)
+        self.gpus_of, self.tp_of = jobs.gpus.tolist(), jobs.tp.tolist()
+        self.model_of, self.priority_of = jobs.model.tolist(), jobs.priority.tolist()
         self.remaining = jobs.duration_s.astype(float).copy()
         self.first_start = np.full(n, np.nan)
         self.end = np.full(n, np.nan)
@@ -113,12 +117,12 @@ class Simulation:
     def _key(self, j: int) -> int:
         if not self._key_scale:
             return j
-        return (self._top - int(self.jobs.priority[j])) * self._key_scale + j
+        return (self._top - self.priority_of[j]) * self._key_scale + j
 
     def _enqueue(self, j: int) -> None:
         bisect.insort(self.queue, self._key(j))
         self.waiting[j] = True
-        if self.policy.preempts and self.jobs.priority[j] > 0:
+        if self.policy.preempts and self.priority_of[j] > 0:
             self._push(self.now + self.options.preempt_after_s, RECHECK, j)
 
     def _push(self, when: float, kind: int, j: int) -> int:
@@ -131,20 +135,31 @@ class Simulation:
         """Simulate until every job has finished; ``progress(events)`` every 4,096 events
         and once at the end."""
         started, cpu = time.perf_counter(), time.process_time()
-        self.heap = [(float(t), ARRIVE, j, j) for j, t in enumerate(self.jobs.submit_s)]
-        heapq.heapify(self.heap)
+        # the arrivals, known up front, sorted beside the heap (which holds only the running
+        # jobs' events, each pop cheaper) and merged in its order: the order of one heap
+        arrivals = sorted((float(t), ARRIVE, j, j) for j, t in enumerate(self.jobs.submit_s))
+        heap, a, total = self.heap, 0, len(arrivals)
         self.seq = self.n
         events = 0
-        while self.heap:
-            t = self.heap[0][0]
+        while heap or a < total:
+            t = min(heap[0][0] if heap else math.inf, arrivals[a][0] if a < total else math.inf)
             self._advance(t)
-            while self.heap and self.heap[0][0] == t:
-                _, kind, seq, j = heapq.heappop(self.heap)
+            while True:
+                if heap and heap[0][0] == t and (a == total or heap[0] < arrivals[a]):
+                    _, kind, seq, j = heapq.heappop(heap)
+                elif a < total and arrivals[a][0] == t:
+                    _, kind, seq, j = arrivals[a]
+                    a += 1
+                else:
+                    break
                 self._handle(kind, seq, j)
                 events += 1
                 if progress and events % 4096 == 0:
                     progress(events)
-            self._pass()
+            if self.queue or self.rechecks or self.parked_key:
+                self._pass()
+            else:  # nothing waits: what the pass would find
+                self.frag = 0
             self.timeline.append((t, self.busy, len(self.queue), self.frag))
         if progress:
             progress(events)
@@ -176,12 +191,12 @@ class Simulation:
 
     # -- starting and stopping -----------------------------------------------------------
     def _start(self, j: int, gpus: np.ndarray, taken: bool = False) -> None:
-        st, jobs = self.state, self.jobs
-        g, tp = int(jobs.gpus[j]), int(jobs.tp[j])
+        st = self.state
+        g, tp = self.gpus_of[j], self.tp_of[j]
         cls = classify(gpus, st, tp=tp)
         if cls.groups > 1 and st.hierarchy.crossing_oversubscription(cls.pods) > 1:
             cls = classify(gpus, st, contention(st, gpus, cls.pods), tp)
-        s = self.slowdowns.slowdown(int(jobs.model[j]), g, tp, cls)
+        s = self.slowdowns.slowdown(self.model_of[j], g, tp, cls)
         if not taken:
             st.take(gpus)
         else:
@@ -197,7 +212,7 @@ class Simulation:
         self.run_start[j] = self.now
         self.is_running[j] = True
         self.changes += 1
-        prio = int(jobs.priority[j])
+        prio = self.priority_of[j]
         self.held[prio] = self.held.get(prio, 0) + g
         if j in self.parked_key:
             del self.parked[self.parked_key.pop(j)][j]
@@ -208,7 +223,7 @@ class Simulation:
     def _stop(self, j: int, finished: bool) -> None:
         run = self.running.pop(j)
         if run.promised is None:
-            self.held[int(self.jobs.priority[j])] -= len(run.gpus)
+            self.held[self.priority_of[j]] -= len(run.gpus)
         self.is_running[j] = self.promised[j] = False
         self.changes += 1
         st = self.state
@@ -242,12 +257,13 @@ class Simulation:
             keys = np.array(self.queue[:depth], dtype=np.int64)
             ids = keys % self._key_scale if self._key_scale else keys
             open_ = (jobs.gpus[ids] <= st.total_free) & (self.fail_version[ids] != st.version)
-            for k in np.flatnonzero(open_).tolist():
-                j = int(ids[k])
-                g = int(jobs.gpus[j])
+            ids_of = ids.tolist()
+            for k in open_.nonzero()[0].tolist():
+                j = ids_of[k]
+                g = self.gpus_of[j]
                 if g > st.total_free:
                     continue
-                shape = (g, int(jobs.tp[j]))
+                shape = (g, self.tp_of[j])
                 if shape in tried:
                     continue
                 target = self.policy.place(g, shape[1], st, self.rng)

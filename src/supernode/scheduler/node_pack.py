@@ -32,7 +32,7 @@ def node_pack(gpus: int, state: Occupancy) -> np.ndarray | None:
     one = _best_fit_host(free, gpus)
     if one is not None:
         return _take(state, [(one, gpus)])
-    whole = np.flatnonzero(free == size)
+    whole = (free == size).nonzero()[0]
     picks: list[tuple[int, int]] = []
     left = gpus
     for host in whole:
@@ -60,7 +60,7 @@ def node_pack(gpus: int, state: Occupancy) -> np.ndarray | None:
 
 def _best_fit_host(free: np.ndarray, gpus: int) -> int | None:
     """The host with the fewest free GPUs that holds ``gpus`` (lowest index on ties)."""
-    fits = np.flatnonzero(free >= gpus)
+    fits = (free >= gpus).nonzero()[0]
     if len(fits) == 0:
         return None
     return int(fits[np.argmin(free[fits])])

@@ -139,7 +139,7 @@ class BestFitPolicy:
             return None
         h = state.hierarchy
         if gpus <= h.domain_size:
-            fits = np.flatnonzero(state.domain_free >= gpus)
+            fits = (state.domain_free >= gpus).nonzero()[0]
             if len(fits):
                 d = fits[np.argmin(state.domain_free[fits])]
                 return state.compact_pick(state.domain_start[d], state.domain_end[d], gpus)
@@ -214,9 +214,9 @@ class SlurmBlockPolicy:
         while True:
             aggregate = block >> level
             totals = np.bincount(aggregate, weights=cap)
-            fits = np.flatnonzero(totals >= needed)
+            fits = (totals >= needed).nonzero()[0]
             if len(fits):
-                return _first_fit_segments(state, np.flatnonzero(aggregate == fits[0]), cap,
+                return _first_fit_segments(state, (aggregate == fits[0]).nonzero()[0], cap,
                                            seg, needed)
             if (1 << level) >= h.blocks:
                 return None

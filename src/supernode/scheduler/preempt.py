@@ -58,7 +58,8 @@ def choose_victims(job: int, sim, options, rng: np.random.Generator
     jobs, state, running = sim.jobs, sim.state, sim.running
     gpus, tp = int(jobs.gpus[job]), int(jobs.tp[job])
     interval = options.checkpoint_interval_s
-    pool = np.flatnonzero(sim.is_running & ~sim.promised & (jobs.priority < jobs.priority[job]))
+    pool = (sim.is_running & ~sim.promised & (jobs.priority < jobs.priority[job])
+            ).nonzero()[0]
     if len(pool) == 0:
         return None
     start = sim.run_start[pool]

@@ -48,7 +48,7 @@ def best_window(capacity: np.ndarray, free: np.ndarray, first_group: np.ndarray,
         return None
     prefix = np.concatenate([[0], np.cumsum(capacity)])
     ends = np.searchsorted(prefix, prefix[:-1] + needed, side="left")
-    starts = np.flatnonzero((ends <= n) & (capacity > 0))
+    starts = ((ends <= n) & (capacity > 0)).nonzero()[0]
     if len(starts) == 0:
         return None
     ends = ends[starts]

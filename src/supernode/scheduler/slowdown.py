@@ -108,7 +108,7 @@ def split_share(domains: np.ndarray, tp: int) -> float:
 
 def _run_lengths(sorted_labels: np.ndarray) -> np.ndarray:
     """Counts of each label in a sorted array."""
-    edges = np.flatnonzero(np.diff(sorted_labels)) + 1
+    edges = np.diff(sorted_labels).nonzero()[0] + 1
     return np.diff(np.concatenate([[0], edges, [len(sorted_labels)]]))
 
 

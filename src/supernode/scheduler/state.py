@@ -78,7 +78,9 @@ class Occupancy:
 
     def free_in(self, start: int, end: int) -> np.ndarray:
         """Free GPU indices in ``[start, end)``."""
-        return np.flatnonzero(self.free[start:end]) + start
+        # ``nonzero`` of the 1-D mask, not ``np.flatnonzero`` (its ravel wrapper: ~2 µs of
+        # each of the 1.6 M calls the 100k-job benchmark makes here and in the policies)
+        return self.free[start:end].nonzero()[0] + start
 
     def first_free(self, count: int) -> np.ndarray:
         """The ``count`` lowest-numbered free GPUs (at least ``count`` must be free)."""

@@ -25,7 +25,7 @@ import datetime as dt
 import io
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Literal, overload
@@ -35,6 +35,7 @@ import numpy as np
 from supernode.bounds import MAX_TRACE_JOBS
 from supernode.errors import InputError
 from supernode.inputs import read_text_file
+from supernode.scheduler.philly_columns import philly_rows
 
 #: Largest trace file read, in bytes (64 MiB), and most rows.
 MAX_TRACE_BYTES = 64 * 2**20
@@ -94,10 +95,9 @@ class Trace:
 
     def head(self, jobs: int) -> Trace:
         """The first ``jobs`` jobs by submit time."""
-        cut = {k: getattr(self, k)[:jobs] for k in
-               ("submit_s", "duration_s", "gpus", "priority", "tp", "model", "line")}
-        return Trace(self.name, self.format, skipped=self.skipped,
-                     ignored_rows=self.ignored_rows, **cut)
+        return replace(self, **{k: getattr(self, k)[:jobs] for k in
+                                ("submit_s", "duration_s", "gpus", "priority", "tp", "model",
+                                 "line")})
 
     def summary(self) -> dict:
         """Counts and spans for reports (SI units)."""
@@ -131,8 +131,12 @@ def parse_trace(text: str, name: str, rules: TraceRules, skip_bad_rows: bool = F
     fmt = detect_format(header, source)
     col = {h: i for i, h in enumerate(header)}
     parse_row = _ROW_PARSERS[fmt]
+    records = list(reader)
+    if fmt == "philly" and len(records) <= MAX_TRACE_ROWS and (plain := philly_rows(
+            records, header, rules.max_gpus, rules.priority_min_gpus)) is not None:
+        return _assemble(name, fmt, plain, (), 0)  # every row plain: the same numbers
     rows, errors, ignored = [], [], 0
-    for line, fields in enumerate(reader, start=2):
+    for line, fields in enumerate(records, start=2):
         if not fields or all(not f.strip() for f in fields):
             continue
         if line - 1 > MAX_TRACE_ROWS:
@@ -288,7 +292,7 @@ _ROW_PARSERS = {"philly": _philly, "alibaba-openb": _alibaba, "supernode": _supe
 
 
 def _assemble(name, fmt, rows, errors, ignored) -> Trace:
-    data = np.array(rows, dtype=np.float64).reshape(-1, 7)
+    data = np.asarray(rows, dtype=np.float64).reshape(-1, 7)
     order = np.lexsort((data[:, 6], data[:, 0]))
     data = data[order]
     submit = data[:, 0] - (data[0, 0] if len(data) and fmt == "philly" else 0.0)
