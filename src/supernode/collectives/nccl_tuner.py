@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -94,26 +95,39 @@ def _start(speeds: tuple[float, ...], max_bw: float, total_bw: float) -> int:
     return i
 
 
+def _first_pass(speeds: tuple[float, ...], i: int, channels_at: Callable[[float], int],
+                better: Callable[[int, float, Graph], bool], cap: int, target_GBps: float,
+                drop_floor: float) -> Graph:
+    """Pass 1 of NCCL's graph search (search.cc:1174-1251) from speed index ``i``: at each
+    lower speed the channels that fit (``channels_at``), kept when ``better`` than the best
+    so far; stops at ``cap`` channels, at ``target_GBps`` in all, or when the next speed
+    falls to ``drop_floor`` of the best's."""
+    best: Graph | None = None
+    while True:
+        n = channels_at(speeds[i])
+        if n >= 1 and (best is None or better(n, speeds[i], best)):
+            best = Graph(n, speeds[i], speeds[i])
+        if best is not None and (best.channels == cap
+                                 or best.channels * best.bw_inter_GBps >= target_GBps):
+            break
+        if i == len(speeds) - 1 or (best is not None
+                                    and speeds[i + 1] / best.bw_inter_GBps <= drop_floor):
+            break
+        i += 1
+    assert best is not None
+    return best
+
+
 def ring_graph(nvlink_GBps: float, nic_GBps: float, c: TunerConstants) -> Graph:
     """The ring graph of one domain (search.cc:1152-1285, pattern RING): each channel costs
     ``speed`` on every GPU's NVLink each way; pass 1 keeps the largest ``channels × speed``
     down to ``speed_drop_floor`` of the best, pass 2 tries higher speeds at as many
     channels. ``nvlink_GBps``: a GPU's NVLink to the switch, one way; ``nic_GBps``: maxBw."""
     speeds = c.speed_array_inter_GBps
-    i = _start(speeds, nic_GBps, nvlink_GBps)
-    best: Graph | None = None
-    while True:
-        n = min(c.ring_max_channels, _fits(nvlink_GBps, speeds[i]))
-        if n >= 1 and (best is None or n * speeds[i] > best.channels * best.bw_intra_GBps):
-            best = Graph(n, speeds[i], speeds[i])
-        if best is not None and (best.channels == c.ring_max_channels
-                                 or best.channels * best.bw_inter_GBps >= nvlink_GBps):
-            break
-        if i == len(speeds) - 1 or (best is not None
-                                    and speeds[i + 1] / best.bw_inter_GBps <= c.speed_drop_floor):
-            break
-        i += 1
-    assert best is not None
+    best = _first_pass(speeds, _start(speeds, nic_GBps, nvlink_GBps),
+                       lambda speed: min(c.ring_max_channels, _fits(nvlink_GBps, speed)),
+                       lambda n, speed, b: n * speed > b.channels * b.bw_intra_GBps,
+                       c.ring_max_channels, nvlink_GBps, c.speed_drop_floor)
     j = speeds.index(best.bw_inter_GBps)
     while j > 0 and speeds[j - 1] <= nic_GBps and \
             _fits(nvlink_GBps, speeds[j - 1]) >= best.channels:
@@ -130,21 +144,11 @@ def nvls_graph(nvlink_GBps: float, nic_GBps: float, gpus: int, c: TunerConstants
     speeds = c.speed_array_inter_GBps
     total = nvlink_GBps * gpus / (gpus - 1)  # search.cc:1167-1168, non-ring patterns
     cap = min(c.nvls_max_channels, gpus)
-    i = _start(speeds, nic_GBps, total)
-    best: Graph | None = None
-    while True:
-        n = min(cap, _fits(nvlink_GBps, speeds[i]) - 1)
-        if n >= 1 and (best is None or n > best.channels
-                       or n * speeds[i] > best.channels * best.bw_inter_GBps):
-            best = Graph(n, speeds[i], speeds[i])
-        if best is not None and (best.channels == cap
-                                 or best.channels * best.bw_inter_GBps >= total):
-            break
-        if i == len(speeds) - 1 or (best is not None
-                                    and speeds[i + 1] / best.bw_inter_GBps <= c.speed_drop_floor):
-            break
-        i += 1
-    assert best is not None
+    best = _first_pass(speeds, _start(speeds, nic_GBps, total),
+                       lambda speed: min(cap, _fits(nvlink_GBps, speed) - 1),
+                       lambda n, speed, b: (n > b.channels
+                                            or n * speed > b.channels * b.bw_inter_GBps),
+                       cap, total, c.speed_drop_floor)
     j = speeds.index(best.bw_inter_GBps)
     while j > 0 and best.bw_inter_GBps < 2 * best.bw_intra_GBps and speeds[j - 1] <= nic_GBps:
         j -= 1
